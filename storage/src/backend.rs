@@ -1,0 +1,105 @@
+//! The backend trait every store implements, and the values that cross it.
+//!
+//! A backend keeps revisioned key/value history and feeds every committed change, in revision order, to the
+//! [`WatchHub`](crate::watch::WatchHub) it was opened with. Continue tokens, size limits and watch fan-out are
+//! the [`Store`](crate::Store)'s business, so each backend stays small.
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use crate::error::Result;
+use crate::key::{Key, KeyRange};
+use crate::watch::Event;
+use crate::Revision;
+
+/// One stored object at one revision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub key: Key,
+    pub value: Bytes,
+    /// The revision of the write that produced this value (etcd's `mod_revision`).
+    pub revision: Revision,
+    /// The revision of the write that created the key (etcd's `create_revision`).
+    pub create_revision: Revision,
+}
+
+/// Why a write did not happen. The current record comes back so callers need not read it again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// Create found the key already there.
+    AlreadyExists(Record),
+    /// Update or delete found no such key.
+    NotFound,
+    /// Update or delete expected another revision.
+    RevisionMismatch(Record),
+}
+
+/// What a delete removed, and the revision of the delete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deleted {
+    /// The object as it was just before the delete.
+    pub prev: Record,
+    pub revision: Revision,
+}
+
+/// A write to perform; `expected` is the revision the key must have now (`None`: any, but it must exist).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteOp {
+    Create { key: Key, value: Bytes },
+    Update { key: Key, value: Bytes, expected: Option<Revision> },
+    Delete { key: Key, expected: Option<Revision> },
+}
+
+/// The result of a [`WriteOp`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Written {
+    Put(Record),
+    Deleted(Deleted),
+}
+
+/// One page of a list, as a backend returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawPage {
+    pub items: Vec<Record>,
+    /// The snapshot the page was read at.
+    pub revision: Revision,
+    /// True if the range has more keys after the last item, at the same snapshot.
+    pub more: bool,
+    /// How many keys remain after this page, where the backend knows it cheaply (etcd does).
+    pub remaining: Option<u64>,
+}
+
+/// A revisioned, watchable key/value store. Every method is safe to call concurrently.
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// The latest durable value of `key`.
+    async fn get(&self, key: &Key) -> Result<Option<Record>>;
+
+    /// Keys of `range` from `start` (inclusive; within the range) at revision `at` (latest durable if `None`),
+    /// at most `limit` of them. `Compacted` if `at` is older than the compacted revision.
+    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>)
+        -> Result<RawPage>;
+
+    /// Performs one write atomically with its revision; acknowledged only once durable.
+    async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>>;
+
+    /// The revision of the latest durable write.
+    async fn current_revision(&self) -> Result<Revision>;
+
+    /// Drops history up to `revision`: lists at older revisions and watches from older revisions then fail
+    /// with `Compacted`. Compacting to an already compacted revision is a no-op.
+    async fn compact(&self, revision: Revision) -> Result<()>;
+
+    /// The revision history was last compacted to (`Revision::ZERO` if never).
+    async fn compacted_revision(&self) -> Result<Revision>;
+
+    /// The events of `range` with `after < revision <= through`, in order; `Compacted` if `after` is older
+    /// than what the backend keeps. Used to replay history older than the hub's in-memory window.
+    async fn history(&self, range: &KeyRange, after: Revision, through: Revision) -> Result<Vec<Event>>;
+
+    /// Asks the backend to tell the hub its current revision (etcd sends a progress notification); backends
+    /// that publish synchronously have nothing to do.
+    async fn request_progress(&self) -> Result<()> {
+        Ok(())
+    }
+}

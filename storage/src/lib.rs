@@ -1,0 +1,22 @@
+//! kspaces storage: a revisioned, watchable object store for system and tenant spaces.
+//!
+//! One [`Backend`] trait, three implementations (the in-memory reference model, sled, and etcd behind the
+//! `etcd` feature) that pass one [`conformance`] suite, and a [`Store`] that adds watch fan-out, continue
+//! tokens and size limits. This crate knows nothing of HTTP, RBAC or CRDs.
+
+pub mod backend;
+pub mod conformance;
+pub mod error;
+pub mod key;
+pub mod memory;
+pub mod revision;
+pub mod sled;
+pub mod store;
+pub mod watch;
+
+pub use backend::{Backend, Conflict, Deleted, RawPage, Record, WriteOp, Written};
+pub use error::{Result, StorageError};
+pub use key::{ApiIdentity, GroupResource, Key, KeyLayout, KeyParts, KeyRange, ResourceKeys, SpaceName};
+pub use revision::Revision;
+pub use store::{ListPage, ListRequest, Store, StoreConfig, DEFAULT_MAX_VALUE_BYTES};
+pub use watch::{Event, EventKind, HubConfig, WatchFrom, WatchHub, WatchItem, WatchOptions, Watcher};

@@ -1,0 +1,588 @@
+//! The embedded backend on sled 0.34.7 (the default).
+//!
+//! Everything lives in one sled tree so that one `apply_batch` (crash-atomic in sled) carries a write, its
+//! revision and its history entry together:
+//!
+//! | key                               | value                                    |
+//! |-----------------------------------|------------------------------------------|
+//! | `v` key `\0` revision (8 bytes BE)| tag (0 live, 1 tombstone), create revision (8 BE), object bytes |
+//! | `e` revision (8 bytes BE)         | the key written at that revision (the event log)                 |
+//! | `m` `revision` / `compacted`      | the current and compacted revisions (8 BE)                       |
+//!
+//! All writes go through one writer thread. It drains every queued write into one batch, applies it, calls
+//! `flush` (fsync) once for the whole batch, and only then publishes the events and acknowledges the writers:
+//! group commit, so durability costs latency, not throughput. Readers read at the last durable revision, so
+//! nobody ever sees a write that a crash could still take back.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use tokio::sync::oneshot;
+
+use crate::backend::{Backend, Conflict, Deleted, RawPage, Record, WriteOp, Written};
+use crate::error::{Result, StorageError};
+use crate::key::{Key, KeyRange};
+use crate::memory::{check, event_kind};
+use crate::watch::{Event, EventKind, WatchHub};
+use crate::Revision;
+
+const TREE: &str = "kspaces";
+const META_REVISION: &[u8] = b"mrevision";
+const META_COMPACTED: &[u8] = b"mcompacted";
+/// Most writes committed by one flush.
+const MAX_BATCH: usize = 4096;
+/// Event-log entries removed per compaction batch.
+const COMPACTION_CHUNK: usize = 10_000;
+
+/// Where and how to open the sled database.
+#[derive(Clone, Debug)]
+pub struct SledConfig {
+    pub path: PathBuf,
+    /// sled's page cache size in bytes.
+    pub cache_capacity: u64,
+}
+
+impl SledConfig {
+    pub fn new(path: impl Into<PathBuf>) -> SledConfig {
+        SledConfig { path: path.into(), cache_capacity: 64 * 1024 * 1024 }
+    }
+}
+
+fn backend_err(err: sled::Error) -> StorageError {
+    StorageError::Backend(format!("sled: {err}"))
+}
+
+fn version_key(key: &str, revision: Revision) -> Vec<u8> {
+    let mut out = Vec::with_capacity(key.len() + 10);
+    out.push(b'v');
+    out.extend_from_slice(key.as_bytes());
+    out.push(0);
+    out.extend_from_slice(&revision.to_be_bytes());
+    out
+}
+
+fn event_key(revision: Revision) -> [u8; 9] {
+    let mut out = [b'e'; 9];
+    out[1..].copy_from_slice(&revision.to_be_bytes());
+    out
+}
+
+/// A stored version of a key.
+#[derive(Clone, Debug)]
+struct Version {
+    revision: Revision,
+    create_revision: Revision,
+    tombstone: bool,
+    value: Bytes,
+}
+
+impl Version {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.value.len() + 9);
+        out.push(u8::from(self.tombstone));
+        out.extend_from_slice(&self.create_revision.to_be_bytes());
+        out.extend_from_slice(&self.value);
+        out
+    }
+
+    /// Decodes a `v` entry.
+    fn decode(raw_key: &[u8], raw_value: &[u8]) -> Result<(String, Version)> {
+        let corrupt = |what: &str| StorageError::Backend(format!("sled: corrupt version record: {what}"));
+        if raw_key.len() < 10 || raw_key[0] != b'v' || raw_key[raw_key.len() - 9] != 0 {
+            return Err(corrupt("bad key"));
+        }
+        let key = std::str::from_utf8(&raw_key[1..raw_key.len() - 9]).map_err(|_| corrupt("key is not UTF-8"))?;
+        let revision = Revision::from_be_slice(&raw_key[raw_key.len() - 8..]).ok_or_else(|| corrupt("revision"))?;
+        if raw_value.len() < 9 || raw_value[0] > 1 {
+            return Err(corrupt("bad value header"));
+        }
+        let create_revision = Revision::from_be_slice(&raw_value[1..9]).ok_or_else(|| corrupt("create revision"))?;
+        let version = Version {
+            revision,
+            create_revision,
+            tombstone: raw_value[0] == 1,
+            value: Bytes::copy_from_slice(&raw_value[9..]),
+        };
+        Ok((key.to_owned(), version))
+    }
+
+    fn record(&self, key: &Key) -> Record {
+        Record { key: key.clone(), value: self.value.clone(), revision: self.revision, create_revision: self.create_revision }
+    }
+}
+
+/// The newest version of `key` at or below `at`.
+fn version_at(tree: &sled::Tree, key: &str, at: Revision) -> Result<Option<Version>> {
+    let Some(entry) = tree.range(version_key(key, Revision::ZERO)..=version_key(key, at)).next_back() else {
+        return Ok(None);
+    };
+    let (raw_key, raw_value) = entry.map_err(backend_err)?;
+    Ok(Some(Version::decode(&raw_key, &raw_value)?.1))
+}
+
+fn live_at(tree: &sled::Tree, key: &Key, at: Revision) -> Result<Option<Record>> {
+    Ok(version_at(tree, key.as_str(), at)?.filter(|v| !v.tombstone).map(|v| v.record(key)))
+}
+
+fn read_meta(tree: &sled::Tree, name: &[u8]) -> Result<Revision> {
+    match tree.get(name).map_err(backend_err)? {
+        None => Ok(Revision::ZERO),
+        Some(raw) => Revision::from_be_slice(&raw)
+            .ok_or_else(|| StorageError::Backend("sled: corrupt meta record".to_owned())),
+    }
+}
+
+type WriteReply = oneshot::Sender<Result<std::result::Result<Written, Conflict>>>;
+
+enum Msg {
+    Write(WriteOp, WriteReply),
+    Compact(Revision, oneshot::Sender<Result<()>>),
+}
+
+/// State shared between the backend handle and its writer thread.
+struct Shared {
+    tree: sled::Tree,
+    hub: Arc<WatchHub>,
+    /// The last revision whose batch is flushed; readers never look past it.
+    durable: AtomicU64,
+    compacted: AtomicU64,
+    /// Set when a batch failed to apply or flush: the on-disk state is then unknown, so refuse writes.
+    failed: AtomicBool,
+}
+
+impl Shared {
+    fn durable(&self) -> Revision {
+        Revision(self.durable.load(Ordering::Acquire))
+    }
+
+    fn compacted(&self) -> Revision {
+        Revision(self.compacted.load(Ordering::Acquire))
+    }
+}
+
+/// The sled backend. Dropping it stops the writer after the queued writes are committed.
+pub struct SledBackend {
+    shared: Arc<Shared>,
+    tx: Mutex<Option<mpsc::Sender<Msg>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+    _db: sled::Db,
+}
+
+impl SledBackend {
+    /// Opens (or creates) the database; returns the backend and its current revision for the hub.
+    pub fn open(config: &SledConfig, hub_for: impl FnOnce(Revision) -> Arc<WatchHub>) -> Result<(SledBackend, Arc<WatchHub>)> {
+        let db = sled::Config::new()
+            .path(&config.path)
+            .cache_capacity(config.cache_capacity)
+            .flush_every_ms(None)
+            .open()
+            .map_err(|err| StorageError::Unavailable(format!("cannot open sled at {}: {err}", config.path.display())))?;
+        let tree = db.open_tree(TREE).map_err(backend_err)?;
+        let revision = read_meta(&tree, META_REVISION)?;
+        let compacted = read_meta(&tree, META_COMPACTED)?;
+        let hub = hub_for(revision);
+        let shared = Arc::new(Shared {
+            tree,
+            hub: hub.clone(),
+            durable: AtomicU64::new(revision.0),
+            compacted: AtomicU64::new(compacted.0),
+            failed: AtomicBool::new(false),
+        });
+        let (tx, rx) = mpsc::channel();
+        let writer_shared = shared.clone();
+        let writer = std::thread::Builder::new()
+            .name("kspaces-sled-writer".to_owned())
+            .spawn(move || Writer { shared: writer_shared, revision }.run(rx))
+            .map_err(|err| StorageError::Backend(format!("cannot start the sled writer: {err}")))?;
+        let backend = SledBackend { shared, tx: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)), _db: db };
+        Ok((backend, hub))
+    }
+
+    fn send(&self, msg: Msg) -> Result<()> {
+        let tx = self.tx.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = tx.as_ref().ok_or_else(|| StorageError::Unavailable("the store is shut down".to_owned()))?;
+        tx.send(msg).map_err(|_| StorageError::Unavailable("the sled writer stopped".to_owned()))
+    }
+
+    /// Checks the on-disk invariants: every event has its version, every version newer than the compaction
+    /// point has its event, create revisions chain correctly, nothing is newer than the stored revision.
+    /// Returns the problems found (empty when consistent).
+    pub fn check_consistency(&self) -> Result<Vec<String>> {
+        check_tree(&self.shared.tree)
+    }
+}
+
+impl Drop for SledBackend {
+    fn drop(&mut self) {
+        self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+#[async_trait]
+impl Backend for SledBackend {
+    async fn get(&self, key: &Key) -> Result<Option<Record>> {
+        live_at(&self.shared.tree, key, self.shared.durable())
+    }
+
+    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>)
+        -> Result<RawPage> {
+        let durable = self.shared.durable();
+        let at = at.unwrap_or(durable);
+        check_revision(at, durable, self.shared.compacted())?;
+        let from = start.filter(|s| *s > range.start()).unwrap_or(range.start());
+        let page = scan(&self.shared.tree, from, &range.end(), at, limit)?;
+        // Compaction may have run during the scan; a snapshot older than it may have lost versions.
+        check_revision(at, durable, self.shared.compacted())?;
+        Ok(page)
+    }
+
+    async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {
+        if self.shared.failed.load(Ordering::Acquire) {
+            return Err(StorageError::Unavailable("a commit failed earlier; restart to recover".to_owned()));
+        }
+        let (reply, response) = oneshot::channel();
+        self.send(Msg::Write(op, reply))?;
+        response.await.map_err(|_| StorageError::Unavailable("the sled writer stopped".to_owned()))?
+    }
+
+    async fn current_revision(&self) -> Result<Revision> {
+        Ok(self.shared.durable())
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<()> {
+        let (reply, response) = oneshot::channel();
+        self.send(Msg::Compact(revision, reply))?;
+        response.await.map_err(|_| StorageError::Unavailable("the sled writer stopped".to_owned()))?
+    }
+
+    async fn compacted_revision(&self) -> Result<Revision> {
+        Ok(self.shared.compacted())
+    }
+
+    async fn history(&self, range: &KeyRange, after: Revision, through: Revision) -> Result<Vec<Event>> {
+        let tree = &self.shared.tree;
+        let compacted = self.shared.compacted();
+        if after < compacted {
+            return Err(StorageError::Compacted { requested: after, compacted });
+        }
+        let through = through.min(self.shared.durable());
+        let mut events = Vec::new();
+        for entry in tree.range(event_key(after.next())..=event_key(through)) {
+            let (raw_key, raw_value) = entry.map_err(backend_err)?;
+            let revision = Revision::from_be_slice(&raw_key[1..])
+                .ok_or_else(|| StorageError::Backend("sled: corrupt event key".to_owned()))?;
+            let key = std::str::from_utf8(&raw_value)
+                .map_err(|_| StorageError::Backend("sled: corrupt event record".to_owned()))?;
+            if !range.contains(key) {
+                continue;
+            }
+            let Some(version) = version_at(tree, key, revision)?.filter(|v| v.revision == revision) else {
+                continue;
+            };
+            let prev = match revision.0.checked_sub(1) {
+                Some(before) => version_at(tree, key, Revision(before))?.filter(|v| !v.tombstone).map(|v| v.value),
+                None => None,
+            };
+            let kind = event_kind(version.tombstone, version.create_revision, revision);
+            events.push(Event::new(kind, Key::from_stored(key), version.value, prev, revision));
+        }
+        let compacted = self.shared.compacted();
+        if after < compacted {
+            return Err(StorageError::Compacted { requested: after, compacted });
+        }
+        Ok(events)
+    }
+}
+
+fn check_revision(at: Revision, durable: Revision, compacted: Revision) -> Result<()> {
+    if at < compacted {
+        return Err(StorageError::Compacted { requested: at, compacted });
+    }
+    if at > durable {
+        return Err(StorageError::FutureRevision { requested: at, current: durable });
+    }
+    Ok(())
+}
+
+/// Scans versions in `[from, end)` and keeps, per key, the newest live version at or below `at`.
+fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<usize>) -> Result<RawPage> {
+    let mut items: Vec<Record> = Vec::new();
+    let mut more = false;
+    let mut candidate: Option<(String, Version)> = None;
+    let mut start = vec![b'v'];
+    start.extend_from_slice(from.as_bytes());
+    let mut stop = vec![b'v'];
+    stop.extend_from_slice(end.as_bytes());
+    let finish = |candidate: Option<(String, Version)>, items: &mut Vec<Record>| -> bool {
+        if let Some((key, version)) = candidate.filter(|(_, v)| !v.tombstone) {
+            if limit.is_some_and(|limit| items.len() >= limit) {
+                return true;
+            }
+            items.push(version.record(&Key::from_stored(&key)));
+        }
+        false
+    };
+    for entry in tree.range(start..stop) {
+        let (raw_key, raw_value) = entry.map_err(backend_err)?;
+        let (key, version) = Version::decode(&raw_key, &raw_value)?;
+        if candidate.as_ref().is_some_and(|(current, _)| *current != key) && finish(candidate.take(), &mut items) {
+            more = true;
+            break;
+        }
+        if version.revision <= at {
+            candidate = Some((key, version));
+        }
+    }
+    if !more && finish(candidate, &mut items) {
+        more = true;
+    }
+    Ok(RawPage { items, revision: at, more, remaining: None })
+}
+
+/// The single writer: turns queued messages into group commits.
+struct Writer {
+    shared: Arc<Shared>,
+    revision: Revision,
+}
+
+impl Writer {
+    fn run(mut self, rx: mpsc::Receiver<Msg>) {
+        while let Ok(first) = rx.recv() {
+            let mut writes = Vec::new();
+            let mut next = Some(first);
+            while let Some(msg) = next.take() {
+                match msg {
+                    Msg::Write(op, reply) => writes.push((op, reply)),
+                    Msg::Compact(revision, reply) => {
+                        self.commit(std::mem::take(&mut writes));
+                        let _ = reply.send(self.compact(revision));
+                    }
+                }
+                if writes.len() < MAX_BATCH {
+                    next = rx.try_recv().ok();
+                }
+            }
+            self.commit(writes);
+        }
+    }
+
+    fn commit(&mut self, writes: Vec<(WriteOp, WriteReply)>) {
+        if writes.is_empty() {
+            return;
+        }
+        if self.shared.failed.load(Ordering::Acquire) {
+            for (_, reply) in writes {
+                let _ = reply.send(Err(StorageError::Unavailable("a commit failed earlier; restart".to_owned())));
+            }
+            return;
+        }
+        let tree = &self.shared.tree;
+        let mut overlay: HashMap<Key, Option<Record>> = HashMap::new();
+        let mut batch = sled::Batch::default();
+        let mut events = Vec::new();
+        let mut outcomes = Vec::with_capacity(writes.len());
+        let mut revision = self.revision;
+        for (op, reply) in writes {
+            let key = match &op {
+                WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => key.clone(),
+            };
+            let current = match overlay.get(&key) {
+                Some(current) => current.clone(),
+                None => match live_at(tree, &key, revision) {
+                    Ok(current) => current,
+                    Err(err) => {
+                        outcomes.push((reply, Err(err)));
+                        continue;
+                    }
+                },
+            };
+            let next = revision.next();
+            let (version, written, kind, prev) = match apply(op, current, next) {
+                Ok(applied) => applied,
+                Err(conflict) => {
+                    outcomes.push((reply, Ok(Err(conflict))));
+                    continue;
+                }
+            };
+            revision = next;
+            batch.insert(version_key(key.as_str(), revision), version.encode());
+            batch.insert(&event_key(revision), key.as_str().as_bytes());
+            overlay.insert(key.clone(), (!version.tombstone).then(|| version.record(&key)));
+            events.push(Event::new(kind, key, version.value, prev, revision));
+            outcomes.push((reply, Ok(Ok(written))));
+        }
+        if revision != self.revision {
+            batch.insert(META_REVISION, &revision.to_be_bytes());
+            let committed = tree.apply_batch(batch).and_then(|()| tree.flush().map(drop));
+            if let Err(err) = committed {
+                tracing::error!(%err, "sled commit failed; refusing further writes");
+                self.shared.failed.store(true, Ordering::Release);
+                for (reply, outcome) in outcomes {
+                    let failed = outcome.and_then(|_| Err(backend_err(err.clone())));
+                    let _ = reply.send(failed);
+                }
+                return;
+            }
+            self.revision = revision;
+            self.shared.durable.store(revision.0, Ordering::Release);
+            self.shared.hub.publish(events);
+        }
+        for (reply, outcome) in outcomes {
+            let _ = reply.send(outcome);
+        }
+    }
+
+    /// Removes history at or below `revision`, in chunks, after recording the new compaction point.
+    fn compact(&mut self, revision: Revision) -> Result<()> {
+        let tree = &self.shared.tree;
+        if revision <= self.shared.compacted() {
+            return Ok(());
+        }
+        if revision > self.revision {
+            return Err(StorageError::FutureRevision { requested: revision, current: self.revision });
+        }
+        tree.insert(META_COMPACTED, &revision.to_be_bytes()).map_err(backend_err)?;
+        tree.flush().map_err(backend_err)?;
+        self.shared.compacted.store(revision.0, Ordering::Release);
+        loop {
+            let mut batch = sled::Batch::default();
+            let mut removed = 0;
+            for entry in tree.range(event_key(Revision::ZERO)..=event_key(revision)).take(COMPACTION_CHUNK) {
+                let (raw_key, raw_value) = entry.map_err(backend_err)?;
+                let at = Revision::from_be_slice(&raw_key[1..])
+                    .ok_or_else(|| StorageError::Backend("sled: corrupt event key".to_owned()))?;
+                let key = std::str::from_utf8(&raw_value)
+                    .map_err(|_| StorageError::Backend("sled: corrupt event record".to_owned()))?;
+                // Every older version is superseded by this one.
+                for older in tree.range(version_key(key, Revision::ZERO)..version_key(key, at)).keys() {
+                    batch.remove(older.map_err(backend_err)?);
+                }
+                if version_at(tree, key, at)?.is_some_and(|v| v.revision == at && v.tombstone) {
+                    batch.remove(version_key(key, at));
+                }
+                batch.remove(&raw_key);
+                removed += 1;
+            }
+            if removed == 0 {
+                break;
+            }
+            tree.apply_batch(batch).map_err(backend_err)?;
+        }
+        tree.flush().map_err(backend_err)?;
+        Ok(())
+    }
+}
+
+/// Applies one write to the current record: the new version, the outcome, the event kind and previous value.
+fn apply(op: WriteOp, current: Option<Record>, revision: Revision)
+    -> std::result::Result<(Version, Written, EventKind, Option<Bytes>), Conflict> {
+    match op {
+        WriteOp::Create { key, value } => {
+            if let Some(existing) = current {
+                return Err(Conflict::AlreadyExists(existing));
+            }
+            let version = Version { revision, create_revision: revision, tombstone: false, value };
+            let written = Written::Put(version.record(&key));
+            Ok((version, written, EventKind::Added, None))
+        }
+        WriteOp::Update { key, value, expected } => {
+            let existing = check(current, expected)?;
+            let version = Version { revision, create_revision: existing.create_revision, tombstone: false, value };
+            let written = Written::Put(version.record(&key));
+            Ok((version, written, EventKind::Modified, Some(existing.value)))
+        }
+        WriteOp::Delete { expected, .. } => {
+            let existing = check(current, expected)?;
+            let version = Version {
+                revision,
+                create_revision: existing.create_revision,
+                tombstone: true,
+                value: existing.value.clone(),
+            };
+            let prev = Some(existing.value.clone());
+            Ok((version, Written::Deleted(Deleted { prev: existing, revision }), EventKind::Deleted, prev))
+        }
+    }
+}
+
+/// See [`SledBackend::check_consistency`].
+fn check_tree(tree: &sled::Tree) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let revision = read_meta(tree, META_REVISION)?;
+    let compacted = read_meta(tree, META_COMPACTED)?;
+    if compacted > revision {
+        problems.push(format!("compacted revision {compacted} is newer than the store's revision {revision}"));
+    }
+    let mut previous: Option<(String, Version)> = None;
+    for entry in tree.range(b"v".as_slice()..b"w".as_slice()) {
+        let (raw_key, raw_value) = entry.map_err(backend_err)?;
+        let (key, version) = match Version::decode(&raw_key, &raw_value) {
+            Ok(decoded) => decoded,
+            Err(err) => {
+                problems.push(err.to_string());
+                continue;
+            }
+        };
+        if version.revision > revision {
+            problems.push(format!("{key}@{} is newer than the store's revision {revision}", version.revision));
+        }
+        if version.revision > compacted {
+            match tree.get(event_key(version.revision)).map_err(backend_err)? {
+                Some(logged) if logged.as_ref() == key.as_bytes() => {}
+                _ => problems.push(format!("{key}@{} has no event-log entry", version.revision)),
+            }
+        }
+        let same_key_before = previous.as_ref().filter(|(k, _)| *k == key).map(|(_, v)| v);
+        let at = version.revision;
+        match same_key_before {
+            Some(before) if !before.tombstone => {
+                if version.create_revision != before.create_revision {
+                    problems.push(format!("{key}@{at} has create revision {} after {}", version.create_revision, before.create_revision));
+                }
+            }
+            Some(_) if version.tombstone => problems.push(format!("{key}@{at} deletes a key that was already deleted")),
+            Some(_) if version.create_revision != at => {
+                problems.push(format!("{key}@{at} re-creates the key but has create revision {}", version.create_revision));
+            }
+            Some(_) => {}
+            None if version.create_revision > at => {
+                problems.push(format!("{key}@{at} has a create revision in its future"));
+            }
+            None => {}
+        }
+        previous = Some((key, version));
+    }
+    for entry in tree.range(event_key(Revision::ZERO)..=event_key(Revision(u64::MAX))) {
+        let (raw_key, raw_value) = entry.map_err(backend_err)?;
+        let Some(at) = Revision::from_be_slice(&raw_key[1..]) else {
+            problems.push("malformed event key".to_owned());
+            continue;
+        };
+        let key = String::from_utf8_lossy(&raw_value);
+        if tree.get(version_key(&key, at)).map_err(backend_err)?.is_none() {
+            problems.push(format!("event {at} names {key}, which has no version at that revision"));
+        }
+        if at > revision {
+            problems.push(format!("event {at} is newer than the store's revision {revision}"));
+        }
+    }
+    Ok(problems)
+}
+
+/// Opens the database at `path` (no writer) and checks it: for tools and tests that inspect a store after a crash.
+pub fn check_path(path: &Path) -> Result<Vec<String>> {
+    let db = sled::Config::new()
+        .path(path)
+        .open()
+        .map_err(|err| StorageError::Unavailable(format!("cannot open sled at {}: {err}", path.display())))?;
+    let tree = db.open_tree(TREE).map_err(backend_err)?;
+    check_tree(&tree)
+}
