@@ -1,0 +1,3 @@
+//! Patching: JSON patch, JSON merge patch and strategic merge patch (being written).
+
+pub mod strategic;

@@ -1,0 +1,1 @@
+//! Server-side tables (being written).
