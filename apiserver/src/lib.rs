@@ -1,6 +1,25 @@
 //! The kspaces API server: the only crate that knows actix-web, rustls, clap and HTTP status codes.
+//!
+//! A request flows through [`chain`]: authenticate, parse ([`filters::request_info`]), resolve the space,
+//! authorize, resolve the resource ([`registry`]), then the verb [`handlers`] decode, validate and store.
 
+pub mod admission;
+pub mod chain;
+pub mod config;
+pub mod controllers;
+pub mod discovery;
+pub mod filters;
+pub mod handlers;
+pub mod kubeconfig;
+pub mod metrics;
+pub mod negotiate;
 pub mod openapi;
 pub mod patch;
+pub mod pki;
+pub mod protobuf;
 pub mod registry;
+pub mod routes;
+pub mod server;
+pub mod state;
+pub mod status;
 pub mod table;

@@ -1,1 +1,26 @@
-fn main() {}
+//! `kspaces`: thin entry point. Parses the command line and hands over to `server::run` or `kubeconfig`.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use kspaces_apiserver::config::{Cli, Command};
+use kspaces_apiserver::{kubeconfig, server};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KSPACES_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.command {
+        Command::Serve(args) => actix_web::rt::System::new().block_on(server::run(args)).map_err(|e| e.to_string()),
+        Command::Kubeconfig(args) => kubeconfig::print(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("kspaces: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,6 +1,13 @@
 //! The generic registry: one store implementation serving every resource from the resource table.
 
 pub mod builtin;
+pub mod defaults;
 pub mod resource;
+pub mod selector;
+pub mod store;
+pub mod table;
+pub mod validate;
 
 pub use resource::{ResourceInfo, Subresource};
+pub use store::{GenericStore, Scope};
+pub use table::ResourceTable;

@@ -1,1 +1,145 @@
-//! Server-side tables (being written).
+//! Server-side tables for `kubectl get` (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`).
+//!
+//! kubectl asks for a `meta.k8s.io/v1 Table` and prints its cells verbatim; without one it
+//! falls back to NAME + AGE and looks broken. The column sets and cell formats reproduce
+//! kube-apiserver v1.33 (`pkg/printers/internalversion`, the default convertor for kinds
+//! without a printer, and apiextensions' CRD convertor), so output matches a real cluster.
+//!
+//! Invariant: nothing here panics or fails on object content. Objects are arbitrary JSON;
+//! missing or wrongly typed fields print as Go's zero value, `<none>` or `<unknown>`, as kubectl
+//! would show for the same stored object.
+
+mod age;
+mod columns;
+mod custom;
+mod fields;
+mod jsonpath;
+mod printers;
+#[cfg(test)]
+mod tests;
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
+
+use crate::registry::resource::ResourceInfo;
+
+pub use age::human_duration;
+pub use custom::{custom_columns, CustomColumns};
+pub use jsonpath::JsonPath;
+
+/// What each row's `object` carries (the `includeObject` query parameter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IncludeObject {
+    /// `object: null`.
+    None,
+    /// A `PartialObjectMetadata` with the object's metadata: what kubectl needs for
+    /// `--show-labels`, `-L`, namespaces and `-o wide`. The default, as in kube.
+    #[default]
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+impl IncludeObject {
+    /// Parses the `includeObject` query parameter; an empty value means the default.
+    pub fn from_query(value: &str) -> Result<IncludeObject, TableError> {
+        match value {
+            "" | "Metadata" => Ok(IncludeObject::Metadata),
+            "None" => Ok(IncludeObject::None),
+            "Object" => Ok(IncludeObject::Object),
+            other => Err(TableError::InvalidIncludeObject(other.to_string())),
+        }
+    }
+}
+
+/// Why a table could not be set up. Object content never causes one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    /// The `includeObject` query parameter is not `None`, `Metadata` or `Object` (a 400).
+    #[error("unrecognized includeObject value: {0:?}")]
+    InvalidIncludeObject(String),
+    /// A printer column's `jsonPath` is outside the supported subset or malformed.
+    #[error("unrecognized column definition {path:?}: {reason}")]
+    InvalidJsonPath { path: String, reason: String },
+    /// A printer column is not an object or lacks its `jsonPath`.
+    #[error("additionalPrinterColumns[{index}] is invalid: {reason}")]
+    InvalidColumn { index: usize, reason: String },
+}
+
+/// Builds the `Table` for a built-in resource: kube's printer for `(group, kind)`, or kube's
+/// default convertor (NAME, CREATED AT) for kinds it has none for (roles, cluster roles,
+/// limit ranges, unknown kinds). For a single-object GET pass a one-element slice and
+/// [`object_table_metadata`]; for a list pass the list's `metadata` (resourceVersion,
+/// continue, remainingItemCount). Every column is filled, including the `-o wide` ones.
+pub fn build_table(
+    resource: &ResourceInfo,
+    objects: &[Value],
+    list_metadata: Value,
+    include: IncludeObject,
+    now: DateTime<Utc>,
+) -> Value {
+    let api_version = resource.api_version();
+    let type_meta = Some((resource.kind.as_str(), api_version.as_str()));
+    let (specs, print): (&[columns::ColumnSpec], fn(&Value, DateTime<Utc>) -> printers::Row) =
+        match printers::printer_for(&resource.group, &resource.kind) {
+            Some(printer) => (printer.columns, printer.print),
+            None => (&columns::DEFAULT_COLUMNS, default_row),
+        };
+    let rows = objects.iter().map(|object| row_json(print(object, now), object, include, type_meta)).collect();
+    assemble(columns::definitions_json(specs), rows, list_metadata)
+}
+
+/// The Table `metadata` for a single-object GET: the object's `resourceVersion`, as kube sets it.
+pub fn object_table_metadata(object: &Value) -> Value {
+    match fields::opt_str(object, &["metadata", "resourceVersion"]) {
+        Some(version) => json!({ "resourceVersion": version }),
+        None => json!({}),
+    }
+}
+
+/// The default convertor's row: the name and the creation time in RFC 3339.
+fn default_row(object: &Value, _now: DateTime<Utc>) -> printers::Row {
+    vec![Value::String(fields::name(object).to_string()), Value::String(age::created_at(object))].into()
+}
+
+/// The Table envelope around column definitions and rows.
+fn assemble(column_definitions: Value, rows: Vec<Value>, list_metadata: Value) -> Value {
+    let metadata = if list_metadata.is_object() { list_metadata } else { json!({}) };
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+        "columnDefinitions": column_definitions,
+        "rows": rows,
+    })
+}
+
+/// One `TableRow`: the cells, kube's row conditions when present, and the object as requested.
+/// `type_meta` (kind, apiVersion) fills in an `Object` that lacks its own.
+fn row_json(row: printers::Row, object: &Value, include: IncludeObject, type_meta: Option<(&str, &str)>) -> Value {
+    let mut entry = Map::new();
+    entry.insert("cells".to_string(), Value::Array(row.cells));
+    if let Some(conditions) = row.conditions {
+        entry.insert("conditions".to_string(), conditions);
+    }
+    entry.insert("object".to_string(), row_object(object, include, type_meta));
+    Value::Object(entry)
+}
+
+fn row_object(object: &Value, include: IncludeObject, type_meta: Option<(&str, &str)>) -> Value {
+    match include {
+        IncludeObject::None => Value::Null,
+        IncludeObject::Metadata => {
+            let metadata = fields::at(object, &["metadata"]).filter(|m| m.is_object()).cloned().unwrap_or_else(|| json!({}));
+            json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata })
+        }
+        IncludeObject::Object => {
+            let mut full = object.clone();
+            if let (Some(map), Some((kind, api_version))) = (full.as_object_mut(), type_meta) {
+                map.entry("kind").or_insert_with(|| Value::String(kind.to_string()));
+                map.entry("apiVersion").or_insert_with(|| Value::String(api_version.to_string()));
+            }
+            full
+        }
+    }
+}

@@ -318,7 +318,14 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
     let mut more = false;
     let mut candidate: Option<(String, Version)> = None;
     let mut start = vec![b'v'];
-    start.extend_from_slice(from.as_bytes());
+    match from.strip_suffix('\0') {
+        // A continue position (`key \0`) means "after key": skip past all of its versions (`key \0 revision`).
+        Some(after) => {
+            start.extend_from_slice(after.as_bytes());
+            start.push(1);
+        }
+        None => start.extend_from_slice(from.as_bytes()),
+    }
     let mut stop = vec![b'v'];
     stop.extend_from_slice(end.as_bytes());
     let finish = |candidate: Option<(String, Version)>, items: &mut Vec<Record>| -> bool {

@@ -149,6 +149,10 @@ impl Store {
             StorageError::Compacted { requested, compacted } if request.continue_token.is_some() => {
                 StorageError::Expired { requested, compacted }
             }
+            // A token naming a revision that has not happened was not issued by this store.
+            StorageError::FutureRevision { .. } if request.continue_token.is_some() => {
+                StorageError::InvalidContinue("names a revision newer than the store's".to_owned())
+            }
             other => other,
         })?;
         let continue_token = match page.items.last() {

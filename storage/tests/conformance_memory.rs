@@ -11,6 +11,10 @@ impl Factory for Memory {
     async fn fresh(&self, config: StoreConfig) -> Store {
         Store::memory(config)
     }
+
+    fn exclusive_revisions(&self) -> bool {
+        true
+    }
 }
 
 kspaces_storage::conformance_tests!(Memory);

@@ -17,6 +17,10 @@ impl Factory for Sled {
         self.dirs.lock().expect("lock").push(dir);
         store
     }
+
+    fn exclusive_revisions(&self) -> bool {
+        true
+    }
 }
 
 kspaces_storage::conformance_tests!(Sled { dirs: Default::default() });

@@ -1,0 +1,3 @@
+//! Background controllers that run inside the server.
+
+pub mod namespace;

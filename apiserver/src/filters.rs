@@ -1,0 +1,5 @@
+//! Request filters, in the order the handler chain runs them: authenticate, parse the request, resolve the
+//! space, authorize.
+
+pub mod authenticate;
+pub mod request_info;

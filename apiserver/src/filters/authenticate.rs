@@ -1,0 +1,118 @@
+//! Authentication: x509 client certificates (CN user, O groups, `O=tenant:<t>` a tenant) and static tokens
+//! (`--token-auth-file`, kube-apiserver's CSV with Arktos' tenant column).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use kspaces_authz::UserInfo;
+
+/// The verified client certificate of a connection (DER), stored in the connection's extensions.
+#[derive(Clone, Debug)]
+pub struct PeerCertificate(pub Vec<u8>);
+
+/// Identity from a verified client certificate.
+pub fn from_certificate(der: &[u8]) -> Option<UserInfo> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+    let subject = cert.subject();
+    let name = subject.iter_common_name().next()?.as_str().ok()?.to_owned();
+    let mut groups = Vec::new();
+    let mut tenant = None;
+    for org in subject.iter_organization().filter_map(|o| o.as_str().ok()) {
+        match org.strip_prefix("tenant:") {
+            Some(t) if !t.is_empty() => tenant = Some(t.to_owned()),
+            _ => groups.push(org.to_owned()),
+        }
+    }
+    Some(UserInfo::authenticated(name, String::new(), groups, tenant))
+}
+
+/// Static bearer tokens.
+#[derive(Clone, Debug, Default)]
+pub struct TokenFile {
+    tokens: HashMap<String, UserInfo>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: line {line}: {message}")]
+pub struct TokenFileError {
+    pub path: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl TokenFile {
+    pub fn load(path: &Path) -> Result<TokenFile, TokenFileError> {
+        let text = std::fs::read_to_string(path).map_err(|err| TokenFileError {
+            path: path.display().to_string(),
+            line: 0,
+            message: err.to_string(),
+        })?;
+        TokenFile::parse(&text).map_err(|(line, message)| TokenFileError { path: path.display().to_string(), line, message })
+    }
+
+    /// Parses the CSV: `token,user,uid[,"g1,g2"[,...,,tenant]]`; the tenant is the column after an empty one.
+    pub fn parse(text: &str) -> Result<TokenFile, (usize, String)> {
+        let mut tokens = HashMap::new();
+        for (index, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fields = split_csv(line);
+            if fields.len() < 3 || fields[0].is_empty() || fields[1].is_empty() {
+                return Err((index + 1, "expected at least token,user,uid".to_owned()));
+            }
+            let groups = fields.get(3).map(|g| {
+                g.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_owned).collect()
+            }).unwrap_or_default();
+            let tenant = fields
+                .iter()
+                .enumerate()
+                .skip(4)
+                .find(|(i, f)| !f.is_empty() && fields.get(i - 1).is_some_and(|prev| prev.is_empty()))
+                .map(|(_, f)| f.clone());
+            let user = UserInfo::authenticated(fields[1].clone(), fields[2].clone(), groups, tenant);
+            tokens.insert(fields[0].clone(), user);
+        }
+        Ok(TokenFile { tokens })
+    }
+
+    pub fn authenticate(&self, token: &str) -> Option<&UserInfo> {
+        self.tokens.get(token)
+    }
+}
+
+/// Splits one CSV line, honouring double quotes.
+fn split_csv(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            c => fields.last_mut().map(|f| f.push(c)).unwrap_or_default(),
+        }
+    }
+    fields.into_iter().map(|f| f.trim().to_owned()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_file_with_groups_and_tenant_column() {
+        let file = TokenFile::parse(
+            "# comment\nt0,root,0,\"system:masters\"\nt1,admin,1,\"g1,g2\",,tenant-a\nt2,bob,2\n",
+        )
+        .expect("parses");
+        let admin = file.authenticate("t1").expect("known token");
+        assert_eq!(admin.name, "admin");
+        assert_eq!(admin.tenant.as_deref(), Some("tenant-a"));
+        assert!(admin.in_group("g1") && admin.in_group("g2") && admin.in_group("system:authenticated"));
+        assert_eq!(file.authenticate("t0").and_then(|u| u.tenant.clone()), None);
+        assert_eq!(file.authenticate("t2").map(|u| u.name.as_str()), Some("bob"));
+        assert!(file.authenticate("nope").is_none());
+        assert!(TokenFile::parse("onlytoken\n").is_err());
+    }
+}

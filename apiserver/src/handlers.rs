@@ -1,0 +1,167 @@
+//! Resource request handlers, one file per verb, and what they share: the request context, body reading and
+//! response encoding.
+
+pub mod create;
+pub mod delete;
+pub mod get;
+pub mod list;
+pub mod patch;
+pub mod scale;
+pub mod update;
+pub mod watch;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use kspaces_authz::UserInfo;
+use serde_json::{json, Value};
+
+use crate::filters::request_info::RequestInfo;
+use crate::negotiate::{self, Output};
+use crate::registry::{ResourceInfo, Scope};
+use crate::state::ApiServer;
+use crate::status::{ApiError, ApiResult};
+use crate::table::{self, IncludeObject};
+
+/// The largest request body accepted, like kube-apiserver.
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// Everything a verb handler needs about its request.
+pub struct Ctx {
+    pub server: Arc<ApiServer>,
+    pub info: RequestInfo,
+    pub resource: Arc<ResourceInfo>,
+    pub scope: Scope,
+    pub user: UserInfo,
+    pub query: HashMap<String, String>,
+    pub accept: Option<String>,
+    pub content_type: Option<String>,
+}
+
+impl Ctx {
+    pub fn new(server: Arc<ApiServer>, req: &HttpRequest, info: RequestInfo, resource: Arc<ResourceInfo>, scope: Scope, user: UserInfo) -> Ctx {
+        let query = web::Query::<HashMap<String, String>>::from_query(req.query_string())
+            .map(web::Query::into_inner)
+            .unwrap_or_default();
+        let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        Ctx { server, info, resource, scope, user, query, accept: header(header::ACCEPT), content_type: header(header::CONTENT_TYPE) }
+    }
+
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        matches!(self.param(name), Some("true" | "1"))
+    }
+
+    /// `dryRun=All` (the only value kube accepts).
+    pub fn dry_run(&self) -> ApiResult<bool> {
+        match self.param("dryRun") {
+            None => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(ApiError::bad_request(format!("Invalid dryRun value {other:?}: only \"All\" is supported"))),
+        }
+    }
+
+    /// Renders one object (or a Table of it, when asked).
+    pub fn respond_object(&self, code: u16, object: &Value) -> ApiResult<HttpResponse> {
+        let output = negotiate::choose(self.accept.as_deref(), true)?;
+        let body = match output {
+            Output::Table => {
+                let include = self.include_object()?;
+                table::build_table(&self.resource, std::slice::from_ref(object), table::object_table_metadata(object), include, chrono::Utc::now())
+            }
+            _ => object.clone(),
+        };
+        respond(code, output, &body)
+    }
+
+    pub fn include_object(&self) -> ApiResult<IncludeObject> {
+        IncludeObject::from_query(self.param("includeObject").unwrap_or_default()).map_err(|err| ApiError::bad_request(err.to_string()))
+    }
+}
+
+/// Serializes `body` as JSON (Table too) or YAML.
+pub fn respond(code: u16, output: Output, body: &Value) -> ApiResult<HttpResponse> {
+    let status = actix_web::http::StatusCode::from_u16(code).unwrap_or(actix_web::http::StatusCode::OK);
+    match output {
+        Output::Yaml => {
+            let text = serde_saphyr::to_string(body).map_err(|err| ApiError::internal(err.to_string()))?;
+            Ok(HttpResponse::build(status).content_type("application/yaml").body(text))
+        }
+        Output::Json => Ok(HttpResponse::build(status).content_type("application/json").body(body.to_string())),
+        Output::Table => Ok(HttpResponse::build(status)
+            .content_type("application/json;as=Table;v=v1;g=meta.k8s.io")
+            .body(body.to_string())),
+    }
+}
+
+/// Reads the request body, refusing more than [`MAX_BODY_BYTES`] with 413.
+pub async fn read_body(mut payload: web::Payload) -> ApiResult<Bytes> {
+    let mut body = BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|err| ApiError::bad_request(format!("error reading the request body: {err}")))?;
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(ApiError::too_large(MAX_BODY_BYTES));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+/// The `Status` kube returns for some deletes.
+pub fn success_status(resource: &ResourceInfo, name: &str, uid: Option<&str>) -> Value {
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": name, "group": resource.group, "kind": resource.plural, "uid": uid},
+    })
+}
+
+/// Dispatches a resource request to its verb.
+pub async fn dispatch(ctx: Ctx, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let subresource = ctx.info.subresource.clone();
+    if !subresource.is_empty() && !matches!(subresource.as_str(), "status" | "scale" | "finalize") {
+        return Err(ApiError::no_route());
+    }
+    if subresource == "scale" && !ctx.resource.has_subresource(crate::registry::Subresource::Scale) {
+        return Err(ApiError::no_route());
+    }
+    if subresource == "status" && !ctx.resource.has_subresource(crate::registry::Subresource::Status) {
+        return Err(ApiError::no_route());
+    }
+    if subresource == "finalize" && !(ctx.resource.group.is_empty() && ctx.resource.kind == "Namespace") {
+        return Err(ApiError::no_route());
+    }
+    let verb = ctx.info.verb.clone();
+    let allowed = match verb.as_str() {
+        "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection" => {
+            ctx.resource.verbs.is_empty() || ctx.resource.verbs.iter().any(|v| *v == verb)
+                || (!subresource.is_empty() && matches!(verb.as_str(), "get" | "update" | "patch"))
+        }
+        _ => false,
+    };
+    if !allowed {
+        return Err(ApiError::method_not_supported(&verb, &ctx.resource.plural));
+    }
+    match (verb.as_str(), subresource.as_str()) {
+        ("get", "scale") => scale::get(ctx).await,
+        ("update" | "patch", "scale") => scale::write(ctx, read_body(payload).await?).await,
+        ("get", _) => get::handle(ctx).await,
+        ("list", _) => list::handle(ctx).await,
+        ("watch", _) => watch::handle(ctx).await,
+        ("create", "") => create::handle(ctx, read_body(payload).await?).await,
+        ("update", _) => update::handle(ctx, read_body(payload).await?).await,
+        ("patch", _) => patch::handle(ctx, read_body(payload).await?).await,
+        ("delete", "") => delete::handle(ctx, read_body(payload).await?).await,
+        ("deletecollection", "") => delete::collection(ctx, read_body(payload).await?).await,
+        _ => Err(ApiError::method_not_supported(&verb, &ctx.resource.plural)),
+    }
+}

@@ -1,0 +1,72 @@
+//! PATCH: JSON patch, JSON merge patch and strategic merge patch, applied in a read-modify-write loop.
+
+use actix_web::HttpResponse;
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::Ctx;
+use crate::negotiate::{self, PatchKind};
+use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
+use crate::registry::ResourceInfo;
+use crate::state::ApiServer;
+use crate::status::{ApiError, ApiResult};
+
+/// A parsed patch, ready to apply to any current object.
+pub enum Patch {
+    Json(json_patch::Patch),
+    Merge(Value),
+    Strategic(Value),
+}
+
+impl Patch {
+    pub fn parse(kind: PatchKind, body: &[u8]) -> ApiResult<Patch> {
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|err| ApiError::bad_request(format!("the patch is not valid JSON: {err}")))?;
+        match kind {
+            PatchKind::Json => serde_json::from_value(value)
+                .map(Patch::Json)
+                .map_err(|err| ApiError::bad_request(format!("the JSON patch is invalid: {err}"))),
+            PatchKind::Merge => Ok(Patch::Merge(value)),
+            PatchKind::Strategic => Ok(Patch::Strategic(value)),
+            PatchKind::Apply => Err(ApiError::unsupported_media_type("application/apply-patch+yaml")),
+        }
+    }
+
+    /// Applies the patch to `current`, returning the patched object.
+    pub fn apply(&self, server: &ApiServer, resource: &ResourceInfo, definition: Option<&str>, current: &Value) -> ApiResult<Value> {
+        let mut patched = current.clone();
+        match self {
+            Patch::Json(patch) => json_patch::patch(&mut patched, patch).map_err(|err| {
+                ApiError::new(422, "Invalid", format!("the JSON patch could not be applied: {err}"))
+            })?,
+            Patch::Merge(patch) => {
+                if !patch.is_object() {
+                    return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+                }
+                json_patch::merge(&mut patched, patch)
+            }
+            Patch::Strategic(patch) => {
+                let definitions = server.openapi().definitions();
+                let result = match definition.map(|d| DefinitionsSchema::new(definitions, d)) {
+                    Some(Ok(schema)) => apply_strategic_merge_patch(current, patch, &schema),
+                    _ => apply_strategic_merge_patch(current, patch, &UnknownSchema),
+                };
+                patched = result.map_err(|err| ApiError::bad_request(format!("the strategic merge patch could not be applied: {err}")))?;
+            }
+        }
+        let _ = resource;
+        Ok(patched)
+    }
+}
+
+pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
+    let patch = Patch::parse(negotiate::patch_kind(ctx.content_type.as_deref())?, &body)?;
+    let status_only = ctx.info.subresource == "status";
+    let server = ctx.server.clone();
+    let resource = ctx.resource.clone();
+    let definition = resource.definition.clone();
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, status_only, ctx.dry_run()?, |current| {
+        patch.apply(&server, &resource, definition.as_deref(), current)
+    }).await?;
+    ctx.respond_object(200, &updated)
+}

@@ -1,0 +1,516 @@
+//! The generic store: every verb's semantics for every resource, over `kspaces_storage::Store`, independent
+//! of HTTP. Objects are JSON values; `metadata.resourceVersion` is never stored, it is the record's revision.
+
+use bytes::Bytes;
+use chrono::{SecondsFormat, Utc};
+use kspaces_storage::{ApiIdentity, Conflict, Key, KeyRange, ListRequest, Record, ResourceKeys, Revision, SpaceName, Store};
+use serde_json::{json, Value};
+
+use super::selector::{FieldSelector, LabelSelector};
+use super::{defaults, validate, ResourceInfo, Subresource};
+use crate::status::{ApiError, ApiResult, Cause};
+
+/// Where an object lives: its space and, for namespaced resources, its namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scope {
+    pub space: SpaceName,
+    pub namespace: Option<String>,
+}
+
+/// Options of a list.
+#[derive(Clone, Debug, Default)]
+pub struct ListOptions {
+    pub labels: LabelSelector,
+    pub fields: FieldSelector,
+    pub limit: Option<usize>,
+    pub continue_token: Option<String>,
+    /// `resourceVersion` with `resourceVersionMatch=Exact` (or a continue token's own).
+    pub exact_revision: Option<Revision>,
+}
+
+/// The list's metadata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListMeta {
+    pub resource_version: Revision,
+    pub continue_token: Option<String>,
+    pub remaining: Option<u64>,
+}
+
+/// Delete options from the request body and query.
+#[derive(Clone, Debug, Default)]
+pub struct DeleteOptions {
+    pub precondition_uid: Option<String>,
+    pub precondition_revision: Option<Revision>,
+    pub dry_run: bool,
+}
+
+/// What a delete did.
+pub enum DeleteOutcome {
+    /// Gone from storage.
+    Deleted(Value),
+    /// Marked for deletion; finalizers are pending.
+    Pending(Value),
+}
+
+pub fn now() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Parses stored bytes and sets `metadata.resourceVersion` from the record.
+pub fn decode(record: &Record) -> ApiResult<Value> {
+    let mut object: Value = serde_json::from_slice(&record.value)
+        .map_err(|err| ApiError::internal(format!("stored object {} is not JSON: {err}", record.key)))?;
+    set_resource_version(&mut object, record.revision);
+    Ok(object)
+}
+
+pub fn set_resource_version(object: &mut Value, revision: Revision) {
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert("resourceVersion".into(), json!(revision.to_string()));
+    }
+}
+
+fn encode(object: &Value) -> Bytes {
+    let mut object = object.clone();
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("resourceVersion");
+        metadata.remove("selfLink");
+    }
+    Bytes::from(serde_json::to_vec(&object).unwrap_or_default())
+}
+
+fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object.get("metadata")?.get(field)?.as_str()
+}
+
+fn metadata_mut(object: &mut Value) -> ApiResult<&mut serde_json::Map<String, Value>> {
+    let object = object.as_object_mut().ok_or_else(|| ApiError::bad_request("the object must be a JSON object"))?;
+    let metadata = object.entry("metadata").or_insert_with(|| json!({}));
+    if metadata.is_null() {
+        *metadata = json!({});
+    }
+    metadata.as_object_mut().ok_or_else(|| ApiError::bad_request("metadata must be an object"))
+}
+
+fn has_finalizers(object: &Value) -> bool {
+    object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+}
+
+fn is_deleting(object: &Value) -> bool {
+    object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
+}
+
+const GENERATE_NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+fn generated_name(prefix: &str) -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    let suffix: String = (0..5).map(|_| GENERATE_NAME_ALPHABET[rng.random_range(0..GENERATE_NAME_ALPHABET.len())] as char).collect();
+    let keep = prefix.len().min(253 - 5);
+    format!("{}{suffix}", &prefix[..keep])
+}
+
+/// Serves every resource of the table over one store.
+#[derive(Clone)]
+pub struct GenericStore {
+    store: Store,
+}
+
+impl GenericStore {
+    pub fn new(store: Store) -> GenericStore {
+        GenericStore { store }
+    }
+
+    pub fn storage(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn keys(&self, resource: &ResourceInfo) -> ApiResult<ResourceKeys> {
+        Ok(self.store.layout().resource(&resource.group_resource(), &ApiIdentity::BuiltIn)?)
+    }
+
+    fn key(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Key> {
+        let namespace = if resource.namespaced { scope.namespace.as_deref() } else { None };
+        if resource.namespaced && namespace.is_none() {
+            return Err(ApiError::bad_request("a namespace is required for namespaced resources"));
+        }
+        Ok(self.keys(resource)?.object(&scope.space, namespace, name)?)
+    }
+
+    pub async fn get(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Value> {
+        let key = self.key(resource, scope, name)?;
+        match self.store.get(&key).await? {
+            Some(record) => decode(&record),
+            None => Err(ApiError::not_found(&resource.group, &resource.plural, name)),
+        }
+    }
+
+    /// The key range a list or watch of `resource` in `scope` covers.
+    pub fn range(&self, resource: &ResourceInfo, scope: &Scope) -> ApiResult<KeyRange> {
+        let keys = self.keys(resource)?;
+        Ok(match (&scope.namespace, resource.namespaced) {
+            (Some(namespace), true) => keys.namespace(&scope.space, Some(namespace))?,
+            (_, false) => keys.namespace(&scope.space, None)?,
+            (None, true) => keys.space(&scope.space),
+        })
+    }
+
+    /// Lists objects; selectors filter pages until `limit` matches are found or the range ends.
+    pub async fn list(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<(Vec<Value>, ListMeta)> {
+        let range = self.range(resource, scope)?;
+        let mut request = ListRequest { revision: options.exact_revision, limit: options.limit, continue_token: options.continue_token.clone() };
+        let mut items = Vec::new();
+        loop {
+            let page = self.store.list(&range, &request).await?;
+            for record in &page.items {
+                let object = decode(record)?;
+                if options.labels.matches(&object) && options.fields.matches(&object) {
+                    items.push(object);
+                }
+            }
+            let filled = options.limit.is_some_and(|limit| items.len() >= limit);
+            if page.continue_token.is_none() || filled || (options.labels.is_empty() && options.fields.is_empty()) {
+                let meta = ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining: page.remaining };
+                return Ok((items, meta));
+            }
+            request = ListRequest { revision: None, limit: options.limit.map(|l| l - items.len()), continue_token: page.continue_token };
+        }
+    }
+
+    /// Checks that the namespace of a namespaced create exists and is not terminating.
+    async fn check_namespace(&self, resource: &ResourceInfo, scope: &Scope, namespaces: &ResourceInfo) -> ApiResult<()> {
+        let Some(namespace) = scope.namespace.as_deref().filter(|_| resource.namespaced) else { return Ok(()) };
+        let key = self.keys(namespaces)?.object(&scope.space, None, namespace)?;
+        let Some(record) = self.store.get(&key).await? else {
+            return Err(ApiError::not_found("", "namespaces", namespace));
+        };
+        let object = decode(&record)?;
+        if is_deleting(&object) || object.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
+            return Err(ApiError::forbidden(format!(
+                "{} \"{}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                resource.plural, meta_str(&object, "name").unwrap_or_default())));
+        }
+        Ok(())
+    }
+
+    /// Validates and completes a new object: kind, namespace, name, uid, timestamps, defaults.
+    fn prepare_create(&self, resource: &ResourceInfo, scope: &Scope, object: &mut Value) -> ApiResult<()> {
+        check_type_meta(resource, object)?;
+        let metadata = metadata_mut(object)?;
+        if metadata.get("resourceVersion").is_some_and(|rv| !rv.is_null() && rv != "") {
+            return Err(ApiError::bad_request("resourceVersion should not be set on objects to be created"));
+        }
+        match (resource.namespaced, metadata.get("namespace").and_then(Value::as_str), &scope.namespace) {
+            (true, Some(body), Some(url)) if body != url => {
+                return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+            }
+            (true, _, Some(url)) => {
+                metadata.insert("namespace".into(), json!(url));
+            }
+            (false, _, _) => {
+                metadata.remove("namespace");
+            }
+            _ => {}
+        }
+        let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        if name.is_empty() {
+            match metadata.get("generateName").and_then(Value::as_str) {
+                Some(prefix) if !prefix.is_empty() => {
+                    metadata.insert("name".into(), json!(generated_name(prefix)));
+                }
+                _ => {
+                    return Err(ApiError::invalid(&resource.group, &resource.kind, "",
+                        vec![Cause { reason: "FieldValueRequired", message: "Required value: name or generateName is required".into(), field: "metadata.name".into() }]));
+                }
+            }
+        }
+        metadata.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+        metadata.insert("creationTimestamp".into(), json!(now()));
+        metadata.remove("deletionTimestamp");
+        metadata.remove("deletionGracePeriodSeconds");
+        metadata.remove("selfLink");
+        let has_spec = object.get("spec").is_some();
+        if has_spec {
+            metadata_mut(object)?.insert("generation".into(), json!(1));
+        }
+        if resource.has_subresource(Subresource::Status) {
+            if let Some(object) = object.as_object_mut() {
+                object.remove("status");
+            }
+        }
+        defaults::apply(&resource.group, &resource.kind, object);
+        validate_object(resource, object)
+    }
+
+    pub async fn create(&self, resource: &ResourceInfo, scope: &Scope, object: Value, namespaces: &ResourceInfo, dry_run: bool) -> ApiResult<Value> {
+        self.check_namespace(resource, scope, namespaces).await?;
+        let generated = meta_str(&object, "name").is_none_or(str::is_empty);
+        for _attempt in 0..3 {
+            let mut candidate = object.clone();
+            self.prepare_create(resource, scope, &mut candidate)?;
+            let name = meta_str(&candidate, "name").unwrap_or_default().to_owned();
+            let key = self.key(resource, scope, &name)?;
+            if dry_run {
+                return match self.store.get(&key).await? {
+                    Some(_) => Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
+                    None => Ok(candidate),
+                };
+            }
+            match self.store.create(&key, encode(&candidate)).await? {
+                Ok(record) => {
+                    set_resource_version(&mut candidate, record.revision);
+                    return Ok(candidate);
+                }
+                Err(_) if generated => continue,
+                Err(_) => return Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
+            }
+        }
+        Err(ApiError::new(409, "AlreadyExists", "failed to generate a unique name; try again"))
+    }
+
+    /// Replaces an object (PUT), the main resource or its status. Returns the stored object.
+    pub async fn update(&self, resource: &ResourceInfo, scope: &Scope, name: &str, object: Value, status_only: bool, dry_run: bool) -> ApiResult<Value> {
+        check_type_meta(resource, &object)?;
+        if meta_str(&object, "name").is_some_and(|n| n != name) {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})", meta_str(&object, "name").unwrap_or_default())));
+        }
+        let expected = match object.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
+            Some("") | None => None,
+            Some(rv) => Some(rv.parse::<Revision>().map_err(|_| {
+                ApiError::invalid(&resource.group, &resource.kind, name, vec![Cause::invalid("metadata.resourceVersion", rv, "must be a valid resource version")])
+            })?),
+        };
+        let key = self.key(resource, scope, name)?;
+        let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+        if expected.is_some_and(|rv| rv != current.revision) {
+            return Err(ApiError::stale(&resource.group, &resource.plural, name));
+        }
+        let old = decode(&current)?;
+        let new = self.prepare_update(resource, scope, &old, object, status_only)?;
+        self.commit_update(resource, &key, name, &old, new, current.revision, dry_run).await
+    }
+
+    /// Read-modify-write with retries on conflict: `change` maps the current object to the desired one.
+    pub async fn guaranteed_update<F>(&self, resource: &ResourceInfo, scope: &Scope, name: &str, status_only: bool, dry_run: bool, change: F) -> ApiResult<Value>
+    where
+        F: Fn(&Value) -> ApiResult<Value>,
+    {
+        let key = self.key(resource, scope, name)?;
+        for _attempt in 0..16 {
+            let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+            let old = decode(&current)?;
+            let desired = change(&old)?;
+            if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
+                if !rv.is_empty() && rv != current.revision.to_string() {
+                    return Err(ApiError::stale(&resource.group, &resource.plural, name));
+                }
+            }
+            if meta_str(&desired, "name").is_some_and(|n| n != name) {
+                return Err(ApiError::bad_request("the name of the object cannot be changed"));
+            }
+            check_type_meta(resource, &desired)?;
+            let new = self.prepare_update(resource, scope, &old, desired, status_only)?;
+            match self.commit_update(resource, &key, name, &old, new, current.revision, dry_run).await {
+                Err(err) if err.reason == "Conflict" => continue,
+                other => return other,
+            }
+        }
+        Err(ApiError::stale(&resource.group, &resource.plural, name))
+    }
+
+    fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, mut new: Value, status_only: bool) -> ApiResult<Value> {
+        if status_only {
+            let mut merged = old.clone();
+            merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
+            if merged["status"].is_null() {
+                if let Some(object) = merged.as_object_mut() {
+                    object.remove("status");
+                }
+            }
+            new = merged;
+        } else if resource.has_subresource(Subresource::Status) {
+            match (old.get("status"), new.as_object_mut()) {
+                (Some(status), Some(object)) => {
+                    object.insert("status".into(), status.clone());
+                }
+                (None, Some(object)) => {
+                    object.remove("status");
+                }
+                _ => {}
+            }
+        }
+        let metadata = metadata_mut(&mut new)?;
+        for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+            match old.pointer(&format!("/metadata/{field}")) {
+                Some(value) => metadata.insert(field.into(), value.clone()),
+                None => metadata.remove(field),
+            };
+        }
+        metadata.insert("name".into(), old.pointer("/metadata/name").cloned().unwrap_or(Value::Null));
+        match (&scope.namespace, resource.namespaced) {
+            (Some(namespace), true) => {
+                metadata.insert("namespace".into(), json!(namespace));
+            }
+            _ => {
+                metadata.remove("namespace");
+            }
+        }
+        metadata.remove("selfLink");
+        if is_deleting(old) {
+            let old_finalizers: Vec<&Value> = old.pointer("/metadata/finalizers").and_then(Value::as_array).map(|f| f.iter().collect()).unwrap_or_default();
+            let new_finalizers = new.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+            if let Some(added) = new_finalizers.iter().find(|f| !old_finalizers.contains(f)) {
+                return Err(ApiError::forbidden(format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers {added}")));
+            }
+        }
+        defaults::apply(&resource.group, &resource.kind, &mut new);
+        if !status_only && old.get("spec") != new.get("spec") && new.get("spec").is_some() {
+            let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+            metadata_mut(&mut new)?.insert("generation".into(), json!(generation));
+        }
+        validate_object(resource, &mut new)?;
+        Ok(new)
+    }
+
+    async fn commit_update(&self, resource: &ResourceInfo, key: &Key, name: &str, old: &Value, mut new: Value, revision: Revision, dry_run: bool) -> ApiResult<Value> {
+        let finished = is_deleting(&new) && !has_finalizers(&new) && !is_namespace_pending(resource, &new);
+        if dry_run {
+            set_resource_version(&mut new, revision);
+            return Ok(new);
+        }
+        if finished {
+            return match self.store.delete(key, Some(revision)).await? {
+                Ok(deleted) => {
+                    set_resource_version(&mut new, deleted.revision);
+                    Ok(new)
+                }
+                Err(conflict) => Err(conflict_error(resource, name, conflict)),
+            };
+        }
+        let unchanged = {
+            let mut old = old.clone();
+            if let Some(m) = old.get_mut("metadata").and_then(Value::as_object_mut) {
+                m.remove("resourceVersion");
+            }
+            let mut candidate = new.clone();
+            if let Some(m) = candidate.get_mut("metadata").and_then(Value::as_object_mut) {
+                m.remove("resourceVersion");
+            }
+            old == candidate
+        };
+        if unchanged {
+            set_resource_version(&mut new, revision);
+            return Ok(new);
+        }
+        match self.store.update(key, encode(&new), Some(revision)).await? {
+            Ok(record) => {
+                set_resource_version(&mut new, record.revision);
+                Ok(new)
+            }
+            Err(conflict) => Err(conflict_error(resource, name, conflict)),
+        }
+    }
+
+    /// Deletes an object, or marks it for deletion while finalizers are pending.
+    pub async fn delete(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions) -> ApiResult<DeleteOutcome> {
+        let key = self.key(resource, scope, name)?;
+        for _attempt in 0..16 {
+            let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+            let mut object = decode(&current)?;
+            if let Some(uid) = &options.precondition_uid {
+                let actual = meta_str(&object, "uid").unwrap_or_default();
+                if uid != actual {
+                    return Err(ApiError::conflict(&resource.group, &resource.plural, name,
+                        &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}")));
+                }
+            }
+            if let Some(rv) = options.precondition_revision {
+                if rv != current.revision {
+                    return Err(ApiError::conflict(&resource.group, &resource.plural, name,
+                        &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", current.revision)));
+                }
+            }
+            let pending = has_finalizers(&object) || is_namespace_pending(resource, &object);
+            if pending {
+                if is_deleting(&object) {
+                    return Ok(DeleteOutcome::Pending(object));
+                }
+                let metadata = metadata_mut(&mut object)?;
+                metadata.insert("deletionTimestamp".into(), json!(now()));
+                metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
+                if resource.group.is_empty() && resource.kind == "Namespace" {
+                    object["status"] = json!({"phase": "Terminating"});
+                }
+                if options.dry_run {
+                    return Ok(DeleteOutcome::Pending(object));
+                }
+                match self.store.update(&key, encode(&object), Some(current.revision)).await? {
+                    Ok(record) => {
+                        set_resource_version(&mut object, record.revision);
+                        return Ok(DeleteOutcome::Pending(object));
+                    }
+                    Err(_) => continue,
+                }
+            }
+            if options.dry_run {
+                return Ok(DeleteOutcome::Deleted(object));
+            }
+            match self.store.delete(&key, Some(current.revision)).await? {
+                Ok(deleted) => {
+                    set_resource_version(&mut object, deleted.revision);
+                    return Ok(DeleteOutcome::Deleted(object));
+                }
+                Err(Conflict::NotFound) => return Err(ApiError::not_found(&resource.group, &resource.plural, name)),
+                Err(_) => continue,
+            }
+        }
+        Err(ApiError::stale(&resource.group, &resource.plural, name))
+    }
+}
+
+/// Namespaces keep their `kubernetes` finalizer (in `spec.finalizers`) until their content is gone.
+fn is_namespace_pending(resource: &ResourceInfo, object: &Value) -> bool {
+    resource.group.is_empty()
+        && resource.kind == "Namespace"
+        && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+}
+
+fn conflict_error(resource: &ResourceInfo, name: &str, conflict: Conflict) -> ApiError {
+    match conflict {
+        Conflict::NotFound => ApiError::not_found(&resource.group, &resource.plural, name),
+        Conflict::AlreadyExists(_) => ApiError::already_exists(&resource.group, &resource.plural, name),
+        Conflict::RevisionMismatch(_) => ApiError::stale(&resource.group, &resource.plural, name),
+    }
+}
+
+/// `kind` and `apiVersion`, when given, must be the resource's; they are filled in when missing.
+fn check_type_meta(resource: &ResourceInfo, object: &Value) -> ApiResult<()> {
+    let Some(map) = object.as_object() else {
+        return Err(ApiError::bad_request("the body must be a JSON or YAML object"));
+    };
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or(&resource.kind);
+    let api_version = map.get("apiVersion").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| resource.api_version());
+    if kind != resource.kind || api_version != resource.api_version() {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({}) or kind {kind} is not {}",
+            resource.api_version(), resource.kind)));
+    }
+    Ok(())
+}
+
+/// Fills in `kind`/`apiVersion` and runs metadata and typed validation.
+fn validate_object(resource: &ResourceInfo, object: &mut Value) -> ApiResult<()> {
+    if let Some(map) = object.as_object_mut() {
+        map.insert("kind".into(), json!(resource.kind));
+        map.insert("apiVersion".into(), json!(resource.api_version()));
+    }
+    let mut causes = Vec::new();
+    validate::check_metadata(resource, object, &mut causes);
+    if !causes.is_empty() {
+        let name = meta_str(object, "name").unwrap_or_default();
+        return Err(ApiError::invalid(&resource.group, &resource.kind, name, causes));
+    }
+    validate::check_typed(resource, object)
+}

@@ -1,0 +1,227 @@
+//! Validation: object names, labels and annotations, and the object's shape checked against its
+//! k8s-openapi type (used for checking only: the stored object is the JSON the client sent, defaulted).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::ResourceInfo;
+use crate::status::{ApiError, Cause};
+
+const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const QUALIFIED_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+pub fn is_dns_label(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    !s.is_empty()
+        && s.len() <= 63
+        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0] != b'-'
+        && bytes[bytes.len() - 1] != b'-'
+}
+
+pub fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+fn is_qualified_part(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    !s.is_empty()
+        && s.len() <= 63
+        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+}
+
+/// How a resource's names are validated (kube uses different rules per resource).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NameRule {
+    Subdomain,
+    Label,
+    /// RBAC objects: anything but `.`, `..`, `/` and `%`.
+    PathSegment,
+}
+
+pub fn name_rule(resource: &ResourceInfo) -> NameRule {
+    match (resource.group.as_str(), resource.plural.as_str()) {
+        ("", "namespaces" | "services") => NameRule::Label,
+        ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+        _ => NameRule::Subdomain,
+    }
+}
+
+pub fn check_name(rule: NameRule, field: &str, name: &str, causes: &mut Vec<Cause>) {
+    match rule {
+        NameRule::Subdomain if !is_dns_subdomain(name) => {
+            let why = if name.len() > 253 { "must be no more than 253 characters" } else { SUBDOMAIN_MSG };
+            causes.push(Cause::invalid(field, name, why));
+        }
+        NameRule::Label if !is_dns_label(name) => {
+            let why = if name.len() > 63 { "must be no more than 63 characters" } else { LABEL_MSG };
+            causes.push(Cause::invalid(field, name, why));
+        }
+        NameRule::PathSegment if name == "." || name == ".." || name.contains('/') || name.contains('%') => {
+            causes.push(Cause::invalid(field, name, "may not be '.' or '..' and may not contain '/' or '%'"));
+        }
+        _ => {}
+    }
+}
+
+/// A label or annotation key: `[prefix/]name`, prefix a DNS subdomain, name a qualified name part.
+fn check_qualified_key(field: &str, key: &str, causes: &mut Vec<Cause>) {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        if !is_dns_subdomain(prefix) {
+            causes.push(Cause::invalid(field, key, "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"));
+        }
+    }
+    if !is_qualified_part(name) {
+        causes.push(Cause::invalid(field, key, QUALIFIED_MSG));
+    }
+}
+
+/// Checks `metadata`: name (unless generated later), namespace, labels, annotations.
+pub fn check_metadata(resource: &ResourceInfo, object: &Value, causes: &mut Vec<Cause>) {
+    let metadata = object.get("metadata");
+    if let Some(name) = metadata.and_then(|m| m.get("name")).and_then(Value::as_str) {
+        check_name(name_rule(resource), "metadata.name", name, causes);
+    }
+    if let Some(labels) = metadata.and_then(|m| m.get("labels")) {
+        match labels.as_object() {
+            Some(labels) => {
+                for (key, value) in labels {
+                    check_qualified_key("metadata.labels", key, causes);
+                    match value.as_str() {
+                        Some(v) if v.is_empty() || is_qualified_part(v) => {}
+                        Some(v) => causes.push(Cause::invalid("metadata.labels", v, LABEL_VALUE_MSG)),
+                        None => causes.push(Cause::invalid("metadata.labels", &value.to_string(), "must be a string")),
+                    }
+                }
+            }
+            None if labels.is_null() => {}
+            None => causes.push(Cause::invalid("metadata.labels", &labels.to_string(), "must be a map of strings")),
+        }
+    }
+    if let Some(annotations) = metadata.and_then(|m| m.get("annotations")).and_then(Value::as_object) {
+        let mut total = 0;
+        for (key, value) in annotations {
+            check_qualified_key("metadata.annotations", key, causes);
+            total += key.len() + value.as_str().map_or(0, str::len);
+        }
+        if total > 256 * 1024 {
+            causes.push(Cause {
+                reason: "FieldValueTooLong",
+                message: "Too long: must have at most 262144 bytes".to_owned(),
+                field: "metadata.annotations".to_owned(),
+            });
+        }
+    }
+}
+
+/// Deserializes `value` as the kind's k8s-openapi type: a missing required field is a 422 cause with its
+/// path; a wrongly typed field is a 400, as kube-apiserver's decoder answers.
+pub fn check_typed(resource: &ResourceInfo, value: &Value) -> Result<(), ApiError> {
+    let Some(definition) = resource.definition.as_deref() else { return Ok(()) };
+    let Some(result) = typed(definition, value) else { return Ok(()) };
+    let Err((path, message)) = result else { return Ok(()) };
+    let name = value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.split('`').next()) {
+        let full = if path == "." || path.is_empty() { field.to_owned() } else { format!("{path}.{field}") };
+        return Err(ApiError::invalid(&resource.group, &resource.kind, name, vec![Cause::required(full)]));
+    }
+    Err(ApiError::bad_request(format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: {path}: {message}",
+        kind = resource.kind,
+        version = resource.version,
+    )))
+}
+
+fn check_as<'de, T: Deserialize<'de>>(value: &'de Value) -> Result<(), (String, String)> {
+    serde_path_to_error::deserialize::<_, T>(value)
+        .map(drop)
+        .map_err(|err| (err.path().to_string(), err.inner().to_string()))
+}
+
+macro_rules! typed_checks {
+    ($($definition:literal => $ty:ty,)*) => {
+        fn typed(definition: &str, value: &Value) -> Option<Result<(), (String, String)>> {
+            match definition {
+                $($definition => Some(check_as::<$ty>(value)),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+use k8s_openapi::api::{apps, batch, coordination, core, discovery, events, networking, policy, rbac, scheduling, storage};
+
+typed_checks! {
+    "io.k8s.api.core.v1.Namespace" => core::v1::Namespace,
+    "io.k8s.api.core.v1.ConfigMap" => core::v1::ConfigMap,
+    "io.k8s.api.core.v1.Secret" => core::v1::Secret,
+    "io.k8s.api.core.v1.ServiceAccount" => core::v1::ServiceAccount,
+    "io.k8s.api.core.v1.Event" => core::v1::Event,
+    "io.k8s.api.core.v1.LimitRange" => core::v1::LimitRange,
+    "io.k8s.api.core.v1.ResourceQuota" => core::v1::ResourceQuota,
+    "io.k8s.api.core.v1.Service" => core::v1::Service,
+    "io.k8s.api.core.v1.Endpoints" => core::v1::Endpoints,
+    "io.k8s.api.core.v1.Pod" => core::v1::Pod,
+    "io.k8s.api.core.v1.PodTemplate" => core::v1::PodTemplate,
+    "io.k8s.api.core.v1.ReplicationController" => core::v1::ReplicationController,
+    "io.k8s.api.core.v1.PersistentVolume" => core::v1::PersistentVolume,
+    "io.k8s.api.core.v1.PersistentVolumeClaim" => core::v1::PersistentVolumeClaim,
+    "io.k8s.api.core.v1.Node" => core::v1::Node,
+    "io.k8s.api.apps.v1.Deployment" => apps::v1::Deployment,
+    "io.k8s.api.apps.v1.ReplicaSet" => apps::v1::ReplicaSet,
+    "io.k8s.api.apps.v1.StatefulSet" => apps::v1::StatefulSet,
+    "io.k8s.api.apps.v1.DaemonSet" => apps::v1::DaemonSet,
+    "io.k8s.api.apps.v1.ControllerRevision" => apps::v1::ControllerRevision,
+    "io.k8s.api.batch.v1.Job" => batch::v1::Job,
+    "io.k8s.api.batch.v1.CronJob" => batch::v1::CronJob,
+    "io.k8s.api.coordination.v1.Lease" => coordination::v1::Lease,
+    "io.k8s.api.events.v1.Event" => events::v1::Event,
+    "io.k8s.api.discovery.v1.EndpointSlice" => discovery::v1::EndpointSlice,
+    "io.k8s.api.networking.v1.Ingress" => networking::v1::Ingress,
+    "io.k8s.api.networking.v1.IngressClass" => networking::v1::IngressClass,
+    "io.k8s.api.networking.v1.NetworkPolicy" => networking::v1::NetworkPolicy,
+    "io.k8s.api.policy.v1.PodDisruptionBudget" => policy::v1::PodDisruptionBudget,
+    "io.k8s.api.storage.v1.StorageClass" => storage::v1::StorageClass,
+    "io.k8s.api.scheduling.v1.PriorityClass" => scheduling::v1::PriorityClass,
+    "io.k8s.api.rbac.v1.Role" => rbac::v1::Role,
+    "io.k8s.api.rbac.v1.RoleBinding" => rbac::v1::RoleBinding,
+    "io.k8s.api.rbac.v1.ClusterRole" => rbac::v1::ClusterRole,
+    "io.k8s.api.rbac.v1.ClusterRoleBinding" => rbac::v1::ClusterRoleBinding,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_names() {
+        assert!(is_dns_label("a-1") && !is_dns_label("-a") && !is_dns_label("A") && !is_dns_label(&"a".repeat(64)));
+        assert!(is_dns_subdomain("a.b-c.d") && !is_dns_subdomain("a..b") && !is_dns_subdomain("a_b"));
+    }
+
+    #[test]
+    fn metadata_causes_name_every_problem() {
+        let info = ResourceInfo {
+            group: String::new(), version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(),
+            singular: "configmap".into(), short_names: vec![], categories: vec![], namespaced: true,
+            subresources: vec![], verbs: vec![], definition: Some("io.k8s.api.core.v1.ConfigMap".into()),
+        };
+        let object = serde_json::json!({"metadata": {"name": "Bad_Name", "labels": {"ok": "v", "bad key!": "v", "k": "bad value!"}}});
+        let mut causes = Vec::new();
+        check_metadata(&info, &object, &mut causes);
+        let fields: Vec<&str> = causes.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(fields, ["metadata.name", "metadata.labels", "metadata.labels"]);
+        let wrong_type = serde_json::json!({"metadata": {"name": "x"}, "data": {"a": 1}});
+        let err = check_typed(&info, &wrong_type).expect_err("data values must be strings");
+        assert_eq!((err.code, err.reason), (400, "BadRequest"));
+        assert!(err.message.contains("data.a"), "{}", err.message);
+    }
+}

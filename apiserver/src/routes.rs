@@ -1,0 +1,154 @@
+//! Every non-resource route in one table: version, health, metrics, discovery and OpenAPI. Resource URLs
+//! are parsed by `filters::request_info` and served by `handlers`.
+
+use actix_web::http::header;
+use actix_web::HttpResponse;
+use serde_json::json;
+
+use crate::discovery;
+use crate::negotiate::parse_accept;
+use crate::state::ApiServer;
+use crate::status::{ApiError, ApiResult};
+
+/// Reported by `/version`: within kubectl 1.32's skew, and the version k8s-openapi's types describe.
+pub const KUBERNETES_VERSION: &str = "v1.33.4";
+
+/// A non-resource route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    Version,
+    Health(String),
+    Metrics,
+    Api,
+    Apis,
+    Group(String),
+    GroupVersion(String, String),
+    OpenApiV2,
+    OpenApiV3Index,
+    OpenApiV3(String),
+    NotFound,
+}
+
+/// Maps a path (without any `/clusters/<path>` prefix) to its route.
+pub fn route(path: &str) -> Route {
+    let trimmed = path.trim_end_matches('/');
+    let parts: Vec<&str> = trimmed.trim_start_matches('/').split('/').collect();
+    match parts.as_slice() {
+        ["version"] => Route::Version,
+        ["healthz" | "livez" | "readyz", ..] => Route::Health(trimmed.to_owned()),
+        ["metrics"] => Route::Metrics,
+        ["api"] => Route::Api,
+        ["api", version] => Route::GroupVersion(String::new(), (*version).to_owned()),
+        ["apis"] => Route::Apis,
+        ["apis", group] => Route::Group((*group).to_owned()),
+        ["apis", group, version] => Route::GroupVersion((*group).to_owned(), (*version).to_owned()),
+        ["openapi", "v2"] => Route::OpenApiV2,
+        ["openapi", "v3"] => Route::OpenApiV3Index,
+        ["openapi", "v3", rest @ ..] if !rest.is_empty() => Route::OpenApiV3(rest.join("/")),
+        _ => Route::NotFound,
+    }
+}
+
+impl Route {
+    /// Routes anonymous users may call (kube's `system:public-info-viewer`).
+    pub fn is_public(&self) -> bool {
+        matches!(self, Route::Version | Route::Health(_))
+    }
+}
+
+fn json(body: serde_json::Value) -> HttpResponse {
+    HttpResponse::Ok().content_type("application/json").body(body.to_string())
+}
+
+pub fn version() -> serde_json::Value {
+    json!({
+        "major": "1",
+        "minor": "33",
+        "gitVersion": KUBERNETES_VERSION,
+        "gitCommit": "kspaces",
+        "gitTreeState": "clean",
+        "buildDate": "2026-11-01T00:00:00Z",
+        "goVersion": "rust",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, if std::env::consts::ARCH == "x86_64" { "amd64" } else { std::env::consts::ARCH }),
+    })
+}
+
+fn health(path: &str, verbose: bool) -> HttpResponse {
+    let name = path.trim_start_matches('/').split('/').next().unwrap_or("healthz");
+    let body = if verbose {
+        format!("[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]poststarthook/start-kspaces ok\n{name} check passed\n")
+    } else {
+        "ok".to_owned()
+    };
+    HttpResponse::Ok().content_type("text/plain; charset=utf-8").insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff")).body(body)
+}
+
+/// Serves a non-resource request.
+pub fn serve(server: &ApiServer, route: Route, accept: Option<&str>, query: &str, host: &str) -> ApiResult<HttpResponse> {
+    let table = &server.resources;
+    match route {
+        Route::Version => Ok(json(version())),
+        Route::Health(path) => Ok(health(&path, query.split('&').any(|p| p == "verbose" || p.starts_with("verbose=")))),
+        Route::Metrics => Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(server.metrics.render())),
+        Route::Api | Route::Apis => {
+            let core = route == Route::Api;
+            if let Some(version) = discovery::aggregated_version(accept) {
+                let body = discovery::aggregated(table, core, &version);
+                return Ok(HttpResponse::Ok()
+                    .content_type(format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"))
+                    .body(body.to_string()));
+            }
+            Ok(json(if core { discovery::api_versions(host) } else { discovery::api_group_list(table) }))
+        }
+        Route::Group(group) => discovery::api_group_document(table, &group).map(json).ok_or_else(ApiError::no_route),
+        Route::GroupVersion(group, version) => {
+            discovery::api_resource_list(table, &group, &version).map(json).ok_or_else(ApiError::no_route)
+        }
+        Route::OpenApiV2 => {
+            let wants_json = accept.is_none_or(|a| parse_accept(a).iter().any(|m| matches!(m.essence.as_str(), "application/json" | "*/*" | "application/*")));
+            if !wants_json {
+                return Err(ApiError::not_acceptable());
+            }
+            Ok(HttpResponse::Ok().content_type("application/json").body(server.openapi().v2_json()))
+        }
+        Route::OpenApiV3Index => Ok(json(server.openapi().v3_index())),
+        Route::OpenApiV3(path) => {
+            let (body, hash) = server.openapi().v3_document(&path).ok_or_else(ApiError::no_route)?;
+            let immutable = query.split('&').any(|p| p == format!("hash={hash}"));
+            let cache = if immutable { "public, immutable" } else { "no-cache, private" };
+            Ok(HttpResponse::Ok()
+                .content_type("application/json")
+                .insert_header((header::ETAG, format!("\"{hash}\"")))
+                .insert_header((header::CACHE_CONTROL, cache))
+                .body(body))
+        }
+        Route::NotFound => Err(ApiError::no_route()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_table() {
+        let cases = [
+            ("/version", Route::Version),
+            ("/readyz", Route::Health("/readyz".into())),
+            ("/livez/ping", Route::Health("/livez/ping".into())),
+            ("/api", Route::Api),
+            ("/api/v1", Route::GroupVersion(String::new(), "v1".into())),
+            ("/apis/", Route::Apis),
+            ("/apis/apps", Route::Group("apps".into())),
+            ("/apis/apps/v1", Route::GroupVersion("apps".into(), "v1".into())),
+            ("/openapi/v3/apis/apps/v1", Route::OpenApiV3("apis/apps/v1".into())),
+            ("/openapi/v2", Route::OpenApiV2),
+            ("/nope", Route::NotFound),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(route(path), expected, "{path}");
+        }
+        assert!(route("/healthz").is_public() && !route("/api").is_public());
+    }
+}

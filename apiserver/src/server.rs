@@ -1,0 +1,161 @@
+//! `kspaces serve`: open the store, make the PKI and admin kubeconfig, bootstrap, and serve HTTPS.
+
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use actix_web::{middleware, web, App, HttpServer};
+use kspaces_storage::sled::SledConfig;
+use kspaces_storage::{KeyLayout, Store, StoreConfig};
+use serde_json::json;
+
+use crate::config::{ServeArgs, StorageBackend};
+use crate::filters::authenticate::{PeerCertificate, TokenFile};
+use crate::pki::{self, CertificateAuthority, PkiPaths};
+use crate::registry::builtin::builtin_resources;
+use crate::registry::store::ListOptions;
+use crate::registry::{ResourceTable, Scope};
+use crate::state::ApiServer;
+use crate::{chain, controllers};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Pki(#[from] pki::PkiError),
+    #[error("storage: {0}")]
+    Storage(#[from] kspaces_storage::StorageError),
+    #[error(transparent)]
+    Tokens(#[from] crate::filters::authenticate::TokenFileError),
+    #[error("bootstrap: {0}")]
+    Bootstrap(String),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// The namespaces every space starts with.
+pub const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
+    let layout = KeyLayout::new(&args.etcd_prefix)?;
+    let config = StoreConfig { layout, ..StoreConfig::default() };
+    match args.storage_backend {
+        StorageBackend::Sled => Ok(Store::open_sled(&SledConfig::new(args.data_dir.join("db")), config)?),
+        #[cfg(feature = "etcd")]
+        StorageBackend::Etcd => {
+            if args.etcd_servers.is_empty() {
+                return Err(ServeError::Config("--storage-backend etcd needs --etcd-servers".into()));
+            }
+            let etcd = kspaces_storage::etcd::EtcdConfig::new(args.etcd_servers.clone());
+            Ok(Store::open_etcd(&etcd, config).await?)
+        }
+        #[cfg(not(feature = "etcd"))]
+        StorageBackend::Etcd => Err(ServeError::Config(
+            "this kspaces was built without etcd support; rebuild with `--features etcd`".into(),
+        )),
+    }
+}
+
+/// Creates the default namespaces of the system space when missing.
+async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
+    let namespaces = server.namespaces();
+    let scope = Scope { space: server.system_space(), namespace: None };
+    let (existing, _) = server.registry.list(&namespaces, &scope, &ListOptions::default()).await
+        .map_err(|err| ServeError::Bootstrap(err.message))?;
+    for name in DEFAULT_NAMESPACES {
+        if existing.iter().any(|ns| ns.pointer("/metadata/name").and_then(|n| n.as_str()) == Some(name)) {
+            continue;
+        }
+        let object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        match server.registry.create(&namespaces, &scope, object, &namespaces, false).await {
+            Ok(_) => {}
+            Err(err) if err.code == 409 => {}
+            Err(err) => return Err(ServeError::Bootstrap(err.message)),
+        }
+    }
+    Ok(())
+}
+
+fn server_url(addr: SocketAddr) -> String {
+    let ip = match addr.ip() {
+        ip if ip.is_unspecified() => IpAddr::from([127, 0, 0, 1]),
+        ip => ip,
+    };
+    match ip {
+        IpAddr::V6(v6) => format!("https://[{v6}]:{}", addr.port()),
+        IpAddr::V4(v4) => format!("https://{v4}:{}", addr.port()),
+    }
+}
+
+fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> ServeError + '_ {
+    move |source| ServeError::Io { path: path.to_owned(), source }
+}
+
+/// Runs the server until it is stopped (SIGINT/SIGTERM).
+pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    std::fs::create_dir_all(&args.data_dir).map_err(io_err(&args.data_dir))?;
+    let paths = PkiPaths::new(&args.data_dir);
+    let ca = CertificateAuthority::load_or_create(&paths)?;
+    let (cert_file, key_file) = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
+        _ => {
+            pki::ensure_serving_cert(&ca, &paths)?;
+            (paths.serving_cert.clone(), paths.serving_key.clone())
+        }
+    };
+    let client_ca = match &args.client_ca_file {
+        Some(path) => std::fs::read_to_string(path).map_err(io_err(path))?,
+        None => ca.cert_pem.clone(),
+    };
+    let tls = pki::server_config(&cert_file, &key_file, &client_ca)?;
+    let tokens = match &args.token_auth_file {
+        Some(path) => TokenFile::load(path)?,
+        None => TokenFile::default(),
+    };
+    let store = open_store(&args).await?;
+    let server = ApiServer::new(store, ResourceTable::new(builtin_resources()), tokens);
+    bootstrap(&server).await?;
+
+    let listener = TcpListener::bind((args.bind_address, args.secure_port))
+        .map_err(io_err(std::path::Path::new("--bind-address/--secure-port")))?;
+    let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;
+    let url = server_url(addr);
+    let (admin_cert, admin_key) = ca.client_cert("kubernetes-admin", &["system:masters".to_owned()])?;
+    let kubeconfig = pki::kubeconfig(&url, &ca.cert_pem, "kspaces", "kubernetes-admin", &admin_cert, &admin_key);
+    let kubeconfig_path = args.data_dir.join("admin.kubeconfig");
+    std::fs::write(&kubeconfig_path, kubeconfig).map_err(io_err(&kubeconfig_path))?;
+    let _ = std::fs::write(args.data_dir.join("server-url"), &url);
+
+    let warm = server.clone();
+    std::thread::spawn(move || {
+        warm.openapi();
+    });
+    actix_web::rt::spawn(controllers::namespace::run(server.clone(), Duration::from_millis(500)));
+
+    println!("kspaces serving on {url} (admin kubeconfig: {})", kubeconfig_path.display());
+    let data = web::Data::new(server);
+    HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .wrap(middleware::Compress::default())
+            .default_service(web::to(chain::handle))
+    })
+    .on_connect(|connection, extensions| {
+        use actix_tls::accept::rustls_0_23::TlsStream;
+        if let Some(tls) = connection.downcast_ref::<TlsStream<actix_web::rt::net::TcpStream>>() {
+            let (_, session) = tls.get_ref();
+            if let Some(cert) = session.peer_certificates().and_then(|certs| certs.first()) {
+                extensions.insert(PeerCertificate(cert.to_vec()));
+            }
+        }
+    })
+    .workers(2)
+    .listen_rustls_0_23(listener, tls)
+    .map_err(io_err(std::path::Path::new("listener")))?
+    .run()
+    .await
+    .map_err(io_err(std::path::Path::new("server")))
+}

@@ -1,0 +1,196 @@
+//! Checks only etcd needs: reopening on a prefix, a dead etcd, value limits, writes from another store,
+//! foreign keys, history replay through a temporary watch, and compaction.
+#![cfg(feature = "etcd")]
+
+#[path = "support/etcd.rs"]
+mod etcd_support;
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kspaces_storage::conformance::{configmaps, key, space, test_config, value};
+use kspaces_storage::etcd::EtcdConfig;
+use kspaces_storage::{
+    EventKind, HubConfig, KeyLayout, ListRequest, Revision, StorageError, Store, StoreConfig, WatchFrom, WatchItem,
+    WatchOptions, Watcher,
+};
+
+use etcd_support::EtcdServer;
+
+fn config_on(layout: &KeyLayout) -> StoreConfig {
+    StoreConfig { layout: layout.clone(), ..test_config() }
+}
+
+async fn open(etcd: &EtcdConfig, layout: &KeyLayout) -> Store {
+    Store::open_etcd(etcd, config_on(layout)).await.expect("open an etcd store")
+}
+
+/// The next event of a watcher, within five seconds.
+async fn next_event(watcher: &mut Watcher) -> (EventKind, String, Revision) {
+    let item = tokio::time::timeout(Duration::from_secs(5), watcher.next()).await.expect("an event in time");
+    match item.expect("watch open").expect("no watch error") {
+        WatchItem::Event(event) => (event.kind, event.key.as_str().to_owned(), event.revision),
+        WatchItem::Bookmark(revision) => panic!("expected an event, got a bookmark at {revision}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reopened_store_sees_the_data_and_continues_revisions() {
+    let server = etcd_support::shared();
+    let layout = etcd_support::unique_layout();
+    let first = open(&server.config(), &layout).await;
+    let a = key(&first, "t1", "default", "a");
+    let created = first.create(&a, value("one")).await.expect("no error").expect("created");
+    drop(first);
+
+    let again = open(&server.config(), &layout).await;
+    assert_eq!(again.get(&a).await.expect("no error"), Some(created.clone()));
+    assert!(again.current_revision().await.expect("revision") >= created.revision);
+    let b = key(&again, "t1", "default", "b");
+    let next = again.create(&b, value("two")).await.expect("no error").expect("created");
+    assert!(next.revision > created.revision, "revisions continue after reopening");
+    let page = again.list(&configmaps(&again).all_spaces(), &ListRequest::default()).await.expect("list");
+    let names: Vec<_> = page.items.iter().map(|r| r.key.as_str().rsplit('/').next().unwrap_or("").to_owned()).collect();
+    assert_eq!(names, ["a", "b"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_etcd_is_unavailable_within_the_timeout() {
+    let mut server = EtcdServer::start();
+    let etcd = server.config();
+    let store = open(&etcd, &etcd_support::unique_layout()).await;
+    let a = key(&store, "t1", "default", "a");
+    store.create(&a, value("one")).await.expect("no error").expect("created");
+    server.kill();
+
+    let bound = etcd.request_timeout + Duration::from_secs(2);
+    let started = Instant::now();
+    let got = store.get(&a).await;
+    assert!(matches!(got, Err(StorageError::Unavailable(_))), "get: {got:?}");
+    let listed = store.list(&configmaps(&store).all_spaces(), &ListRequest::default()).await;
+    assert!(matches!(listed, Err(StorageError::Unavailable(_))), "list: {listed:?}");
+    let b = key(&store, "t1", "default", "b");
+    let created = store.create(&b, value("two")).await;
+    assert!(matches!(created, Err(StorageError::Unavailable(_))), "create: {created:?}");
+    assert!(started.elapsed() < bound * 3, "three calls took {:?}", started.elapsed());
+
+    let reopened = Store::open_etcd(&etcd, test_config()).await;
+    assert!(matches!(reopened, Err(StorageError::Unavailable(_))), "open: {:?}", reopened.err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_up_to_three_mebibytes_round_trip_and_larger_ones_are_refused() {
+    let server = etcd_support::shared();
+    let store = open(&server.config(), &etcd_support::unique_layout()).await;
+    let limit = store.config().max_value_bytes;
+    let big = Bytes::from(vec![b'x'; limit]);
+    let a = key(&store, "t1", "default", "big");
+    let mut watcher = store.watch(&configmaps(&store).all_spaces(), WatchFrom::Now, WatchOptions::default()).await.expect("watch");
+    let created = store.create(&a, big.clone()).await.expect("no error").expect("created");
+    assert_eq!(store.get(&a).await.expect("no error").map(|r| r.value), Some(big.clone()));
+    let page = store.list(&configmaps(&store).all_spaces(), &ListRequest::default()).await.expect("list");
+    assert_eq!(page.items, [created.clone()]);
+    assert_eq!(next_event(&mut watcher).await, (EventKind::Added, a.as_str().to_owned(), created.revision));
+
+    let too_big = Bytes::from(vec![b'x'; limit + 1]);
+    let b = key(&store, "t1", "default", "too-big");
+    let refused = store.create(&b, too_big.clone()).await;
+    assert_eq!(refused, Err(StorageError::ValueTooLarge { size: limit + 1, limit }));
+    let refused = store.update(&a, too_big, None).await;
+    assert!(matches!(refused, Err(StorageError::ValueTooLarge { .. })), "update: {refused:?}");
+    assert_eq!(store.get(&b).await.expect("no error"), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_see_writes_made_through_another_store_on_the_same_prefix() {
+    let server = etcd_support::shared();
+    let layout = etcd_support::unique_layout();
+    let (reader, writer) = (open(&server.config(), &layout).await, open(&server.config(), &layout).await);
+    let mut watcher = reader.watch(&configmaps(&reader).all_spaces(), WatchFrom::Now, WatchOptions::default()).await.expect("watch");
+    let a = key(&writer, "t1", "default", "a");
+    let created = writer.create(&a, value("one")).await.expect("no error").expect("created");
+    let updated = writer.update(&a, value("two"), Some(created.revision)).await.expect("no error").expect("updated");
+    let deleted = writer.delete(&a, Some(updated.revision)).await.expect("no error").expect("deleted");
+    assert_eq!(next_event(&mut watcher).await, (EventKind::Added, a.as_str().to_owned(), created.revision));
+    assert_eq!(next_event(&mut watcher).await, (EventKind::Modified, a.as_str().to_owned(), updated.revision));
+    assert_eq!(next_event(&mut watcher).await, (EventKind::Deleted, a.as_str().to_owned(), deleted.revision));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_keys_under_the_prefix_are_skipped() {
+    let server = etcd_support::shared();
+    let layout = etcd_support::unique_layout();
+    let store = open(&server.config(), &layout).await;
+    let mut watcher = store.watch(&layout.everything(), WatchFrom::Now, WatchOptions::default()).await.expect("watch");
+    let mut raw = etcd_client::Client::connect([server.endpoint.as_str()], None).await.expect("raw client");
+    raw.put(format!("{}/not/an/object", layout.prefix()), "junk", None).await.expect("raw put");
+    let a = key(&store, "t1", "default", "a");
+    let created = store.create(&a, value("one")).await.expect("no error").expect("created");
+    assert_eq!(next_event(&mut watcher).await, (EventKind::Added, a.as_str().to_owned(), created.revision));
+    let page = store.list(&layout.everything(), &ListRequest::default()).await.expect("list");
+    assert_eq!(page.items, [created]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_before_the_hub_window_replays_from_etcd() {
+    let server = etcd_support::shared();
+    let config = StoreConfig { layout: etcd_support::unique_layout(), hub: HubConfig { window: 2, ..HubConfig::default() }, ..test_config() };
+    let store = Store::open_etcd(&server.config(), config).await.expect("open");
+    let before = store.current_revision().await.expect("revision");
+    let mut written = Vec::new();
+    for name in ["a", "b", "c", "d", "e"] {
+        let k = key(&store, "t1", "default", name);
+        written.push(store.create(&k, value(name)).await.expect("no error").expect("created").revision);
+    }
+    let other_space = configmaps(&store).space(&space("t2"));
+    let k = key(&store, "t2", "default", "x");
+    store.create(&k, value("x")).await.expect("no error").expect("created");
+    let range = configmaps(&store).space(&space("t1"));
+    assert!(!range.covers(&other_space));
+    let mut watcher = store.watch(&range, WatchFrom::After(before), WatchOptions::default()).await.expect("watch");
+    let mut seen = Vec::new();
+    for _ in 0..written.len() {
+        seen.push(next_event(&mut watcher).await.2);
+    }
+    assert_eq!(seen, written, "every event, in order, once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_is_physical_and_old_revisions_are_gone() {
+    // Compaction is global in etcd, so this check has an etcd of its own.
+    let server = EtcdServer::start();
+    let store = open(&server.config(), &etcd_support::unique_layout()).await;
+    let a = key(&store, "t1", "default", "a");
+    let first = store.create(&a, value("one")).await.expect("no error").expect("created");
+    let second = store.update(&a, value("two"), None).await.expect("no error").expect("updated");
+    store.compact(second.revision).await.expect("compact");
+    store.compact(first.revision).await.expect("compacting to an older revision is a no-op");
+    assert_eq!(store.compacted_revision().await.expect("compacted"), second.revision);
+    let request = ListRequest { revision: Some(first.revision), ..ListRequest::default() };
+    let listed = store.list(&configmaps(&store).all_spaces(), &request).await;
+    assert!(matches!(listed, Err(StorageError::Compacted { .. })), "list: {listed:?}");
+    let resumed = store.watch(&configmaps(&store).all_spaces(), WatchFrom::After(Revision::ZERO), WatchOptions::default()).await;
+    assert!(matches!(resumed, Err(StorageError::Compacted { .. })), "watch: {:?}", resumed.err());
+    let future = store.compact(Revision(second.revision.0 + 1000)).await;
+    assert!(matches!(future, Err(StorageError::FutureRevision { .. })), "compact: {future:?}");
+
+    // A second store on the same etcd learns of the compaction from etcd's error.
+    let other = open(&server.config(), &etcd_support::unique_layout()).await;
+    let listed = other.list(&configmaps(&other).all_spaces(), &request).await;
+    assert!(matches!(listed, Err(StorageError::Compacted { .. })), "list: {listed:?}");
+    assert!(other.compacted_revision().await.expect("compacted") > first.revision);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_brings_bookmarks_up_to_the_current_revision() {
+    let server = etcd_support::shared();
+    let store = open(&server.config(), &etcd_support::unique_layout()).await;
+    let mut watcher = store.watch(&configmaps(&store).all_spaces(), WatchFrom::Now, WatchOptions { bookmarks: true }).await.expect("watch");
+    let current = store.current_revision().await.expect("revision");
+    store.progress().await.expect("progress");
+    let item = tokio::time::timeout(Duration::from_secs(5), watcher.next()).await.expect("in time");
+    match item.expect("open").expect("no error") {
+        WatchItem::Bookmark(revision) => assert!(revision >= current, "bookmark {revision} < {current}"),
+        other => panic!("expected a bookmark, got {other:?}"),
+    }
+}
