@@ -89,7 +89,7 @@ async fn values_up_to_three_mebibytes_round_trip_and_larger_ones_are_refused() {
     let created = store.create(&a, big.clone()).await.expect("no error").expect("created");
     assert_eq!(store.get(&a).await.expect("no error").map(|r| r.value), Some(big.clone()));
     let page = store.list(&configmaps(&store).all_spaces(), &ListRequest::default()).await.expect("list");
-    assert_eq!(page.items, [created.clone()]);
+    assert_eq!(page.items, std::slice::from_ref(&created));
     assert_eq!(next_event(&mut watcher).await, (EventKind::Added, a.as_str().to_owned(), created.revision));
 
     let too_big = Bytes::from(vec![b'x'; limit + 1]);

@@ -20,8 +20,9 @@ pub(crate) fn for_each_ref(value: &Value, visit: &mut impl FnMut(&str)) {
     }
 }
 
-/// Names of every definition reachable from `roots` (refs starting with `prefix`), following definitions.
-pub(crate) fn reachable(roots: &Value, definitions: &Map<String, Value>, prefix: &str) -> BTreeSet<String> {
+/// Names of every definition reachable from the values of `roots` (refs starting with `prefix`),
+/// following definitions.
+pub(crate) fn reachable_from_map(roots: &Map<String, Value>, definitions: &Map<String, Value>, prefix: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut pending = Vec::new();
     let push_refs = |value: &Value, pending: &mut Vec<String>| {
@@ -31,7 +32,7 @@ pub(crate) fn reachable(roots: &Value, definitions: &Map<String, Value>, prefix:
             }
         });
     };
-    push_refs(roots, &mut pending);
+    roots.values().for_each(|root| push_refs(root, &mut pending));
     while let Some(name) = pending.pop() {
         if !seen.insert(name.clone()) {
             continue;

@@ -3,6 +3,8 @@
 use k8s_openapi::api::{apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac};
 use k8s_openapi::api::{scheduling, storage};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+use std::sync::OnceLock;
+
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{json, Map, Value};
 
@@ -18,6 +20,7 @@ pub(crate) const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
 pub(crate) const API_RESOURCE_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList";
 pub(crate) const API_GROUP: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup";
 pub(crate) const API_GROUP_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList";
+const INT_OR_STRING: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
 pub(crate) const API_VERSIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions";
 
 /// Registers each type (and, transitively, everything it references) with the generator.
@@ -40,7 +43,22 @@ fn settings(form: Form) -> SchemaSettings {
 }
 
 /// Every definition reachable from the built-in kinds and the meta types clients need, in `form`.
-pub(crate) fn builtin_definitions(form: Form) -> Map<String, Value> {
+/// Generated once per process: it depends on nothing but k8s-openapi.
+pub(crate) fn builtin_definitions(form: Form) -> &'static Map<String, Value> {
+    static V2: OnceLock<Map<String, Value>> = OnceLock::new();
+    static V3: OnceLock<Map<String, Value>> = OnceLock::new();
+    match form {
+        Form::V2 => V2.get_or_init(|| generate(form)),
+        Form::V3 => V3.get_or_init(|| generate(form)),
+    }
+}
+
+/// Names of the built-in definitions (those k8s-openapi has types for).
+pub(crate) fn builtin_names() -> impl Iterator<Item = &'static str> {
+    builtin_definitions(Form::V3).keys().map(String::as_str)
+}
+
+pub(crate) fn generate(form: Form) -> Map<String, Value> {
     let mut generator = SchemaGenerator::new(settings(form));
     register!(generator;
         core::v1::Namespace, core::v1::ConfigMap, core::v1::Secret, core::v1::ServiceAccount, core::v1::Event,
@@ -59,6 +77,9 @@ pub(crate) fn builtin_definitions(form: Form) -> Map<String, Value> {
     let mut definitions = generator.take_definitions(true);
     for schema in definitions.values_mut() {
         tidy_builtin_schema(schema, form);
+    }
+    if let Some(Value::Object(int_or_string)) = definitions.get_mut(INT_OR_STRING) {
+        int_or_string.insert("format".into(), json!("int-or-string"));
     }
     definitions
 }

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the whole kspaces test suite: unit tests, the storage conformance suite on memory, sled and a real
+# etcd, the property and kill -9 tests, and the black-box tests that drive the real binary with kubectl 1.32
+# and kube-rs. Installs what the tests need when it is missing (etcd-server, protobuf-compiler); under
+# CI=true anything it cannot provide is a failure, never a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fail() { echo "test-all: $*" >&2; exit 1; }
+
+need_apt=()
+command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
+command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
+if ((${#need_apt[@]})); then
+  echo "test-all: installing ${need_apt[*]}"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null \
+    || fail "could not install ${need_apt[*]}"
+fi
+command -v protoc >/dev/null 2>&1 || fail "protoc is missing (Debian: protobuf-compiler)"
+command -v etcd >/dev/null 2>&1 || fail "etcd is missing (Debian: etcd-server)"
+
+if [ -z "${KUBECTL:-}" ]; then
+  dispatcher="$(readlink -f "$(command -v kubectl 2>/dev/null || echo /nonexistent)" || true)"
+  KUBECTL="$(dirname "$dispatcher")/kubectl.1.32"
+  export KUBECTL
+fi
+[ -x "$KUBECTL" ] || fail "kubectl 1.32 not found (looked for $KUBECTL; set KUBECTL)"
+
+cargo build --workspace --all-features --bins
+cargo test --workspace --all-features --no-fail-fast
