@@ -1,3 +1,4 @@
 //! Background controllers that run inside the server.
 
+pub mod compaction;
 pub mod namespace;

@@ -76,6 +76,8 @@ pub fn choose(accept: Option<&str>, tables: bool) -> ApiResult<Output> {
 pub enum BodyFormat {
     Json,
     Yaml,
+    /// `application/vnd.kubernetes.protobuf` (client-go typed clients send built-in types this way).
+    Protobuf,
 }
 
 /// The patch kinds.
@@ -95,6 +97,7 @@ pub fn body_format(content_type: Option<&str>) -> ApiResult<BodyFormat> {
     match essence(content_type).as_str() {
         "application/json" | "" => Ok(BodyFormat::Json),
         "application/yaml" | "application/x-yaml" | "text/yaml" => Ok(BodyFormat::Yaml),
+        "application/vnd.kubernetes.protobuf" => Ok(BodyFormat::Protobuf),
         other => Err(ApiError::unsupported_media_type(other)),
     }
 }
@@ -119,6 +122,8 @@ pub fn decode_body(format: BodyFormat, body: &[u8]) -> ApiResult<serde_json::Val
             serde_saphyr::from_str(text)
                 .map_err(|err| ApiError::bad_request(format!("the request body is not valid YAML: {err}")))?
         }
+        BodyFormat::Protobuf => crate::protobuf::decode_request(body)
+            .map_err(|err| ApiError::bad_request(format!("the request body is not a valid protobuf object: {err}")))?,
     };
     Ok(value)
 }

@@ -75,7 +75,10 @@ impl OpenApi {
     /// (`com.example.stable.v1.CronTab`; see `ResourceInfo::definition`).
     /// A resource whose definition is nowhere gets an open object schema so its GVK is still published.
     /// Only resources whose definition is a built-in type offer strategic merge patch.
-    pub fn build_with(resources: &[ResourceInfo], extra_definitions: Map<String, Value>) -> OpenApi {
+    pub fn build_with(
+        resources: &[ResourceInfo],
+        extra_definitions: Map<String, Value>,
+    ) -> OpenApi {
         OpenApi {
             resources: resources.to_vec(),
             extra_definitions,
@@ -94,7 +97,8 @@ impl OpenApi {
     /// The Swagger 2.0 document served at `/openapi/v2`.
     pub fn v2_json(&self) -> Bytes {
         let v2 = self.v2.get_or_init(|| {
-            let definitions = model::all_definitions(&self.resources, &self.extra_definitions, Form::V2);
+            let definitions =
+                model::all_definitions(&self.resources, &self.extra_definitions, Form::V2);
             documents::v2_document(self.model(), &definitions)
         });
         v2.clone()
@@ -105,7 +109,12 @@ impl OpenApi {
         let paths: Map<String, Value> = self
             .v3_documents()
             .iter()
-            .map(|(path, doc)| (path.clone(), json!({ "serverRelativeURL": format!("/openapi/v3/{path}?hash={}", doc.hash) })))
+            .map(|(path, doc)| {
+                (
+                    path.clone(),
+                    json!({ "serverRelativeURL": format!("/openapi/v3/{path}?hash={}", doc.hash) }),
+                )
+            })
             .collect();
         json!({ "paths": paths })
     }
@@ -122,11 +131,13 @@ impl OpenApi {
     }
 
     fn model(&self) -> &Model {
-        self.model.get_or_init(|| Model::build(&self.resources, &self.extra_definitions))
+        self.model
+            .get_or_init(|| Model::build(&self.resources, &self.extra_definitions))
     }
 
     fn v3_documents(&self) -> &BTreeMap<String, Document> {
-        self.documents.get_or_init(|| documents::v3_documents(self.model()))
+        self.documents
+            .get_or_init(|| documents::v3_documents(self.model()))
     }
 }
 
@@ -134,6 +145,8 @@ impl OpenApi {
 fn content_hash(bytes: &[u8]) -> String {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
     const PRIME: u128 = 0x0000000001000000000000000000013b;
-    let hash = bytes.iter().fold(OFFSET, |hash, byte| (hash ^ u128::from(*byte)).wrapping_mul(PRIME));
+    let hash = bytes.iter().fold(OFFSET, |hash, byte| {
+        (hash ^ u128::from(*byte)).wrapping_mul(PRIME)
+    });
     format!("{hash:032X}")
 }

@@ -8,11 +8,14 @@
 //! the apimachinery special types (`Time`, `Quantity`, `IntOrString`, …) and generated per message in
 //! [`generated`] (see `codegen.rs` for how to regenerate it).
 
+#[rustfmt::skip]
 mod generated;
 mod to_json;
 
 #[cfg(test)]
 mod codegen;
+#[cfg(test)]
+mod keep_zero;
 #[cfg(test)]
 mod tests;
 

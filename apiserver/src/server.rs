@@ -35,6 +35,9 @@ pub enum ServeError {
     Config(String),
 }
 
+/// How often storage history is compacted (kube-apiserver's default).
+const COMPACTION_INTERVAL: Duration = Duration::from_secs(300);
+
 /// The namespaces every space starts with.
 pub const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
@@ -131,9 +134,10 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
 
     let warm = server.clone();
     std::thread::spawn(move || {
-        warm.openapi();
+        warm.openapi().warm();
     });
     actix_web::rt::spawn(controllers::namespace::run(server.clone(), Duration::from_millis(500)));
+    actix_web::rt::spawn(controllers::compaction::run(server.registry.storage().clone(), COMPACTION_INTERVAL));
 
     println!("kspaces serving on {url} (admin kubeconfig: {})", kubeconfig_path.display());
     let data = web::Data::new(server);

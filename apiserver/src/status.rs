@@ -111,7 +111,7 @@ impl ApiError {
 
     pub fn unsupported_media_type(content_type: &str) -> ApiError {
         ApiError::new(415, "UnsupportedMediaType", format!(
-            "the body of the request was in an unknown format ({content_type}) - accepted media types include: application/json, application/yaml"))
+            "the body of the request was in an unknown format ({content_type}) - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"))
     }
 
     pub fn not_acceptable() -> ApiError {

@@ -97,8 +97,9 @@ pub trait Backend: Send + Sync + 'static {
     /// than what the backend keeps. Used to replay history older than the hub's in-memory window.
     async fn history(&self, range: &KeyRange, after: Revision, through: Revision) -> Result<Vec<Event>>;
 
-    /// Asks the backend to tell the hub its current revision (etcd sends a progress notification); backends
-    /// that publish synchronously have nothing to do.
+    /// Makes the hub's current revision catch up with the backend's, returning only once the hub has been
+    /// told (etcd: a marker write seen through the ordered event feed). Backends that publish synchronously
+    /// have nothing to do.
     async fn request_progress(&self) -> Result<()> {
         Ok(())
     }

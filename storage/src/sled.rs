@@ -550,11 +550,10 @@ fn check_tree(tree: &sled::Tree) -> Result<Vec<String>> {
         let same_key_before = previous.as_ref().filter(|(k, _)| *k == key).map(|(_, v)| v);
         let at = version.revision;
         match same_key_before {
-            Some(before) if !before.tombstone => {
-                if version.create_revision != before.create_revision {
-                    problems.push(format!("{key}@{at} has create revision {} after {}", version.create_revision, before.create_revision));
-                }
+            Some(before) if !before.tombstone && version.create_revision != before.create_revision => {
+                problems.push(format!("{key}@{at} has create revision {} after {}", version.create_revision, before.create_revision));
             }
+            Some(before) if !before.tombstone => {}
             Some(_) if version.tombstone => problems.push(format!("{key}@{at} deletes a key that was already deleted")),
             Some(_) if version.create_revision != at => {
                 problems.push(format!("{key}@{at} re-creates the key but has create revision {}", version.create_revision));

@@ -22,7 +22,10 @@ struct Info {
     version: &'static str,
 }
 
-const INFO: Info = Info { title: "Kubernetes", version: KUBERNETES_VERSION };
+const INFO: Info = Info {
+    title: "Kubernetes",
+    version: KUBERNETES_VERSION,
+};
 
 #[derive(Serialize)]
 struct V3Document<'a> {
@@ -56,12 +59,19 @@ pub(crate) fn v3_documents(model: &Model) -> BTreeMap<String, Document> {
     let mut documents = BTreeMap::new();
     for (key, paths) in &model.documents {
         let reachable = refs::reachable_from_map(paths, &model.definitions, Form::V3.ref_prefix());
-        let schemas = reachable.iter().filter_map(|name| model.definitions.get_key_value(name.as_str())).map(|(k, v)| (k.as_str(), v)).collect();
+        let schemas = reachable
+            .iter()
+            .filter_map(|name| model.definitions.get_key_value(name.as_str()))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
         let document = V3Document {
             openapi: "3.0.0",
             info: INFO,
             paths,
-            components: Components { schemas, security_schemes: security_schemes() },
+            components: Components {
+                schemas,
+                security_schemes: security_schemes(),
+            },
             security: json!([{ "BearerToken": [] }]),
         };
         let body = Bytes::from(serde_json::to_vec(&document).unwrap_or_default());

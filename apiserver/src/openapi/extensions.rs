@@ -31,17 +31,37 @@ struct FieldRule {
 }
 
 const fn rule(definition: &'static str, field: &'static str) -> FieldRule {
-    FieldRule { definition, field, patch_strategy: None, patch_merge_key: None, list_type: ListType::Unset, map_type: None }
+    FieldRule {
+        definition,
+        field,
+        patch_strategy: None,
+        patch_merge_key: None,
+        list_type: ListType::Unset,
+        map_type: None,
+    }
 }
 
 /// `patchStrategy:"merge" patchMergeKey:"<key>"`, `+listType=map +listMapKey=<key>`: the common keyed list.
-const fn merge_map(definition: &'static str, field: &'static str, key: &'static str, map_keys: &'static [&'static str]) -> FieldRule {
-    FieldRule { patch_strategy: Some("merge"), patch_merge_key: Some(key), list_type: ListType::Map(map_keys), ..rule(definition, field) }
+const fn merge_map(
+    definition: &'static str,
+    field: &'static str,
+    key: &'static str,
+    map_keys: &'static [&'static str],
+) -> FieldRule {
+    FieldRule {
+        patch_strategy: Some("merge"),
+        patch_merge_key: Some(key),
+        list_type: ListType::Map(map_keys),
+        ..rule(definition, field)
+    }
 }
 
 /// `+listType=atomic`: the list is replaced as a whole.
 const fn atomic(definition: &'static str, field: &'static str) -> FieldRule {
-    FieldRule { list_type: ListType::Atomic, ..rule(definition, field) }
+    FieldRule {
+        list_type: ListType::Atomic,
+        ..rule(definition, field)
+    }
 }
 
 /// The `conditions` list of a status: merged by `type`.
@@ -54,25 +74,43 @@ const NAME: &[&str] = &["name"];
 /// Field-level rules. Lists not named here carry no extension upstream either (as far as this table knows).
 const FIELD_RULES: &[FieldRule] = &[
     // meta/v1
-    FieldRule { patch_strategy: Some("merge"), list_type: ListType::Set, ..rule("meta.v1.ObjectMeta", "finalizers") },
+    FieldRule {
+        patch_strategy: Some("merge"),
+        list_type: ListType::Set,
+        ..rule("meta.v1.ObjectMeta", "finalizers")
+    },
     merge_map("meta.v1.ObjectMeta", "ownerReferences", "uid", &["uid"]),
     atomic("meta.v1.ObjectMeta", "managedFields"),
     atomic("meta.v1.LabelSelector", "matchExpressions"),
     atomic("meta.v1.LabelSelectorRequirement", "values"),
     atomic("meta.v1.StatusDetails", "causes"),
     // core/v1 PodSpec
-    FieldRule { patch_strategy: Some("merge,retainKeys"), ..merge_map("core.v1.PodSpec", "volumes", "name", NAME) },
+    FieldRule {
+        patch_strategy: Some("merge,retainKeys"),
+        ..merge_map("core.v1.PodSpec", "volumes", "name", NAME)
+    },
     merge_map("core.v1.PodSpec", "initContainers", "name", NAME),
     merge_map("core.v1.PodSpec", "containers", "name", NAME),
     merge_map("core.v1.PodSpec", "ephemeralContainers", "name", NAME),
     merge_map("core.v1.PodSpec", "imagePullSecrets", "name", NAME),
     merge_map("core.v1.PodSpec", "hostAliases", "ip", &["ip"]),
     atomic("core.v1.PodSpec", "tolerations"),
-    merge_map("core.v1.PodSpec", "topologySpreadConstraints", "topologyKey", &["topologyKey", "whenUnsatisfiable"]),
+    merge_map(
+        "core.v1.PodSpec",
+        "topologySpreadConstraints",
+        "topologyKey",
+        &["topologyKey", "whenUnsatisfiable"],
+    ),
     atomic("core.v1.PodSpec", "readinessGates"),
-    FieldRule { patch_strategy: Some("merge,retainKeys"), ..merge_map("core.v1.PodSpec", "resourceClaims", "name", NAME) },
+    FieldRule {
+        patch_strategy: Some("merge,retainKeys"),
+        ..merge_map("core.v1.PodSpec", "resourceClaims", "name", NAME)
+    },
     merge_map("core.v1.PodSpec", "schedulingGates", "name", NAME),
-    FieldRule { map_type: Some("atomic"), ..rule("core.v1.PodSpec", "nodeSelector") },
+    FieldRule {
+        map_type: Some("atomic"),
+        ..rule("core.v1.PodSpec", "nodeSelector")
+    },
     atomic("core.v1.PodSecurityContext", "supplementalGroups"),
     atomic("core.v1.PodSecurityContext", "sysctls"),
     atomic("core.v1.PodDNSConfig", "nameservers"),
@@ -80,23 +118,56 @@ const FIELD_RULES: &[FieldRule] = &[
     atomic("core.v1.PodDNSConfig", "options"),
     atomic("core.v1.HostAlias", "hostnames"),
     // core/v1 Container and EphemeralContainer (same tags upstream)
-    merge_map("core.v1.Container", "ports", "containerPort", &["containerPort", "protocol"]),
+    merge_map(
+        "core.v1.Container",
+        "ports",
+        "containerPort",
+        &["containerPort", "protocol"],
+    ),
     merge_map("core.v1.Container", "env", "name", NAME),
     atomic("core.v1.Container", "envFrom"),
-    merge_map("core.v1.Container", "volumeMounts", "mountPath", &["mountPath"]),
-    merge_map("core.v1.Container", "volumeDevices", "devicePath", &["devicePath"]),
+    merge_map(
+        "core.v1.Container",
+        "volumeMounts",
+        "mountPath",
+        &["mountPath"],
+    ),
+    merge_map(
+        "core.v1.Container",
+        "volumeDevices",
+        "devicePath",
+        &["devicePath"],
+    ),
     atomic("core.v1.Container", "resizePolicy"),
     atomic("core.v1.Container", "command"),
     atomic("core.v1.Container", "args"),
-    merge_map("core.v1.EphemeralContainer", "ports", "containerPort", &["containerPort", "protocol"]),
+    merge_map(
+        "core.v1.EphemeralContainer",
+        "ports",
+        "containerPort",
+        &["containerPort", "protocol"],
+    ),
     merge_map("core.v1.EphemeralContainer", "env", "name", NAME),
     atomic("core.v1.EphemeralContainer", "envFrom"),
-    merge_map("core.v1.EphemeralContainer", "volumeMounts", "mountPath", &["mountPath"]),
-    merge_map("core.v1.EphemeralContainer", "volumeDevices", "devicePath", &["devicePath"]),
+    merge_map(
+        "core.v1.EphemeralContainer",
+        "volumeMounts",
+        "mountPath",
+        &["mountPath"],
+    ),
+    merge_map(
+        "core.v1.EphemeralContainer",
+        "volumeDevices",
+        "devicePath",
+        &["devicePath"],
+    ),
     atomic("core.v1.EphemeralContainer", "resizePolicy"),
     atomic("core.v1.EphemeralContainer", "command"),
     atomic("core.v1.EphemeralContainer", "args"),
-    FieldRule { list_type: ListType::Map(NAME), ..rule("core.v1.ResourceRequirements", "claims") },
+    FieldRule {
+        list_type: ListType::Map(NAME),
+        ..rule("core.v1.ResourceRequirements", "claims")
+    },
     atomic("core.v1.Capabilities", "add"),
     atomic("core.v1.Capabilities", "drop"),
     atomic("core.v1.ExecAction", "command"),
@@ -109,11 +180,26 @@ const FIELD_RULES: &[FieldRule] = &[
     atomic("core.v1.NodeSelectorTerm", "matchExpressions"),
     atomic("core.v1.NodeSelectorTerm", "matchFields"),
     atomic("core.v1.NodeSelectorRequirement", "values"),
-    atomic("core.v1.NodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
-    atomic("core.v1.PodAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
-    atomic("core.v1.PodAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
-    atomic("core.v1.PodAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
-    atomic("core.v1.PodAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
+    atomic(
+        "core.v1.NodeAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ),
+    atomic(
+        "core.v1.PodAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ),
+    atomic(
+        "core.v1.PodAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ),
+    atomic(
+        "core.v1.PodAntiAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ),
+    atomic(
+        "core.v1.PodAntiAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ),
     atomic("core.v1.PodAffinityTerm", "namespaces"),
     atomic("core.v1.PodAffinityTerm", "matchLabelKeys"),
     atomic("core.v1.PodAffinityTerm", "mismatchLabelKeys"),
@@ -121,17 +207,28 @@ const FIELD_RULES: &[FieldRule] = &[
     // core/v1 statuses
     conditions("core.v1.PodStatus"),
     merge_map("core.v1.PodStatus", "podIPs", "ip", &["ip"]),
-    FieldRule { patch_strategy: Some("merge"), patch_merge_key: Some("ip"), ..atomic("core.v1.PodStatus", "hostIPs") },
+    FieldRule {
+        patch_strategy: Some("merge"),
+        patch_merge_key: Some("ip"),
+        ..atomic("core.v1.PodStatus", "hostIPs")
+    },
     atomic("core.v1.PodStatus", "initContainerStatuses"),
     atomic("core.v1.PodStatus", "containerStatuses"),
     atomic("core.v1.PodStatus", "ephemeralContainerStatuses"),
-    FieldRule { patch_strategy: Some("merge,retainKeys"), ..merge_map("core.v1.PodStatus", "resourceClaimStatuses", "name", NAME) },
+    FieldRule {
+        patch_strategy: Some("merge,retainKeys"),
+        ..merge_map("core.v1.PodStatus", "resourceClaimStatuses", "name", NAME)
+    },
     conditions("core.v1.NodeStatus"),
     merge_map("core.v1.NodeStatus", "addresses", "type", &["type"]),
     atomic("core.v1.NodeStatus", "images"),
     atomic("core.v1.NodeStatus", "volumesInUse"),
     atomic("core.v1.NodeStatus", "volumesAttached"),
-    FieldRule { patch_strategy: Some("merge"), list_type: ListType::Set, ..rule("core.v1.NodeSpec", "podCIDRs") },
+    FieldRule {
+        patch_strategy: Some("merge"),
+        list_type: ListType::Set,
+        ..rule("core.v1.NodeSpec", "podCIDRs")
+    },
     atomic("core.v1.NodeSpec", "taints"),
     conditions("core.v1.NamespaceStatus"),
     atomic("core.v1.NamespaceSpec", "finalizers"),
@@ -142,7 +239,12 @@ const FIELD_RULES: &[FieldRule] = &[
     atomic("core.v1.PersistentVolumeSpec", "mountOptions"),
     conditions("core.v1.ReplicationControllerStatus"),
     // core/v1 services, endpoints, accounts, quotas
-    merge_map("core.v1.ServiceSpec", "ports", "port", &["port", "protocol"]),
+    merge_map(
+        "core.v1.ServiceSpec",
+        "ports",
+        "port",
+        &["port", "protocol"],
+    ),
     atomic("core.v1.ServiceSpec", "clusterIPs"),
     atomic("core.v1.ServiceSpec", "externalIPs"),
     atomic("core.v1.ServiceSpec", "loadBalancerSourceRanges"),
@@ -160,14 +262,21 @@ const FIELD_RULES: &[FieldRule] = &[
     atomic("core.v1.ScopeSelector", "matchExpressions"),
     atomic("core.v1.LimitRangeSpec", "limits"),
     // apps/v1
-    FieldRule { patch_strategy: Some("retainKeys"), ..rule("apps.v1.DeploymentSpec", "strategy") },
+    FieldRule {
+        patch_strategy: Some("retainKeys"),
+        ..rule("apps.v1.DeploymentSpec", "strategy")
+    },
     conditions("apps.v1.DeploymentStatus"),
     conditions("apps.v1.ReplicaSetStatus"),
     conditions("apps.v1.StatefulSetStatus"),
     conditions("apps.v1.DaemonSetStatus"),
     atomic("apps.v1.StatefulSetSpec", "volumeClaimTemplates"),
     // batch/v1: job conditions merge by type but are an atomic list for server-side apply.
-    FieldRule { patch_strategy: Some("merge"), patch_merge_key: Some("type"), ..atomic("batch.v1.JobStatus", "conditions") },
+    FieldRule {
+        patch_strategy: Some("merge"),
+        patch_merge_key: Some("type"),
+        ..atomic("batch.v1.JobStatus", "conditions")
+    },
     atomic("batch.v1.CronJobStatus", "active"),
     // policy/v1
     conditions("policy.v1.PodDisruptionBudgetStatus"),
@@ -187,7 +296,10 @@ const FIELD_RULES: &[FieldRule] = &[
     // discovery/v1
     atomic("discovery.v1.EndpointSlice", "endpoints"),
     atomic("discovery.v1.EndpointSlice", "ports"),
-    FieldRule { list_type: ListType::Set, ..rule("discovery.v1.Endpoint", "addresses") },
+    FieldRule {
+        list_type: ListType::Set,
+        ..rule("discovery.v1.Endpoint", "addresses")
+    },
     // rbac/v1
     atomic("rbac.v1.Role", "rules"),
     atomic("rbac.v1.ClusterRole", "rules"),
@@ -245,7 +357,10 @@ pub(crate) fn apply(definitions: &mut Map<String, Value>, form: Form) {
         }
     }
     for name in ATOMIC_STRUCTS {
-        if let Some(schema) = definitions.get_mut(&full_name(name)).and_then(Value::as_object_mut) {
+        if let Some(schema) = definitions
+            .get_mut(&full_name(name))
+            .and_then(Value::as_object_mut)
+        {
             schema.insert("x-kubernetes-map-type".into(), json!("atomic"));
         }
     }
@@ -285,5 +400,8 @@ impl FieldRule {
 /// Every (definition, field) the table names, for the test that checks no row refers to a missing field.
 #[cfg(test)]
 pub(crate) fn table_keys() -> Vec<(String, &'static str)> {
-    FIELD_RULES.iter().map(|rule| (full_name(rule.definition), rule.field)).collect()
+    FIELD_RULES
+        .iter()
+        .map(|rule| (full_name(rule.definition), rule.field))
+        .collect()
 }

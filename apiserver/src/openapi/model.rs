@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::paths::{capitalize, discovery_path, discovery_tag, group_id, group_version_prefix, ResourcePaths};
+use super::paths::{
+    capitalize, discovery_path, discovery_tag, group_id, group_version_prefix, ResourcePaths,
+};
 use super::{extensions, refs, schemas, Form};
 use crate::registry::ResourceInfo;
 
@@ -18,15 +20,25 @@ pub(crate) struct Model {
 }
 
 impl Model {
-    pub(crate) fn build(resources: &[ResourceInfo], extra_definitions: &Map<String, Value>) -> Model {
+    pub(crate) fn build(
+        resources: &[ResourceInfo],
+        extra_definitions: &Map<String, Value>,
+    ) -> Model {
         let definitions = all_definitions(resources, extra_definitions, Form::V3);
         let builtin = builtin_kinds(resources, extra_definitions);
-        Model { definitions, documents: document_paths(resources, &builtin) }
+        Model {
+            definitions,
+            documents: document_paths(resources, &builtin),
+        }
     }
 }
 
 /// Built-in definitions, the extra ones, kind and list schemas, extensions and GVKs, in `form`.
-pub(crate) fn all_definitions(resources: &[ResourceInfo], extra: &Map<String, Value>, form: Form) -> Map<String, Value> {
+pub(crate) fn all_definitions(
+    resources: &[ResourceInfo],
+    extra: &Map<String, Value>,
+    form: Form,
+) -> Map<String, Value> {
     let mut definitions = schemas::builtin_definitions(form).clone();
     for (name, schema) in extra {
         let mut schema = schema.clone();
@@ -57,7 +69,12 @@ pub(crate) fn definition_name(resource: &ResourceInfo) -> String {
         return definition.clone();
     }
     let reversed: Vec<&str> = resource.group.split('.').rev().collect();
-    format!("{}.{}.{}", reversed.join("."), resource.version, resource.kind)
+    format!(
+        "{}.{}.{}",
+        reversed.join("."),
+        resource.version,
+        resource.kind
+    )
 }
 
 /// Makes sure the kind and its list have schemas.
@@ -66,7 +83,9 @@ fn add_kind_definitions(definitions: &mut Map<String, Value>, form: Form, resour
     if !definitions.contains_key(&name) {
         definitions.insert(name.clone(), schemas::placeholder_schema(&resource.kind));
     }
-    definitions.entry(format!("{name}List")).or_insert_with(|| schemas::list_schema(&name, &resource.kind, form));
+    definitions
+        .entry(format!("{name}List"))
+        .or_insert_with(|| schemas::list_schema(&name, &resource.kind, form));
 }
 
 /// `x-kubernetes-group-version-kind` on every kind, its list, and the meta kinds every group version uses.
@@ -75,26 +94,53 @@ fn add_group_version_kinds(definitions: &mut Map<String, Value>, resources: &[Re
     for r in resources {
         let name = definition_name(r);
         schemas::add_gvk(definitions, &name, &r.group, &r.version, &r.kind);
-        schemas::add_gvk(definitions, &format!("{name}List"), &r.group, &r.version, &r.list_kind());
+        schemas::add_gvk(
+            definitions,
+            &format!("{name}List"),
+            &r.group,
+            &r.version,
+            &r.list_kind(),
+        );
         group_versions.insert((&r.group, &r.version));
     }
     for (group, version) in group_versions {
-        schemas::add_gvk(definitions, schemas::DELETE_OPTIONS, group, version, "DeleteOptions");
-        schemas::add_gvk(definitions, schemas::WATCH_EVENT, group, version, "WatchEvent");
+        schemas::add_gvk(
+            definitions,
+            schemas::DELETE_OPTIONS,
+            group,
+            version,
+            "DeleteOptions",
+        );
+        schemas::add_gvk(
+            definitions,
+            schemas::WATCH_EVENT,
+            group,
+            version,
+            "WatchEvent",
+        );
     }
     schemas::add_gvk(definitions, schemas::STATUS, "", "v1", "Status");
     schemas::add_gvk(definitions, schemas::SCALE, "autoscaling", "v1", "Scale");
 }
 
 /// The OpenAPI 3.0 `paths` of each document, keyed by document path.
-fn document_paths(resources: &[ResourceInfo], builtin: &BTreeSet<String>) -> BTreeMap<String, Map<String, Value>> {
+fn document_paths(
+    resources: &[ResourceInfo],
+    builtin: &BTreeSet<String>,
+) -> BTreeMap<String, Map<String, Value>> {
     let mut documents: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     let mut groups = BTreeSet::new();
     for resource in resources {
         let definition = definition_name(resource);
-        let key = group_version_prefix(&resource.group, &resource.version).trim_start_matches('/').to_string();
+        let key = group_version_prefix(&resource.group, &resource.version)
+            .trim_start_matches('/')
+            .to_string();
         let paths = documents.entry(key).or_default();
-        let writer = ResourcePaths { resource, definition: &definition, strategic_merge_patch: builtin.contains(&definition) };
+        let writer = ResourcePaths {
+            resource,
+            definition: &definition,
+            strategic_merge_patch: builtin.contains(&definition),
+        };
         writer.write(paths);
         add_resource_list_path(paths, &resource.group, &resource.version);
         if !resource.group.is_empty() {
@@ -103,13 +149,37 @@ fn document_paths(resources: &[ResourceInfo], builtin: &BTreeSet<String>) -> BTr
     }
     for group in &groups {
         let operation_id = format!("get{}APIGroup", group_id(group));
-        let path = discovery_path(operation_id, &discovery_tag(group, ""), "get information of a group", schemas::API_GROUP);
-        documents.entry(format!("apis/{group}")).or_default().insert(format!("/apis/{group}/"), path);
+        let path = discovery_path(
+            operation_id,
+            &discovery_tag(group, ""),
+            "get information of a group",
+            schemas::API_GROUP,
+        );
+        documents
+            .entry(format!("apis/{group}"))
+            .or_default()
+            .insert(format!("/apis/{group}/"), path);
     }
-    let core = discovery_path("getCoreAPIVersions".into(), "core", "get available API versions", schemas::API_VERSIONS);
-    documents.entry("api".into()).or_default().insert("/api/".into(), core);
-    let apis = discovery_path("getAPIVersions".into(), "apis", "get available API versions", schemas::API_GROUP_LIST);
-    documents.entry("apis".into()).or_default().insert("/apis/".into(), apis);
+    let core = discovery_path(
+        "getCoreAPIVersions".into(),
+        "core",
+        "get available API versions",
+        schemas::API_VERSIONS,
+    );
+    documents
+        .entry("api".into())
+        .or_default()
+        .insert("/api/".into(), core);
+    let apis = discovery_path(
+        "getAPIVersions".into(),
+        "apis",
+        "get available API versions",
+        schemas::API_GROUP_LIST,
+    );
+    documents
+        .entry("apis".into())
+        .or_default()
+        .insert("/apis/".into(), apis);
     documents
 }
 
@@ -119,6 +189,14 @@ fn add_resource_list_path(paths: &mut Map<String, Value>, group: &str, version: 
     if !paths.contains_key(&path) {
         let operation_id = format!("get{}{}APIResources", group_id(group), capitalize(version));
         let tag = discovery_tag(group, version);
-        paths.insert(path, discovery_path(operation_id, &tag, "get available resources", schemas::API_RESOURCE_LIST));
+        paths.insert(
+            path,
+            discovery_path(
+                operation_id,
+                &tag,
+                "get available resources",
+                schemas::API_RESOURCE_LIST,
+            ),
+        );
     }
 }

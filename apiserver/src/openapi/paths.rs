@@ -13,7 +13,11 @@ use crate::registry::{ResourceInfo, Subresource};
 const V3_PREFIX: &str = "#/components/schemas/";
 
 /// Media types of ordinary responses.
-const RESPONSE_TYPES: &[&str] = &["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"];
+const RESPONSE_TYPES: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+];
 /// Media types of list responses, which may also stream.
 const LIST_RESPONSE_TYPES: &[&str] = &[
     "application/json",
@@ -22,24 +26,50 @@ const LIST_RESPONSE_TYPES: &[&str] = &[
     "application/json;stream=watch",
     "application/vnd.kubernetes.protobuf;stream=watch",
 ];
-const WATCH_RESPONSE_TYPES: &[&str] =
-    &["application/json", "application/yaml", "application/vnd.kubernetes.protobuf", "application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch"];
+const WATCH_RESPONSE_TYPES: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+    "application/json;stream=watch",
+    "application/vnd.kubernetes.protobuf;stream=watch",
+];
 
 /// Query parameters per operation kind, in kube-apiserver's (alphabetical) order.
 const LIST_PARAMS: &[&str] = &[
-    "allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "resourceVersion",
-    "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds", "watch",
+    "allowWatchBookmarks",
+    "continue",
+    "fieldSelector",
+    "labelSelector",
+    "limit",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+    "watch",
 ];
 const WRITE_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation"];
 const PATCH_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation", "force"];
 const DELETE_PARAMS: &[&str] = &[
-    "dryRun", "gracePeriodSeconds", "ignoreStoreReadErrorWithClusterBreakingPotential", "orphanDependents",
+    "dryRun",
+    "gracePeriodSeconds",
+    "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "orphanDependents",
     "propagationPolicy",
 ];
 const DELETE_COLLECTION_PARAMS: &[&str] = &[
-    "continue", "dryRun", "fieldSelector", "gracePeriodSeconds", "ignoreStoreReadErrorWithClusterBreakingPotential",
-    "labelSelector", "limit", "orphanDependents", "propagationPolicy", "resourceVersion", "resourceVersionMatch",
-    "sendInitialEvents", "timeoutSeconds",
+    "continue",
+    "dryRun",
+    "fieldSelector",
+    "gracePeriodSeconds",
+    "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "labelSelector",
+    "limit",
+    "orphanDependents",
+    "propagationPolicy",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
 ];
 
 /// `/api/v1` or `/apis/<group>/<version>`.
@@ -64,7 +94,11 @@ pub(crate) fn group_id(group: &str) -> String {
 fn tag(group: &str, version: &str) -> String {
     let mut id = group_id(group);
     if let Some(first) = id.get(..1) {
-        id = format!("{}{}", first.to_ascii_lowercase(), id.get(1..).unwrap_or(""));
+        id = format!(
+            "{}{}",
+            first.to_ascii_lowercase(),
+            id.get(1..).unwrap_or("")
+        );
     }
     format!("{id}_{version}")
 }
@@ -117,7 +151,11 @@ impl ResourcePaths<'_> {
     pub(crate) fn write(&self, paths: &mut Map<String, Value>) {
         let r = self.resource;
         let prefix = group_version_prefix(&r.group, &r.version);
-        let scope = if r.namespaced { "namespaces/{namespace}/" } else { "" };
+        let scope = if r.namespaced {
+            "namespaces/{namespace}/"
+        } else {
+            ""
+        };
         let namespaced = if r.namespaced { "Namespaced" } else { "" };
         let collection = format!("{prefix}/{scope}{}", r.plural);
         let item = format!("{collection}/{{name}}");
@@ -128,7 +166,10 @@ impl ResourcePaths<'_> {
             let list = self.list_operation(format!("{}ForAllNamespaces", r.kind));
             paths.insert(path, self.path_item(&[], vec![("get", list)]));
         }
-        for (subresource, suffix) in [(Subresource::Status, "status"), (Subresource::Scale, "scale")] {
+        for (subresource, suffix) in [
+            (Subresource::Status, "status"),
+            (Subresource::Scale, "scale"),
+        ] {
             if r.has_subresource(subresource) {
                 self.subresource(paths, &format!("{item}/{suffix}"), namespaced, subresource);
             }
@@ -162,23 +203,45 @@ impl ResourcePaths<'_> {
             operations.push(("get", self.list_operation(format!("{namespaced}{kind}"))));
         }
         if self.can("create") {
-            operations.push(("post", self.build(Operation {
-                verb: "create", action: "post", subject: format!("{namespaced}{kind}"),
-                description: format!("create a {kind}"), parameters: WRITE_PARAMS,
-                body: Body::Object(self.definition), responses: &["200", "201", "202"],
-                response_definition: self.definition, response_types: RESPONSE_TYPES, gvk: self.gvk(),
-            })));
+            operations.push((
+                "post",
+                self.build(Operation {
+                    verb: "create",
+                    action: "post",
+                    subject: format!("{namespaced}{kind}"),
+                    description: format!("create a {kind}"),
+                    parameters: WRITE_PARAMS,
+                    body: Body::Object(self.definition),
+                    responses: &["200", "201", "202"],
+                    response_definition: self.definition,
+                    response_types: RESPONSE_TYPES,
+                    gvk: self.gvk(),
+                }),
+            ));
         }
         if self.can("deletecollection") {
-            operations.push(("delete", self.build(Operation {
-                verb: "delete", action: "deletecollection", subject: format!("Collection{namespaced}{kind}"),
-                description: format!("delete collection of {kind}"), parameters: DELETE_COLLECTION_PARAMS,
-                body: Body::DeleteOptions, responses: &["200"], response_definition: STATUS,
-                response_types: RESPONSE_TYPES, gvk: self.gvk(),
-            })));
+            operations.push((
+                "delete",
+                self.build(Operation {
+                    verb: "delete",
+                    action: "deletecollection",
+                    subject: format!("Collection{namespaced}{kind}"),
+                    description: format!("delete collection of {kind}"),
+                    parameters: DELETE_COLLECTION_PARAMS,
+                    body: Body::DeleteOptions,
+                    responses: &["200"],
+                    response_definition: STATUS,
+                    response_types: RESPONSE_TYPES,
+                    gvk: self.gvk(),
+                }),
+            ));
         }
         if !operations.is_empty() {
-            let scope: &[&str] = if namespaced.is_empty() { &[] } else { &["namespace"] };
+            let scope: &[&str] = if namespaced.is_empty() {
+                &[]
+            } else {
+                &["namespace"]
+            };
             paths.insert(path.to_string(), self.path_item(scope, operations));
         }
     }
@@ -187,86 +250,201 @@ impl ResourcePaths<'_> {
         let kind = self.kind();
         let list = self.list_definition();
         self.build(Operation {
-            verb: "list", action: "list", subject, description: format!("list or watch objects of kind {kind}"),
-            parameters: LIST_PARAMS, body: Body::None, responses: &["200"], response_definition: &list,
-            response_types: LIST_RESPONSE_TYPES, gvk: self.gvk(),
+            verb: "list",
+            action: "list",
+            subject,
+            description: format!("list or watch objects of kind {kind}"),
+            parameters: LIST_PARAMS,
+            body: Body::None,
+            responses: &["200"],
+            response_definition: &list,
+            response_types: LIST_RESPONSE_TYPES,
+            gvk: self.gvk(),
         })
     }
 
     fn item(&self, paths: &mut Map<String, Value>, path: &str, namespaced: &str) {
         let kind = self.kind().to_string();
         let subject = format!("{namespaced}{kind}");
-        let mut operations = self.read_write_operations(&subject, &format!("the specified {kind}"), self.definition, self.gvk());
+        let mut operations = self.read_write_operations(
+            &subject,
+            &format!("the specified {kind}"),
+            self.definition,
+            self.gvk(),
+        );
         if self.can("delete") {
-            operations.push(("delete", self.build(Operation {
-                verb: "delete", action: "delete", subject, description: format!("delete a {kind}"),
-                parameters: DELETE_PARAMS, body: Body::DeleteOptions, responses: &["200", "202"],
-                response_definition: STATUS, response_types: RESPONSE_TYPES, gvk: self.gvk(),
-            })));
+            operations.push((
+                "delete",
+                self.build(Operation {
+                    verb: "delete",
+                    action: "delete",
+                    subject,
+                    description: format!("delete a {kind}"),
+                    parameters: DELETE_PARAMS,
+                    body: Body::DeleteOptions,
+                    responses: &["200", "202"],
+                    response_definition: STATUS,
+                    response_types: RESPONSE_TYPES,
+                    gvk: self.gvk(),
+                }),
+            ));
         }
         if !operations.is_empty() {
-            paths.insert(path.to_string(), self.path_item(&self.item_scope(namespaced), operations));
+            paths.insert(
+                path.to_string(),
+                self.path_item(&self.item_scope(namespaced), operations),
+            );
         }
     }
 
     fn item_scope(&self, namespaced: &str) -> Vec<&'static str> {
-        if namespaced.is_empty() { vec!["name"] } else { vec!["name", "namespace"] }
+        if namespaced.is_empty() {
+            vec!["name"]
+        } else {
+            vec!["name", "namespace"]
+        }
     }
 
     /// get, put and patch of one object (the main resource or a subresource).
-    fn read_write_operations(&self, subject: &str, what: &str, definition: &str, gvk: Value) -> Vec<(&'static str, Value)> {
+    fn read_write_operations(
+        &self,
+        subject: &str,
+        what: &str,
+        definition: &str,
+        gvk: Value,
+    ) -> Vec<(&'static str, Value)> {
         let mut operations = Vec::new();
         let subject = subject.to_string();
         if self.can("get") {
-            operations.push(("get", self.build(Operation {
-                verb: "read", action: "get", subject: subject.clone(), description: format!("read {what}"),
-                parameters: &[], body: Body::None, responses: &["200"], response_definition: definition,
-                response_types: RESPONSE_TYPES, gvk: gvk.clone(),
-            })));
+            operations.push((
+                "get",
+                self.build(Operation {
+                    verb: "read",
+                    action: "get",
+                    subject: subject.clone(),
+                    description: format!("read {what}"),
+                    parameters: &[],
+                    body: Body::None,
+                    responses: &["200"],
+                    response_definition: definition,
+                    response_types: RESPONSE_TYPES,
+                    gvk: gvk.clone(),
+                }),
+            ));
         }
         if self.can("update") {
-            operations.push(("put", self.build(Operation {
-                verb: "replace", action: "put", subject: subject.clone(), description: format!("replace {what}"),
-                parameters: WRITE_PARAMS, body: Body::Object(definition), responses: &["200", "201"],
-                response_definition: definition, response_types: RESPONSE_TYPES, gvk: gvk.clone(),
-            })));
+            operations.push((
+                "put",
+                self.build(Operation {
+                    verb: "replace",
+                    action: "put",
+                    subject: subject.clone(),
+                    description: format!("replace {what}"),
+                    parameters: WRITE_PARAMS,
+                    body: Body::Object(definition),
+                    responses: &["200", "201"],
+                    response_definition: definition,
+                    response_types: RESPONSE_TYPES,
+                    gvk: gvk.clone(),
+                }),
+            ));
         }
         if self.can("patch") {
-            operations.push(("patch", self.build(Operation {
-                verb: "patch", action: "patch", subject, description: format!("partially update {what}"),
-                parameters: PATCH_PARAMS, body: Body::Patch, responses: &["200", "201"],
-                response_definition: definition, response_types: RESPONSE_TYPES, gvk,
-            })));
+            operations.push((
+                "patch",
+                self.build(Operation {
+                    verb: "patch",
+                    action: "patch",
+                    subject,
+                    description: format!("partially update {what}"),
+                    parameters: PATCH_PARAMS,
+                    body: Body::Patch,
+                    responses: &["200", "201"],
+                    response_definition: definition,
+                    response_types: RESPONSE_TYPES,
+                    gvk,
+                }),
+            ));
         }
         operations
     }
 
-    fn subresource(&self, paths: &mut Map<String, Value>, path: &str, namespaced: &str, subresource: Subresource) {
+    fn subresource(
+        &self,
+        paths: &mut Map<String, Value>,
+        path: &str,
+        namespaced: &str,
+        subresource: Subresource,
+    ) {
         let kind = self.kind();
         let (suffix, what, definition, gvk) = match subresource {
             Subresource::Status => ("Status", "status of", self.definition, self.gvk()),
-            Subresource::Scale => ("Scale", "scale of", SCALE, json!({ "group": "autoscaling", "kind": "Scale", "version": "v1" })),
+            Subresource::Scale => (
+                "Scale",
+                "scale of",
+                SCALE,
+                json!({ "group": "autoscaling", "kind": "Scale", "version": "v1" }),
+            ),
         };
         let subject = format!("{namespaced}{kind}{suffix}");
-        let operations = self.read_write_operations(&subject, &format!("{what} the specified {kind}"), definition, gvk);
+        let operations = self.read_write_operations(
+            &subject,
+            &format!("{what} the specified {kind}"),
+            definition,
+            gvk,
+        );
         if !operations.is_empty() {
-            paths.insert(path.to_string(), self.path_item(&self.item_scope(namespaced), operations));
+            paths.insert(
+                path.to_string(),
+                self.path_item(&self.item_scope(namespaced), operations),
+            );
         }
     }
 
     /// The deprecated `/watch/` paths kube-apiserver still publishes.
-    fn watch_paths(&self, paths: &mut Map<String, Value>, prefix: &str, scope: &str, namespaced: &str) {
+    fn watch_paths(
+        &self,
+        paths: &mut Map<String, Value>,
+        prefix: &str,
+        scope: &str,
+        namespaced: &str,
+    ) {
         let r = self.resource;
         let kind = self.kind();
         let collection = format!("{prefix}/watch/{scope}{}", r.plural);
-        let watch_list = self.watch_operation("watchlist", format!("{namespaced}{kind}List"), format!("watch individual changes to a list of {kind}"));
-        let scope_params: &[&str] = if namespaced.is_empty() { &[] } else { &["namespace"] };
-        paths.insert(collection.clone(), self.path_item(scope_params, vec![("get", watch_list)]));
-        let watch_one = self.watch_operation("watch", format!("{namespaced}{kind}"), format!("watch changes to an object of kind {kind}"));
-        paths.insert(format!("{collection}/{{name}}"), self.path_item(&self.item_scope(namespaced), vec![("get", watch_one)]));
+        let watch_list = self.watch_operation(
+            "watchlist",
+            format!("{namespaced}{kind}List"),
+            format!("watch individual changes to a list of {kind}"),
+        );
+        let scope_params: &[&str] = if namespaced.is_empty() {
+            &[]
+        } else {
+            &["namespace"]
+        };
+        paths.insert(
+            collection.clone(),
+            self.path_item(scope_params, vec![("get", watch_list)]),
+        );
+        let watch_one = self.watch_operation(
+            "watch",
+            format!("{namespaced}{kind}"),
+            format!("watch changes to an object of kind {kind}"),
+        );
+        paths.insert(
+            format!("{collection}/{{name}}"),
+            self.path_item(&self.item_scope(namespaced), vec![("get", watch_one)]),
+        );
         if r.namespaced {
-            let all = self.watch_operation("watchlist", format!("{kind}ListForAllNamespaces"), format!("watch individual changes to a list of {kind}"));
-            paths.insert(format!("{prefix}/watch/{}", r.plural), self.path_item(&[], vec![("get", all)]));
+            let all = self.watch_operation(
+                "watchlist",
+                format!("{kind}ListForAllNamespaces"),
+                format!("watch individual changes to a list of {kind}"),
+            );
+            paths.insert(
+                format!("{prefix}/watch/{}", r.plural),
+                self.path_item(&[], vec![("get", all)]),
+            );
         }
     }
 
@@ -280,7 +458,10 @@ impl ResourcePaths<'_> {
 
     /// A path item: its scope parameters (`name`, `namespace`) and `pretty` at path level, then operations.
     fn path_item(&self, scope: &[&str], operations: Vec<(&str, Value)>) -> Value {
-        let mut parameters: Vec<Value> = scope.iter().map(|name| path_parameter(name, self.kind())).collect();
+        let mut parameters: Vec<Value> = scope
+            .iter()
+            .map(|name| path_parameter(name, self.kind()))
+            .collect();
         parameters.push(parameter("pretty"));
         let mut item = Map::new();
         item.insert("parameters".into(), Value::Array(parameters));
@@ -310,10 +491,18 @@ impl ResourcePaths<'_> {
     fn request_body(&self, body: &Body<'_>) -> Option<Value> {
         match body {
             Body::None => None,
-            Body::Object(definition) => Some(json!({ "required": true, "content": { "*/*": { "schema": schema_ref(definition) } } })),
-            Body::DeleteOptions => Some(json!({ "content": { "*/*": { "schema": schema_ref(DELETE_OPTIONS) } } })),
+            Body::Object(definition) => Some(
+                json!({ "required": true, "content": { "*/*": { "schema": schema_ref(definition) } } }),
+            ),
+            Body::DeleteOptions => {
+                Some(json!({ "content": { "*/*": { "schema": schema_ref(DELETE_OPTIONS) } } }))
+            }
             Body::Patch => {
-                let mut types = vec!["application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json"];
+                let mut types = vec![
+                    "application/apply-patch+yaml",
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                ];
                 if self.strategic_merge_patch {
                     types.push("application/strategic-merge-patch+json");
                 }
@@ -325,8 +514,15 @@ impl ResourcePaths<'_> {
 
 /// `{"<media type>": {"schema": {"$ref": ...}}}` for each media type.
 fn media_types(types: &[&str], definition: &str) -> Value {
-    let content: Map<String, Value> =
-        types.iter().map(|media_type| (media_type.to_string(), json!({ "schema": schema_ref(definition) }))).collect();
+    let content: Map<String, Value> = types
+        .iter()
+        .map(|media_type| {
+            (
+                media_type.to_string(),
+                json!({ "schema": schema_ref(definition) }),
+            )
+        })
+        .collect();
     Value::Object(content)
 }
 
@@ -338,14 +534,22 @@ fn responses(codes: &[&str], definition: &str, types: &[&str]) -> Value {
             "202" => "Accepted",
             _ => "OK",
         };
-        responses.insert(code.to_string(), json!({ "description": description, "content": media_types(types, definition) }));
+        responses.insert(
+            code.to_string(),
+            json!({ "description": description, "content": media_types(types, definition) }),
+        );
     }
     responses.insert("401".into(), json!({ "description": "Unauthorized" }));
     Value::Object(responses)
 }
 
 /// A GET operation of a discovery endpoint (`/api/`, `/apis/`, `/apis/<group>/`, `/apis/<group>/<version>/`).
-pub(crate) fn discovery_path(operation_id: String, tag: &str, description: &str, definition: &str) -> Value {
+pub(crate) fn discovery_path(
+    operation_id: String,
+    tag: &str,
+    description: &str,
+    definition: &str,
+) -> Value {
     json!({
         "get": {
             "description": description,

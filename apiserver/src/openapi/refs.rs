@@ -22,7 +22,11 @@ pub(crate) fn for_each_ref(value: &Value, visit: &mut impl FnMut(&str)) {
 
 /// Names of every definition reachable from the values of `roots` (refs starting with `prefix`),
 /// following definitions.
-pub(crate) fn reachable_from_map(roots: &Map<String, Value>, definitions: &Map<String, Value>, prefix: &str) -> BTreeSet<String> {
+pub(crate) fn reachable_from_map(
+    roots: &Map<String, Value>,
+    definitions: &Map<String, Value>,
+    prefix: &str,
+) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut pending = Vec::new();
     let push_refs = |value: &Value, pending: &mut Vec<String>| {
@@ -32,7 +36,9 @@ pub(crate) fn reachable_from_map(roots: &Map<String, Value>, definitions: &Map<S
             }
         });
     };
-    roots.values().for_each(|root| push_refs(root, &mut pending));
+    roots
+        .values()
+        .for_each(|root| push_refs(root, &mut pending));
     while let Some(name) = pending.pop() {
         if !seen.insert(name.clone()) {
             continue;
@@ -59,7 +65,9 @@ pub(crate) fn rewrite_prefix(value: &mut Value, from: &str, to: &str) {
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| rewrite_prefix(item, from, to)),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| rewrite_prefix(item, from, to)),
         _ => {}
     }
 }

@@ -1,6 +1,8 @@
 //! Definitions of the built-in types: generated with schemars from k8s-openapi, plus synthesized `XList` kinds.
 
-use k8s_openapi::api::{apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac};
+use k8s_openapi::api::{
+    apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
+};
 use k8s_openapi::api::{scheduling, storage};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use std::sync::OnceLock;
@@ -86,8 +88,12 @@ pub(crate) fn generate(form: Form) -> Map<String, Value> {
 
 /// Brings k8s-openapi's scalar wrappers to the shape kube-apiserver publishes (`type: string` plus a format).
 fn tidy_builtin_schema(schema: &mut Value, form: Form) {
-    let Some(object) = schema.as_object_mut() else { return };
-    if object.get("x-kubernetes-int-or-string") != Some(&Value::Bool(true)) || object.contains_key("type") {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if object.get("x-kubernetes-int-or-string") != Some(&Value::Bool(true))
+        || object.contains_key("type")
+    {
         return;
     }
     // IntOrString and Quantity: Swagger 2.0 has no `oneOf`, so v2 says string; v3 lists both forms.
@@ -97,7 +103,10 @@ fn tidy_builtin_schema(schema: &mut Value, form: Form) {
             object.insert("type".into(), json!("string"));
         }
         Form::V3 => {
-            object.insert("oneOf".into(), json!([{ "type": "integer" }, { "type": "string" }]));
+            object.insert(
+                "oneOf".into(),
+                json!([{ "type": "integer" }, { "type": "string" }]),
+            );
         }
     }
 }
@@ -109,7 +118,9 @@ pub(crate) fn list_schema(item_definition: &str, kind: &str, form: Form) -> Valu
     let metadata_ref = format!("{prefix}{LIST_META}");
     let metadata = match form {
         Form::V2 => json!({ "$ref": metadata_ref, "description": "Standard list metadata." }),
-        Form::V3 => json!({ "allOf": [{ "$ref": metadata_ref }], "description": "Standard list metadata." }),
+        Form::V3 => {
+            json!({ "allOf": [{ "$ref": metadata_ref }], "description": "Standard list metadata." })
+        }
     };
     json!({
         "description": format!("{kind}List is a list of {kind} objects."),
@@ -134,10 +145,20 @@ pub(crate) fn placeholder_schema(kind: &str) -> Value {
 }
 
 /// Appends one `{group, kind, version}` to a definition's `x-kubernetes-group-version-kind` list, once.
-pub(crate) fn add_gvk(definitions: &mut Map<String, Value>, name: &str, group: &str, version: &str, kind: &str) {
-    let Some(schema) = definitions.get_mut(name).and_then(Value::as_object_mut) else { return };
+pub(crate) fn add_gvk(
+    definitions: &mut Map<String, Value>,
+    name: &str,
+    group: &str,
+    version: &str,
+    kind: &str,
+) {
+    let Some(schema) = definitions.get_mut(name).and_then(Value::as_object_mut) else {
+        return;
+    };
     let entry = json!({ "group": group, "kind": kind, "version": version });
-    let list = schema.entry("x-kubernetes-group-version-kind").or_insert_with(|| json!([]));
+    let list = schema
+        .entry("x-kubernetes-group-version-kind")
+        .or_insert_with(|| json!([]));
     if let Some(list) = list.as_array_mut() {
         if !list.contains(&entry) {
             list.push(entry);

@@ -23,20 +23,29 @@ pub(crate) fn path_item_to_v2(item: &Value) -> Value {
 
 /// Swagger 2.0 puts `type` on the parameter itself instead of in a `schema`.
 fn convert_parameters(parameters: &Value) -> Value {
-    let converted = parameters.as_array().into_iter().flatten().map(|parameter| {
-        let mut parameter = parameter.as_object().cloned().unwrap_or_default();
-        if let Some(Value::Object(schema)) = parameter.remove("schema") {
-            parameter.extend(schema);
-        }
-        Value::Object(parameter)
-    });
+    let converted = parameters
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|parameter| {
+            let mut parameter = parameter.as_object().cloned().unwrap_or_default();
+            if let Some(Value::Object(schema)) = parameter.remove("schema") {
+                parameter.extend(schema);
+            }
+            Value::Object(parameter)
+        });
     Value::Array(converted.collect())
 }
 
 fn operation_to_v2(operation: &Value) -> Value {
-    let Some(operation) = operation.as_object() else { return operation.clone() };
+    let Some(operation) = operation.as_object() else {
+        return operation.clone();
+    };
     let mut converted = Map::new();
-    let mut parameters = operation.get("parameters").map(convert_parameters).unwrap_or_else(|| json!([]));
+    let mut parameters = operation
+        .get("parameters")
+        .map(convert_parameters)
+        .unwrap_or_else(|| json!([]));
     for (key, value) in operation {
         match key.as_str() {
             "parameters" => {}
@@ -60,7 +69,9 @@ fn operation_to_v2(operation: &Value) -> Value {
     if parameters.as_array().is_some_and(|list| !list.is_empty()) {
         converted.insert("parameters".into(), parameters);
     }
-    converted.entry("schemes").or_insert_with(|| json!(["https"]));
+    converted
+        .entry("schemes")
+        .or_insert_with(|| json!(["https"]));
     Value::Object(converted)
 }
 
@@ -68,7 +79,10 @@ fn operation_to_v2(operation: &Value) -> Value {
 fn request_body_to_v2(body: &Value) -> (Value, Value) {
     let content = body.get("content").and_then(Value::as_object);
     let consumes: Vec<&String> = content.map(|c| c.keys().collect()).unwrap_or_default();
-    let schema = content.and_then(|c| c.values().next()).and_then(|media| media.get("schema")).cloned();
+    let schema = content
+        .and_then(|c| c.values().next())
+        .and_then(|media| media.get("schema"))
+        .cloned();
     let mut parameter = json!({ "name": "body", "in": "body", "required": body.get("required").cloned().unwrap_or(json!(false)) });
     if let Some(schema) = schema {
         parameter["schema"] = schema;
@@ -81,14 +95,18 @@ fn responses_to_v2(responses: &Value) -> (Value, Value) {
     let mut converted = Map::new();
     let mut produces: Vec<String> = Vec::new();
     for (code, response) in responses.as_object().into_iter().flatten() {
-        let mut v2 = json!({ "description": response.get("description").cloned().unwrap_or(json!("")) });
+        let mut v2 =
+            json!({ "description": response.get("description").cloned().unwrap_or(json!("")) });
         let content = response.get("content").and_then(Value::as_object);
         for media_type in content.into_iter().flat_map(|c| c.keys()) {
             if !produces.contains(media_type) {
                 produces.push(media_type.clone());
             }
         }
-        if let Some(schema) = content.and_then(|c| c.values().next()).and_then(|media| media.get("schema")) {
+        if let Some(schema) = content
+            .and_then(|c| c.values().next())
+            .and_then(|media| media.get("schema"))
+        {
             v2["schema"] = schema.clone();
         }
         converted.insert(code.clone(), v2);

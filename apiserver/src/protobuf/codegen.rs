@@ -6,7 +6,7 @@
 //! `KSPACES_REGEN_PROTOBUF=1 cargo test -p kspaces-apiserver --lib protobuf::codegen`; without the variable the test
 //! fails when the committed file is stale.
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
+use heck::ToSnakeCase;
 use k8s_openapi::api;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use schemars::{JsonSchema, SchemaGenerator};
@@ -106,8 +106,8 @@ fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
     roots
 }
 
-/// Field names of every k8s-pb struct, keyed by Rust path (`k8s_pb::api::core::v1::ConfigMap`).
-type PbStructs = BTreeMap<String, BTreeSet<String>>;
+/// Every k8s-pb struct, keyed by Rust path (`k8s_pb::api::core::v1::ConfigMap`): field name → message type path.
+type PbStructs = BTreeMap<String, BTreeMap<String, Option<String>>>;
 
 /// Finds the k8s-pb sources through `cargo metadata`.
 fn k8s_pb_source_dir() -> PathBuf {
@@ -137,32 +137,48 @@ fn parse_pb_dir(dir: &Path, module: &str, structs: &mut PbStructs) {
     }
 }
 
-/// Records `pub struct X {` and each `pub field:` that follows a `#[prost(` attribute.
+/// Records `pub struct X {` and each `pub field: Type,` (possibly over several lines) after a `#[prost(`.
 fn parse_pb_source(source: &str, module: &str, structs: &mut PbStructs) {
-    let mut current: Option<String> = None;
-    let mut after_attribute = false;
+    let mut current = String::new();
+    let mut attribute: Option<&str> = None;
+    let mut declaration = String::new();
     for line in source.lines().map(str::trim) {
         if let Some(rest) = line.strip_prefix("pub struct ") {
-            let name = rest.trim_end_matches(" {");
-            current = Some(format!("{module}::{name}"));
-            structs.entry(format!("{module}::{name}")).or_default();
+            current = format!("{module}::{}", rest.trim_end_matches(" {"));
+            structs.entry(current.clone()).or_default();
         } else if line.starts_with("#[prost(") {
-            after_attribute = true;
-        } else if after_attribute && line.starts_with("pub ") {
-            let field = line["pub ".len()..].split(':').next().unwrap_or_default();
-            if let Some(current) = &current {
-                structs.entry(current.clone()).or_default().insert(field.to_owned());
+            attribute = Some(line);
+        } else if let Some(prost) = attribute {
+            declaration.push_str(line);
+            if declaration.ends_with(',') && declaration.matches('<').count() == declaration.matches('>').count() {
+                let (name, rust_type) = declaration["pub ".len()..].split_once(':').unwrap_or_default();
+                let message = prost.starts_with("#[prost(message").then(|| resolve_type(module, rust_type)).flatten();
+                structs.entry(current.clone()).or_default().insert(name.to_owned(), message);
+                (attribute, declaration) = (None, String::new());
             }
-            after_attribute = false;
         }
     }
 }
 
-/// `io.k8s.api.core.v1.ConfigMap` → `k8s_pb::api::core::v1::ConfigMap`.
-fn pb_path(definition: &str) -> String {
+/// `::core::option::Option<super::super::X>,` in `module` → the absolute path of `X`; lists and maps give `None`.
+fn resolve_type(module: &str, rust_type: &str) -> Option<String> {
+    let inner = rust_type.trim().trim_end_matches(',').replace(' ', "");
+    let mut rest = inner.strip_prefix("::core::option::Option<")?.strip_suffix('>')?;
+    let mut segments: Vec<&str> = module.split("::").collect();
+    while let Some(after) = rest.strip_prefix("super::") {
+        segments.pop();
+        rest = after;
+    }
+    Some(format!("{}::{rest}", segments.join("::")))
+}
+
+/// `io.k8s.api.core.v1.ConfigMap` → `k8s_pb::api::core::v1::ConfigMap`, matching the struct name case-insensitively
+/// (prost renames `AWSElasticBlockStoreVolumeSource` but keeps `CSIDriver`).
+fn pb_path(definition: &str, structs: &PbStructs) -> Option<String> {
     let rest = definition.strip_prefix("io.k8s.").unwrap_or(definition).replace('-', "_");
-    let (module, name) = rest.rsplit_once('.').unwrap_or(("", &rest));
-    format!("k8s_pb::{}::{}", module.replace('.', "::"), name.to_upper_camel_case())
+    let (module, name) = rest.rsplit_once('.')?;
+    let wanted = format!("k8s_pb::{}::{}", module.replace('.', "::"), name).to_lowercase();
+    structs.keys().find(|path| path.to_lowercase() == wanted).cloned()
 }
 
 /// The generator's result: the file text and what it could not map, for the report.
@@ -172,51 +188,110 @@ pub(super) struct Generated {
     pub(super) unmapped_definitions: Vec<String>,
 }
 
+/// What every impl body is built from.
+struct Inputs {
+    structs: PbStructs,
+    keep_zero: BTreeSet<String>,
+}
+
 /// Builds the text of `generated.rs`.
 pub(super) fn generate() -> Generated {
     let mut generator = SchemaGenerator::default();
     let roots = roots(&mut generator);
     let definitions = generator.take_definitions(false);
-    let mut pb_structs = PbStructs::new();
-    parse_pb_dir(&k8s_pb_source_dir(), "k8s_pb", &mut pb_structs);
-    let keep_zero: BTreeSet<String> = super::keep_zero::KEEP_ZERO
+    let mut structs = PbStructs::new();
+    parse_pb_dir(&k8s_pb_source_dir(), "k8s_pb", &mut structs);
+    let keep_zero = super::keep_zero::KEEP_ZERO
         .iter()
         .flat_map(|(definition, fields)| fields.iter().map(move |field| format!("{definition}.{field}")))
         .collect();
-    let mut out = Generated { text: header(&roots), unmapped_properties: vec![], unmapped_definitions: vec![] };
+    let inputs = Inputs { structs, keep_zero };
+    let text = header(&roots, &inputs.structs);
+    let mut out = Generated { text, unmapped_properties: vec![], unmapped_definitions: vec![] };
+    let (mut bodies, mut inlined) = (BTreeMap::new(), BTreeMap::new());
     for (name, schema) in &definitions {
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else { continue };
         if HAND_WRITTEN.contains(&name.as_str()) {
             continue;
         }
-        let path = pb_path(name);
-        let Some(fields) = pb_structs.get(&path) else {
+        let Some(path) = pb_path(name, &inputs.structs) else {
             out.unmapped_definitions.push(name.clone());
             continue;
         };
-        let mut body = String::new();
-        for property in properties.keys() {
-            let snake = property.to_snake_case();
-            let Some(field) = fields.iter().find(|field| field.trim_start_matches("r#") == snake) else {
-                if !matches!(property.as_str(), "apiVersion" | "kind") {
-                    out.unmapped_properties.push(format!("{name}.{property}"));
-                }
-                continue;
-            };
-            let keep = keep_zero.contains(&format!("{name}.{property}"));
-            writeln!(body, "        put(&mut object, {property:?}, &self.{field}, {keep})?;").expect("write to String");
-        }
-        write_impl(&mut out.text, &path, &body);
+        let properties: Vec<&str> = properties.keys().map(String::as_str).collect();
+        let body = object_body(&inputs, name, &path, &properties, &mut inlined, &mut out.unmapped_properties);
+        bodies.insert(path, body);
+    }
+    for (path, body) in inlined {
+        bodies.entry(path).or_insert(body);
+    }
+    for (path, body) in &bodies {
+        write_impl(&mut out.text, path, body);
     }
     out
 }
 
+/// The prost field for a JSON property: prost's snake case of the name, keywords raw (`r#type`).
+///
+/// A few proto names differ from the JSON names in case only (`uID`, `aPIGroup`, `hostIPs` → `u_id`, `a_pi_group`,
+/// `host_ips`), so a field equal but for underscores and case is the fallback.
+fn find_field<'a>(fields: &'a BTreeMap<String, Option<String>>, property: &str) -> Option<&'a String> {
+    let snake = property.to_snake_case();
+    let exact = fields.keys().find(|field| field.trim_start_matches("r#") == snake);
+    let squash = |name: &str| name.trim_start_matches("r#").replace('_', "").to_lowercase();
+    exact.or_else(|| fields.keys().find(|field| squash(field) == squash(property)))
+}
+
+/// The statements putting each property of `definition` from struct `path`.
+///
+/// A Go struct embedded with `json:",inline"` (e.g. `LocalObjectReference` in `ConfigMapEnvSource`) is a nested
+/// message in protobuf but flat in JSON: an unmatched message field whose own fields take some of the remaining
+/// properties is merged, and its impl is generated from those properties if it has no definition of its own.
+fn object_body(
+    inputs: &Inputs,
+    definition: &str,
+    path: &str,
+    properties: &[&str],
+    inlined: &mut BTreeMap<String, String>,
+    unmapped: &mut Vec<String>,
+) -> String {
+    let fields = &inputs.structs[path];
+    let (mut body, mut remaining, mut matched) = (String::new(), Vec::new(), BTreeSet::new());
+    for property in properties {
+        let Some(field) = find_field(fields, property) else {
+            remaining.push(*property);
+            continue;
+        };
+        let keep = inputs.keep_zero.contains(&format!("{definition}.{property}"));
+        writeln!(body, "        put(&mut object, {property:?}, &self.{field}, {keep})?;").expect("write to String");
+        matched.insert(field);
+    }
+    for (field, message) in fields {
+        let Some(inner) = message.as_ref().filter(|_| !matched.contains(field)) else { continue };
+        let Some(inner_fields) = inputs.structs.get(inner) else { continue };
+        let taken: Vec<&str> = remaining.iter().copied().filter(|p| find_field(inner_fields, p).is_some()).collect();
+        if taken.is_empty() {
+            continue;
+        }
+        writeln!(body, "        merge(&mut object, &self.{field})?;").expect("write to String");
+        remaining.retain(|property| !taken.contains(property));
+        let namespace = definition.rsplit_once('.').map_or("", |(namespace, _)| namespace);
+        let inner_name = inner.rsplit_once("::").map_or(inner.as_str(), |(_, name)| name);
+        let inner_definition = format!("{namespace}.{inner_name}");
+        let inner_body = object_body(inputs, &inner_definition, inner, &taken, inlined, unmapped);
+        inlined.insert(inner.clone(), inner_body);
+    }
+    let remaining = remaining.iter().filter(|property| !matches!(**property, "apiVersion" | "kind"));
+    unmapped.extend(remaining.map(|property| format!("{definition}.{property}")));
+    body
+}
+
 /// The file header and the (apiVersion, kind) → decoder table.
-fn header(roots: &[Root]) -> String {
+fn header(roots: &[Root], structs: &PbStructs) -> String {
     let mut text = String::from(
         "//! Generated by `codegen.rs` (`KSPACES_REGEN_PROTOBUF=1 cargo test -p kspaces-apiserver --lib \
          protobuf::codegen`); do not edit.\n\n\
-         use super::to_json::{Converted, DecodeFailure, ToJson, decode, put};\n\
+         use super::to_json::{Converted, DecodeFailure, ToJson, decode, merge, put};\n\
          use serde_json::{Map, Value};\n\n\
          /// Decodes one kind's protobuf message into JSON.\n\
          pub(crate) type Decoder = fn(&[u8]) -> Result<Value, DecodeFailure>;\n\n\
@@ -225,7 +300,8 @@ fn header(roots: &[Root]) -> String {
          \x20   let decoder: Decoder = match (api_version, kind) {\n",
     );
     for root in roots {
-        let (api_version, kind, path) = (root.api_version, root.kind, pb_path(&root.schema_name));
+        let path = pb_path(&root.schema_name, structs).unwrap_or_else(|| format!("missing::{}", root.schema_name));
+        let (api_version, kind) = (root.api_version, root.kind);
         writeln!(text, "        ({api_version:?}, {kind:?}) => decode::<{path}>,").expect("write to String");
     }
     text.push_str("        _ => return None,\n    };\n    Some(decoder)\n}\n");
@@ -260,14 +336,8 @@ fn generated_file_is_up_to_date() {
 }
 
 #[test]
-fn pb_paths_follow_prost_naming() {
-    assert_eq!(pb_path("io.k8s.api.core.v1.ConfigMap"), "k8s_pb::api::core::v1::ConfigMap");
-    assert_eq!(
-        pb_path("io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource"),
-        "k8s_pb::api::core::v1::AwsElasticBlockStoreVolumeSource"
-    );
-    assert_eq!(
-        pb_path("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"),
-        "k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta"
-    );
+fn pb_types_resolve_relative_to_their_module() {
+    let resolved = resolve_type("k8s_pb::api::core::v1", " ::core::option::Option<super::super::x::Y>,");
+    assert_eq!(resolved.as_deref(), Some("k8s_pb::api::x::Y"));
+    assert_eq!(resolve_type("k8s_pb::api::core::v1", "::prost::alloc::vec::Vec<Z>,"), None);
 }

@@ -47,6 +47,14 @@ pub(crate) fn put(
     Ok(())
 }
 
+/// Merges the object of a Go struct embedded with `json:",inline"` into `object`.
+pub(crate) fn merge(object: &mut Map<String, Value>, value: &impl ToJson) -> Result<(), DecodeFailure> {
+    if let Some(Value::Object(fields)) = value.to_json(true)? {
+        object.extend(fields);
+    }
+    Ok(())
+}
+
 /// Decodes `raw` as message `M` and converts it; a message always becomes an object.
 pub(crate) fn decode<M: prost::Message + Default + ToJson>(raw: &[u8]) -> Result<Value, DecodeFailure> {
     let message = M::decode(raw).map_err(DecodeFailure::Prost)?;
@@ -214,6 +222,23 @@ fn embedded_json(raw: Option<&[u8]>) -> Converted {
             .map_err(|error| DecodeFailure::EmbeddedJson(error.to_string())),
     }
 }
+
+/// `ExtraValue` (user extra info) is a Go `[]string`: a JSON array, kept even when empty.
+macro_rules! extra_value_to_json {
+    ($($path:path),*) => {$(
+        impl ToJson for $path {
+            fn to_json(&self, _keep_zero: bool) -> Converted {
+                Ok(Some(Value::Array(self.items.iter().cloned().map(Value::String).collect())))
+            }
+        }
+    )*};
+}
+
+extra_value_to_json!(
+    k8s_pb::api::authentication::v1::ExtraValue,
+    k8s_pb::api::authorization::v1::ExtraValue,
+    k8s_pb::api::certificates::v1::ExtraValue
+);
 
 /// Renders nanoseconds the way Go's `time.Duration.String` does (`1h0m0s`, `1.5s`, `300ms`, `0s`).
 pub(crate) fn go_duration(nanoseconds: i64) -> String {

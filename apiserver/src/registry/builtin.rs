@@ -3,10 +3,21 @@
 use super::{ResourceInfo, Subresource};
 
 /// Every verb the generic registry serves, in the sorted order kube-apiserver's discovery uses.
-const ALL_VERBS: &[&str] = &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 /// Namespaces cannot be deleted as a collection (kube-apiserver omits `deletecollection`).
-const NO_COLLECTION_DELETE: &[&str] = &["create", "delete", "get", "list", "patch", "update", "watch"];
+const NO_COLLECTION_DELETE: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
 
 const NONE: &[Subresource] = &[];
 const STATUS: &[Subresource] = &[Subresource::Status];
@@ -37,7 +48,18 @@ const fn row(
     namespaced: bool,
     subresources: &'static [Subresource],
 ) -> Row {
-    Row { group, version, plural, kind, short_names, in_all, namespaced, verbs: ALL_VERBS, subresources, package }
+    Row {
+        group,
+        version,
+        plural,
+        kind,
+        short_names,
+        in_all,
+        namespaced,
+        verbs: ALL_VERBS,
+        subresources,
+        package,
+    }
 }
 
 const CORE: (&str, &str, &str) = ("", "v1", "core.v1");
@@ -55,41 +77,196 @@ const RBAC: (&str, &str, &str) = ("rbac.authorization.k8s.io", "v1", "rbac.v1");
 /// The table itself. Subresources other than `status` and `scale` (pods/log, serviceaccounts/token, ...)
 /// are not listed because the generic registry does not serve them.
 const ROWS: &[Row] = &[
-    Row { verbs: NO_COLLECTION_DELETE, ..row(CORE, "namespaces", "Namespace", &["ns"], false, false, STATUS) },
+    Row {
+        verbs: NO_COLLECTION_DELETE,
+        ..row(
+            CORE,
+            "namespaces",
+            "Namespace",
+            &["ns"],
+            false,
+            false,
+            STATUS,
+        )
+    },
     row(CORE, "configmaps", "ConfigMap", &["cm"], false, true, NONE),
     row(CORE, "secrets", "Secret", &[], false, true, NONE),
-    row(CORE, "serviceaccounts", "ServiceAccount", &["sa"], false, true, NONE),
+    row(
+        CORE,
+        "serviceaccounts",
+        "ServiceAccount",
+        &["sa"],
+        false,
+        true,
+        NONE,
+    ),
     row(CORE, "events", "Event", &["ev"], false, true, NONE),
-    row(CORE, "limitranges", "LimitRange", &["limits"], false, true, NONE),
-    row(CORE, "resourcequotas", "ResourceQuota", &["quota"], false, true, STATUS),
+    row(
+        CORE,
+        "limitranges",
+        "LimitRange",
+        &["limits"],
+        false,
+        true,
+        NONE,
+    ),
+    row(
+        CORE,
+        "resourcequotas",
+        "ResourceQuota",
+        &["quota"],
+        false,
+        true,
+        STATUS,
+    ),
     row(CORE, "services", "Service", &["svc"], true, true, STATUS),
     row(CORE, "endpoints", "Endpoints", &["ep"], false, true, NONE),
     row(CORE, "pods", "Pod", &["po"], true, true, STATUS),
     row(CORE, "podtemplates", "PodTemplate", &[], false, true, NONE),
-    row(CORE, "replicationcontrollers", "ReplicationController", &["rc"], true, true, STATUS_SCALE),
-    row(CORE, "persistentvolumes", "PersistentVolume", &["pv"], false, false, STATUS),
-    row(CORE, "persistentvolumeclaims", "PersistentVolumeClaim", &["pvc"], false, true, STATUS),
+    row(
+        CORE,
+        "replicationcontrollers",
+        "ReplicationController",
+        &["rc"],
+        true,
+        true,
+        STATUS_SCALE,
+    ),
+    row(
+        CORE,
+        "persistentvolumes",
+        "PersistentVolume",
+        &["pv"],
+        false,
+        false,
+        STATUS,
+    ),
+    row(
+        CORE,
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        &["pvc"],
+        false,
+        true,
+        STATUS,
+    ),
     row(CORE, "nodes", "Node", &["no"], false, false, STATUS),
-    row(APPS, "deployments", "Deployment", &["deploy"], true, true, STATUS_SCALE),
-    row(APPS, "replicasets", "ReplicaSet", &["rs"], true, true, STATUS_SCALE),
-    row(APPS, "statefulsets", "StatefulSet", &["sts"], true, true, STATUS_SCALE),
+    row(
+        APPS,
+        "deployments",
+        "Deployment",
+        &["deploy"],
+        true,
+        true,
+        STATUS_SCALE,
+    ),
+    row(
+        APPS,
+        "replicasets",
+        "ReplicaSet",
+        &["rs"],
+        true,
+        true,
+        STATUS_SCALE,
+    ),
+    row(
+        APPS,
+        "statefulsets",
+        "StatefulSet",
+        &["sts"],
+        true,
+        true,
+        STATUS_SCALE,
+    ),
     row(APPS, "daemonsets", "DaemonSet", &["ds"], true, true, STATUS),
-    row(APPS, "controllerrevisions", "ControllerRevision", &[], false, true, NONE),
+    row(
+        APPS,
+        "controllerrevisions",
+        "ControllerRevision",
+        &[],
+        false,
+        true,
+        NONE,
+    ),
     row(BATCH, "jobs", "Job", &[], true, true, STATUS),
     row(BATCH, "cronjobs", "CronJob", &["cj"], true, true, STATUS),
     row(COORDINATION, "leases", "Lease", &[], false, true, NONE),
     row(EVENTS, "events", "Event", &["ev"], false, true, NONE),
-    row(DISCOVERY, "endpointslices", "EndpointSlice", &[], false, true, NONE),
-    row(NETWORKING, "ingresses", "Ingress", &["ing"], false, true, STATUS),
-    row(NETWORKING, "ingressclasses", "IngressClass", &[], false, false, NONE),
-    row(NETWORKING, "networkpolicies", "NetworkPolicy", &["netpol"], false, true, NONE),
-    row(POLICY, "poddisruptionbudgets", "PodDisruptionBudget", &["pdb"], false, true, STATUS),
-    row(STORAGE, "storageclasses", "StorageClass", &["sc"], false, false, NONE),
-    row(SCHEDULING, "priorityclasses", "PriorityClass", &["pc"], false, false, NONE),
+    row(
+        DISCOVERY,
+        "endpointslices",
+        "EndpointSlice",
+        &[],
+        false,
+        true,
+        NONE,
+    ),
+    row(
+        NETWORKING,
+        "ingresses",
+        "Ingress",
+        &["ing"],
+        false,
+        true,
+        STATUS,
+    ),
+    row(
+        NETWORKING,
+        "ingressclasses",
+        "IngressClass",
+        &[],
+        false,
+        false,
+        NONE,
+    ),
+    row(
+        NETWORKING,
+        "networkpolicies",
+        "NetworkPolicy",
+        &["netpol"],
+        false,
+        true,
+        NONE,
+    ),
+    row(
+        POLICY,
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        &["pdb"],
+        false,
+        true,
+        STATUS,
+    ),
+    row(
+        STORAGE,
+        "storageclasses",
+        "StorageClass",
+        &["sc"],
+        false,
+        false,
+        NONE,
+    ),
+    row(
+        SCHEDULING,
+        "priorityclasses",
+        "PriorityClass",
+        &["pc"],
+        false,
+        false,
+        NONE,
+    ),
     row(RBAC, "roles", "Role", &[], false, true, NONE),
     row(RBAC, "rolebindings", "RoleBinding", &[], false, true, NONE),
     row(RBAC, "clusterroles", "ClusterRole", &[], false, false, NONE),
-    row(RBAC, "clusterrolebindings", "ClusterRoleBinding", &[], false, false, NONE),
+    row(
+        RBAC,
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        &[],
+        false,
+        false,
+        NONE,
+    ),
 ];
 
 /// Every built-in resource kspaces serves, with exactly the discovery data of Kubernetes v1.33.
@@ -99,7 +276,12 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
 
 impl Row {
     fn to_resource_info(&self) -> ResourceInfo {
-        let strings = |items: &[&str]| items.iter().map(|item| item.to_string()).collect::<Vec<_>>();
+        let strings = |items: &[&str]| {
+            items
+                .iter()
+                .map(|item| item.to_string())
+                .collect::<Vec<_>>()
+        };
         ResourceInfo {
             group: self.group.to_string(),
             version: self.version.to_string(),
@@ -107,7 +289,11 @@ impl Row {
             plural: self.plural.to_string(),
             singular: self.kind.to_ascii_lowercase(),
             short_names: strings(self.short_names),
-            categories: if self.in_all { vec!["all".to_string()] } else { Vec::new() },
+            categories: if self.in_all {
+                vec!["all".to_string()]
+            } else {
+                Vec::new()
+            },
             namespaced: self.namespaced,
             subresources: self.subresources.to_vec(),
             verbs: strings(self.verbs),
@@ -121,7 +307,9 @@ mod tests {
     use super::*;
 
     fn find(group: &str, plural: &str) -> ResourceInfo {
-        let found = builtin_resources().into_iter().find(|r| r.group == group && r.plural == plural);
+        let found = builtin_resources()
+            .into_iter()
+            .find(|r| r.group == group && r.plural == plural);
         found.unwrap_or_else(|| panic!("{group}/{plural} missing from the builtin table"))
     }
 
@@ -137,7 +325,11 @@ mod tests {
             r.verbs.join(" "),
             r.categories.join(","),
             r.kind,
-            r.subresources.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(","),
+            r.subresources
+                .iter()
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(","),
             r.definition.as_deref().unwrap_or("-"),
         );
         assert_eq!(actual, expected);
@@ -150,12 +342,36 @@ mod tests {
         check("apps", "deployments", &format!(
             "deployments deploy apps/v1 true [{ALL}] [all] Deployment [Status,Scale] io.k8s.api.apps.v1.Deployment"));
         check("", "namespaces", "namespaces ns v1 false [create delete get list patch update watch] [] Namespace [Status] io.k8s.api.core.v1.Namespace");
-        check("", "configmaps", &format!("configmaps cm v1 true [{ALL}] [] ConfigMap [] io.k8s.api.core.v1.ConfigMap"));
-        check("", "pods", &format!("pods po v1 true [{ALL}] [all] Pod [Status] io.k8s.api.core.v1.Pod"));
-        check("", "services", &format!("services svc v1 true [{ALL}] [all] Service [Status] io.k8s.api.core.v1.Service"));
-        check("", "nodes", &format!("nodes no v1 false [{ALL}] [] Node [Status] io.k8s.api.core.v1.Node"));
+        check(
+            "",
+            "configmaps",
+            &format!("configmaps cm v1 true [{ALL}] [] ConfigMap [] io.k8s.api.core.v1.ConfigMap"),
+        );
+        check(
+            "",
+            "pods",
+            &format!("pods po v1 true [{ALL}] [all] Pod [Status] io.k8s.api.core.v1.Pod"),
+        );
+        check(
+            "",
+            "services",
+            &format!(
+                "services svc v1 true [{ALL}] [all] Service [Status] io.k8s.api.core.v1.Service"
+            ),
+        );
+        check(
+            "",
+            "nodes",
+            &format!("nodes no v1 false [{ALL}] [] Node [Status] io.k8s.api.core.v1.Node"),
+        );
         check("batch", "cronjobs", &format!("cronjobs cj batch/v1 true [{ALL}] [all] CronJob [Status] io.k8s.api.batch.v1.CronJob"));
-        check("events.k8s.io", "events", &format!("events ev events.k8s.io/v1 true [{ALL}] [] Event [] io.k8s.api.events.v1.Event"));
+        check(
+            "events.k8s.io",
+            "events",
+            &format!(
+                "events ev events.k8s.io/v1 true [{ALL}] [] Event [] io.k8s.api.events.v1.Event"
+            ),
+        );
         check("rbac.authorization.k8s.io", "clusterrolebindings", &format!(
             "clusterrolebindings  rbac.authorization.k8s.io/v1 false [{ALL}] [] ClusterRoleBinding [] io.k8s.api.rbac.v1.ClusterRoleBinding"));
         check("networking.k8s.io", "networkpolicies", &format!(
@@ -166,11 +382,17 @@ mod tests {
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
         assert_eq!(resources.len(), 35);
-        let mut keys: Vec<_> = resources.iter().map(|r| (r.group.clone(), r.plural.clone())).collect();
+        let mut keys: Vec<_> = resources
+            .iter()
+            .map(|r| (r.group.clone(), r.plural.clone()))
+            .collect();
         keys.sort();
         keys.dedup();
         assert_eq!(keys.len(), resources.len());
-        assert_eq!(find("policy", "poddisruptionbudgets").singular, "poddisruptionbudget");
+        assert_eq!(
+            find("policy", "poddisruptionbudgets").singular,
+            "poddisruptionbudget"
+        );
         assert_eq!(find("", "endpoints").singular, "endpoints");
     }
 
@@ -182,8 +404,17 @@ mod tests {
             .map(|r| r.plural)
             .collect();
         in_all.sort();
-        let expected = ["cronjobs", "daemonsets", "deployments", "jobs", "pods", "replicasets",
-            "replicationcontrollers", "services", "statefulsets"];
+        let expected = [
+            "cronjobs",
+            "daemonsets",
+            "deployments",
+            "jobs",
+            "pods",
+            "replicasets",
+            "replicationcontrollers",
+            "services",
+            "statefulsets",
+        ];
         assert_eq!(in_all, expected);
     }
 }

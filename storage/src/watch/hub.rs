@@ -83,7 +83,9 @@ impl WatchHub {
         self.lock().slots.len()
     }
 
-    /// Publishes committed events; they must come in increasing revision order, after everything published.
+    /// Publishes committed events; they must come in strictly increasing revision order, after everything
+    /// published. Every write of every backend has its own revision (there are no multi-key transactions), so
+    /// an event at or below the current revision can only be a replay, and is dropped.
     pub fn publish(&self, events: Vec<Event>) {
         let mut state = self.lock();
         for event in events {

@@ -1,0 +1,1 @@
+//! Tests of protobuf request decoding: fixtures encoded with k8s-pb, hostile bodies.

@@ -1,0 +1,2 @@
+//! API server benchmark (being written).
+fn main() {}
