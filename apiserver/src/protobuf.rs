@@ -30,7 +30,7 @@ const MAGIC: &[u8; 4] = b"k8s\0";
 const PROTOBUF_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 
 /// Why a protobuf request body could not be turned into JSON; each becomes a 400 Bad Request.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ProtobufError {
     /// The body does not start with `k8s\0`.
     #[error("protobuf body does not start with the Kubernetes magic prefix \"k8s\\x00\"")]
@@ -45,7 +45,9 @@ pub enum ProtobufError {
     #[error("protobuf envelope content encoding {0:?} is not supported")]
     UnsupportedContentEncoding(String),
     /// The envelope names a kind that has no protobuf decoder here.
-    #[error("protobuf bodies of apiVersion {api_version:?} kind {kind:?} are not supported; send JSON instead")]
+    #[error(
+        "protobuf bodies of apiVersion {api_version:?} kind {kind:?} are not supported; send JSON instead"
+    )]
     UnsupportedKind {
         /// The `typeMeta.apiVersion` of the envelope.
         api_version: String,
@@ -95,23 +97,35 @@ pub fn decode_request(body: &[u8]) -> Result<Value, ProtobufError> {
 
 /// Strips the magic and decodes the `runtime.Unknown` envelope.
 fn decode_envelope(body: &[u8]) -> Result<Unknown, ProtobufError> {
-    let message = body.strip_prefix(MAGIC.as_slice()).ok_or(ProtobufError::MissingMagic)?;
+    let message = body
+        .strip_prefix(MAGIC.as_slice())
+        .ok_or(ProtobufError::MissingMagic)?;
     Unknown::decode(message).map_err(|error| ProtobufError::Envelope(error.to_string()))
 }
 
 /// Finds the k8s-pb type for (apiVersion, kind) and converts `raw` to JSON.
 fn decode_kind(api_version: &str, kind: &str, raw: &[u8]) -> Result<Value, ProtobufError> {
     // DeleteOptions is registered in every group version, so clients may name any of them.
-    let lookup_version = if kind == "DeleteOptions" { "meta.k8s.io/v1" } else { api_version };
-    let decoder = generated::decoder_for(lookup_version, kind).ok_or_else(|| ProtobufError::UnsupportedKind {
-        api_version: api_version.to_owned(),
-        kind: kind.to_owned(),
+    let lookup_version = if kind == "DeleteOptions" {
+        "meta.k8s.io/v1"
+    } else {
+        api_version
+    };
+    let decoder = generated::decoder_for(lookup_version, kind).ok_or_else(|| {
+        ProtobufError::UnsupportedKind {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+        }
     })?;
     let object = decoder(raw).map_err(|error| match error {
-        to_json::DecodeFailure::Prost(error) => {
-            ProtobufError::Message { kind: kind.to_owned(), reason: error.to_string() }
-        }
-        to_json::DecodeFailure::OutOfRange(reason) => ProtobufError::Message { kind: kind.to_owned(), reason },
+        to_json::DecodeFailure::Prost(error) => ProtobufError::Message {
+            kind: kind.to_owned(),
+            reason: error.to_string(),
+        },
+        to_json::DecodeFailure::OutOfRange(reason) => ProtobufError::Message {
+            kind: kind.to_owned(),
+            reason,
+        },
         to_json::DecodeFailure::EmbeddedJson(reason) => ProtobufError::EmbeddedJson(reason),
     })?;
     Ok(object)

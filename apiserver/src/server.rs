@@ -132,10 +132,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     std::fs::write(&kubeconfig_path, kubeconfig).map_err(io_err(&kubeconfig_path))?;
     let _ = std::fs::write(args.data_dir.join("server-url"), &url);
 
-    let warm = server.clone();
-    std::thread::spawn(move || {
-        warm.openapi().warm();
-    });
+    // The OpenAPI documents (about 30 MB of schema trees) are built on the first request that needs them
+    // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.
     actix_web::rt::spawn(controllers::namespace::run(server.clone(), Duration::from_millis(500)));
     actix_web::rt::spawn(controllers::compaction::run(server.registry.storage().clone(), COMPACTION_INTERVAL));
 

@@ -32,7 +32,7 @@ impl ApiServer {
         })
     }
 
-    /// The OpenAPI documents, built on first use (a background task builds them right after startup).
+    /// The OpenAPI documents, built on first use (about 50-80 ms once; see `server.rs`).
     pub fn openapi(&self) -> &OpenApi {
         self.openapi.get_or_init(|| {
             let resources: Vec<ResourceInfo> = self.resources.all().iter().map(|r| (**r).clone()).collect();

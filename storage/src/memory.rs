@@ -93,16 +93,17 @@ impl Backend for MemoryBackend {
         let from = start.filter(|s| *s > range.start()).unwrap_or(range.start());
         let end = range.end();
         let mut items = Vec::new();
-        let mut more = false;
+        let mut beyond: u64 = 0;
         for key in state.versions.keys().skip_while(|k| k.as_str() < from).take_while(|k| k.as_str() < end.as_str()) {
             let Some(item) = state.live_at(key, at) else { continue };
             if limit.is_some_and(|limit| items.len() >= limit) {
-                more = true;
-                break;
+                beyond += 1;
+                continue;
             }
             items.push(item);
         }
-        Ok(RawPage { items, revision: at, more, remaining: None })
+        let more = beyond > 0;
+        Ok(RawPage { items, revision: at, more, remaining: more.then_some(beyond) })
     }
 
     async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {

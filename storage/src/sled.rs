@@ -312,11 +312,13 @@ fn check_revision(at: Revision, durable: Revision, compacted: Revision) -> Resul
     Ok(())
 }
 
-/// Scans versions in `[from, end)` and keeps, per key, the newest live version at or below `at`.
+/// Scans versions in `[from, end)` and keeps, per key, the newest live version at or below `at`. Past `limit`,
+/// it only counts the remaining live keys (headers only, no value copies) for `remaining`.
 fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<usize>) -> Result<RawPage> {
     let mut items: Vec<Record> = Vec::new();
-    let mut more = false;
-    let mut candidate: Option<(String, Version)> = None;
+    let mut beyond: u64 = 0;
+    // The key being scanned, and whether its newest version at or below `at` is live.
+    let mut current: Option<(Vec<u8>, Option<(Vec<u8>, Vec<u8>)>, bool)> = None;
     let mut start = vec![b'v'];
     match from.strip_suffix('\0') {
         // A continue position (`key \0`) means "after key": skip past all of its versions (`key \0 revision`).
@@ -328,30 +330,43 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
     }
     let mut stop = vec![b'v'];
     stop.extend_from_slice(end.as_bytes());
-    let finish = |candidate: Option<(String, Version)>, items: &mut Vec<Record>| -> bool {
-        if let Some((key, version)) = candidate.filter(|(_, v)| !v.tombstone) {
-            if limit.is_some_and(|limit| items.len() >= limit) {
-                return true;
-            }
-            items.push(version.record(&Key::from_stored(&key)));
+    let mut finish = |entry: Option<(Vec<u8>, Option<(Vec<u8>, Vec<u8>)>, bool)>, items: &mut Vec<Record>| -> Result<()> {
+        let Some((_, Some((raw_key, raw_value)), true)) = entry else { return Ok(()) };
+        if limit.is_some_and(|limit| items.len() >= limit) {
+            beyond += 1;
+            return Ok(());
         }
-        false
+        let (key, version) = Version::decode(&raw_key, &raw_value)?;
+        items.push(version.record(&Key::from_stored(&key)));
+        Ok(())
     };
     for entry in tree.range(start..stop) {
         let (raw_key, raw_value) = entry.map_err(backend_err)?;
-        let (key, version) = Version::decode(&raw_key, &raw_value)?;
-        if candidate.as_ref().is_some_and(|(current, _)| *current != key) && finish(candidate.take(), &mut items) {
-            more = true;
-            break;
+        let (key_bytes, revision, tombstone) = header(&raw_key, &raw_value)?;
+        if current.as_ref().is_some_and(|(k, _, _)| k.as_slice() != key_bytes) {
+            finish(current.take(), &mut items)?;
         }
-        if version.revision <= at {
-            candidate = Some((key, version));
+        let entry = current.get_or_insert_with(|| (key_bytes.to_vec(), None, false));
+        if revision <= at {
+            let counting = limit.is_some_and(|limit| items.len() >= limit);
+            // While counting, only liveness matters: skip copying the record.
+            entry.1 = Some(if counting { (Vec::new(), Vec::new()) } else { (raw_key.to_vec(), raw_value.to_vec()) });
+            entry.2 = !tombstone;
         }
     }
-    if !more && finish(candidate, &mut items) {
-        more = true;
+    finish(current, &mut items)?;
+    let more = beyond > 0;
+    Ok(RawPage { items, revision: at, more, remaining: more.then_some(beyond) })
+}
+
+/// The key bytes, revision and tombstone flag of a `v` entry, without copying its value.
+fn header<'a>(raw_key: &'a [u8], raw_value: &[u8]) -> Result<(&'a [u8], Revision, bool)> {
+    let corrupt = || StorageError::Backend("sled: corrupt version record".to_owned());
+    if raw_key.len() < 10 || raw_value.is_empty() {
+        return Err(corrupt());
     }
-    Ok(RawPage { items, revision: at, more, remaining: None })
+    let revision = Revision::from_be_slice(&raw_key[raw_key.len() - 8..]).ok_or_else(corrupt)?;
+    Ok((&raw_key[1..raw_key.len() - 9], revision, raw_value[0] == 1))
 }
 
 /// The single writer: turns queued messages into group commits.

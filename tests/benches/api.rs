@@ -1,2 +1,416 @@
-//! API server benchmark (being written).
-fn main() {}
+//! API benchmark: the release `kspaces` binary over HTTPS with keep-alive, driven by N concurrent kube-rs
+//! requests (kube 5 speaks HTTP/1.1, so its pool opens one kept-alive connection per concurrent request).
+//! Measures durable ConfigMap creates/s, gets/s, listing 10,000 ConfigMaps, watch event latency with 100
+//! watchers, idle RSS and time to `/readyz`, and prints a markdown table. Every phase is bounded in time.
+//!
+//! Run: `cargo bench -p kspaces-tests --bench api` (the harness builds `target/release/kspaces`, or set
+//! `KSPACES_BIN`).
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client, Config, ResourceExt};
+use kspaces_tests::Server;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type Result<T> = std::result::Result<T, BoxError>;
+
+/// How long each throughput phase is measured, after a short warm-up that opens the connections.
+const PHASE: Duration = Duration::from_secs(4);
+const WARM_UP: Duration = Duration::from_millis(500);
+const LIST_SIZE: usize = 10_000;
+const WATCHERS: usize = 100;
+const WATCHED_CREATES: usize = 200;
+const STARTS: usize = 5;
+
+/// One line of the result table.
+struct Row {
+    measurement: String,
+    result: String,
+    server_cpu: String,
+    client_cpu: String,
+    target: &'static str,
+    verdict: &'static str,
+}
+
+impl Row {
+    fn new(measurement: impl Into<String>, result: impl Into<String>) -> Row {
+        Row { measurement: measurement.into(), result: result.into(), server_cpu: "–".into(), client_cpu: "–".into(), target: "", verdict: "" }
+    }
+
+    fn cpu(mut self, cores: Cores) -> Row {
+        self.server_cpu = format!("{:.2}", cores.server);
+        self.client_cpu = format!("{:.2}", cores.client);
+        self
+    }
+
+    fn target(mut self, target: &'static str, met: bool) -> Row {
+        self.target = target;
+        self.verdict = if met { "met" } else { "**not met**" };
+        self
+    }
+}
+
+fn main() -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let began = Instant::now();
+    let rows = runtime.block_on(run())?;
+    println!("\n| measurement | result | server CPU (cores) | bench client CPU (cores) | target | verdict |\n|---|---|---|---|---|---|");
+    for row in rows {
+        println!("| {} | {} | {} | {} | {} | {} |", row.measurement, row.result, row.server_cpu, row.client_cpu, row.target, row.verdict);
+    }
+    println!("\ntotal bench time {:.1} s", began.elapsed().as_secs_f64());
+    Ok(())
+}
+
+async fn run() -> Result<Vec<Row>> {
+    // Build (or locate) the release binary first, so that no start-up sample includes a cargo build.
+    kspaces_tests::kspaces_binary();
+    let mut rows = startup_rows().await?;
+    let server = Server::start();
+    let client = client(&server).await?;
+    wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let idle = rss_kib(server.pid())?;
+    let idle_mib = idle as f64 / 1024.0;
+    rows.push(Row::new("idle RSS after start (VmRSS)", format!("{idle_mib:.1} MiB")).target("≤ 30 MiB", idle_mib <= 30.0));
+
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for concurrency in [1, 16, 64] {
+        rows.push(create_row(&server, &api, concurrency).await?);
+    }
+    let names = seed_for_gets(&api).await?;
+    for concurrency in [16, 64] {
+        rows.push(get_row(&server, &api, &names, concurrency).await?);
+    }
+    rows.extend(list_rows(&server, &client).await?);
+    rows.push(watch_row(&server, &client).await?);
+    let loaded = rss_kib(server.pid())? as f64 / 1024.0;
+    rows.push(Row::new(format!("RSS after the run ({} objects stored)", LIST_SIZE + 2000), format!("{loaded:.1} MiB")));
+    Ok(rows)
+}
+
+async fn client(server: &Server) -> Result<Client> {
+    let kubeconfig = Kubeconfig::read_from(&server.kubeconfig)?;
+    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+    Ok(Client::try_from(config)?)
+}
+
+fn configmap(name: String) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta { name: Some(name), ..ObjectMeta::default() },
+        data: Some([("key".to_owned(), "a small value".to_owned())].into()),
+        ..ConfigMap::default()
+    }
+}
+
+/// Polls `GET /readyz` every millisecond until it answers 200.
+async fn wait_ready(client: &Client, deadline: Instant) -> Result<()> {
+    loop {
+        let request = http::Request::get("/readyz").body(Vec::new())?;
+        match client.request_text(request).await {
+            Ok(_) => return Ok(()),
+            Err(error) if Instant::now() > deadline => return Err(format!("/readyz never answered: {error}").into()),
+            Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+        }
+    }
+}
+
+/// Time from spawning the process to `/readyz` answering, on a fresh data dir (which also generates the CA
+/// and certificates) and on a restart over the same, still empty, store.
+async fn startup_rows() -> Result<Vec<Row>> {
+    let (mut fresh, mut restart) = (Vec::new(), Vec::new());
+    for _ in 0..STARTS {
+        let (server, elapsed) = timed_start(Server::start).await?;
+        fresh.push(elapsed);
+        let dir = server.stop();
+        let (_server, elapsed) = timed_start(move || Server::start_in(dir, &[])).await?;
+        restart.push(elapsed);
+    }
+    let row = |label: &str, samples: &mut Vec<Duration>| {
+        samples.sort();
+        let (median, worst) = (samples[samples.len() / 2], samples[samples.len() - 1]);
+        Row::new(format!("{label}: process start → /readyz 200 (median of {STARTS}, max)"), format!("{} ms, max {} ms", median.as_millis(), worst.as_millis()))
+            .target("≤ 200 ms", median <= Duration::from_millis(200))
+    };
+    Ok(vec![row("fresh data dir", &mut fresh), row("restart, empty store", &mut restart)])
+}
+
+async fn timed_start(start: impl FnOnce() -> Server) -> Result<(Server, Duration)> {
+    let began = Instant::now();
+    let server = start();
+    let client = client(&server).await?;
+    wait_ready(&client, began + Duration::from_secs(10)).await?;
+    Ok((server, began.elapsed()))
+}
+
+/// CPU use of the server and of this benchmark process over one phase, in cores (CPU seconds per second).
+#[derive(Clone, Copy)]
+struct Cores {
+    server: f64,
+    client: f64,
+}
+
+/// CPU-time readings taken when a phase starts; [`CpuClock::cores`] turns them into [`Cores`].
+struct CpuClock {
+    server_pid: u32,
+    began: Instant,
+    server: f64,
+    client: f64,
+}
+
+impl CpuClock {
+    fn start(server: &Server) -> Result<CpuClock> {
+        let server_pid = server.pid();
+        Ok(CpuClock { server_pid, began: Instant::now(), server: cpu_seconds(server_pid)?, client: cpu_seconds(std::process::id())? })
+    }
+
+    fn cores(&self) -> Result<Cores> {
+        let wall = self.began.elapsed().as_secs_f64();
+        Ok(Cores {
+            server: (cpu_seconds(self.server_pid)? - self.server) / wall,
+            client: (cpu_seconds(std::process::id())? - self.client) / wall,
+        })
+    }
+}
+
+/// CPU time (user + system) of a process in seconds, from `/proc/<pid>/stat` (clock ticks of 1/100 s).
+fn cpu_seconds(pid: u32) -> Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let after_name = stat.rsplit_once(") ").ok_or("malformed /proc/pid/stat")?.1;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
+    Ok(ticks as f64 / 100.0)
+}
+
+fn rss_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).ok_or("no VmRSS")?;
+    Ok(line.split_whitespace().nth(1).ok_or("malformed VmRSS")?.parse()?)
+}
+
+/// Throughput, per-request latencies and the server's CPU use (cores) of one closed-loop phase.
+struct Load {
+    per_second: f64,
+    latencies: Vec<Duration>,
+    cores: Cores,
+}
+
+impl Load {
+    fn latency_summary(&mut self) -> String {
+        self.latencies.sort();
+        format!("p50 {:.2} ms, p99 {:.2} ms", millis(percentile(&self.latencies, 50.0)), millis(percentile(&self.latencies, 99.0)))
+    }
+}
+
+/// Runs `concurrency` closed loops of `request(worker, iteration)` for `duration`.
+async fn drive<F, Fut>(server: &Server, concurrency: usize, duration: Duration, request: F) -> Result<Load>
+where
+    F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<()>> + Send,
+{
+    let (began, clock) = (Instant::now(), CpuClock::start(server)?);
+    let deadline = began + duration;
+    let workers: Vec<_> = (0..concurrency)
+        .map(|worker| {
+            let request = request.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    request(worker, latencies.len() as u64).await?;
+                    latencies.push(sent.elapsed());
+                }
+                Ok::<_, BoxError>(latencies)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for worker in workers {
+        latencies.extend(worker.await??);
+    }
+    let cores = clock.cores()?;
+    Ok(Load { per_second: latencies.len() as f64 / began.elapsed().as_secs_f64(), latencies, cores })
+}
+
+async fn create_row(server: &Server, api: &Api<ConfigMap>, concurrency: usize) -> Result<Row> {
+    let create = |phase: &'static str| {
+        let api = api.clone();
+        move |worker: usize, i: u64| {
+            let api = api.clone();
+            async move {
+                api.create(&PostParams::default(), &configmap(format!("{phase}-{concurrency}-{worker}-{i}"))).await?;
+                Ok(())
+            }
+        }
+    };
+    drive(server, concurrency, WARM_UP, create("warm")).await?;
+    let mut load = drive(server, concurrency, PHASE, create("create")).await?;
+    let latency = load.latency_summary();
+    Ok(Row::new(format!("durable ConfigMap creates/s, N = {concurrency}"), format!("{:.0}/s ({latency})", load.per_second))
+        .cpu(load.cores)
+        .target("≥ 10,000/s", load.per_second >= 10_000.0))
+}
+
+async fn seed_for_gets(api: &Api<ConfigMap>) -> Result<Vec<String>> {
+    let names: Vec<String> = (0..100).map(|i| format!("get-{i}")).collect();
+    for name in &names {
+        api.create(&PostParams::default(), &configmap(name.clone())).await?;
+    }
+    Ok(names)
+}
+
+async fn get_row(server: &Server, api: &Api<ConfigMap>, names: &[String], concurrency: usize) -> Result<Row> {
+    let get = {
+        let (api, names) = (api.clone(), std::sync::Arc::new(names.to_vec()));
+        move |worker: usize, i: u64| {
+            let (api, names) = (api.clone(), names.clone());
+            async move {
+                api.get(&names[(worker * 7 + i as usize) % names.len()]).await?;
+                Ok(())
+            }
+        }
+    };
+    drive(server, concurrency, WARM_UP, get.clone()).await?;
+    let mut load = drive(server, concurrency, PHASE, get).await?;
+    let latency = load.latency_summary();
+    Ok(Row::new(format!("ConfigMap gets/s, N = {concurrency}"), format!("{:.0}/s ({latency})", load.per_second))
+        .cpu(load.cores)
+        .target("≥ 30,000/s", load.per_second >= 30_000.0))
+}
+
+/// Fills a namespace with 10,000 ConfigMaps, then times one unpaginated list and the kubectl-style walk
+/// of 500-item pages (median of three each, decoding included, as a kube-rs user sees it).
+async fn list_rows(server: &Server, client: &Client) -> Result<Vec<Row>> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace = Namespace { metadata: ObjectMeta { name: Some("bench-list".into()), ..ObjectMeta::default() }, ..Namespace::default() };
+    namespaces.create(&PostParams::default(), &namespace).await?;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "bench-list");
+    let filled = Instant::now();
+    fill(&api, LIST_SIZE, 64).await?;
+    let fill_rate = LIST_SIZE as f64 / filled.elapsed().as_secs_f64();
+
+    let (mut whole, mut paged) = (Vec::new(), Vec::new());
+    let clock = CpuClock::start(server)?;
+    for _ in 0..3 {
+        let started = Instant::now();
+        let list = api.list(&ListParams::default()).await?;
+        whole.push(started.elapsed());
+        assert_eq!(list.items.len(), LIST_SIZE, "the unpaginated list is incomplete");
+        let started = Instant::now();
+        let (pages, items) = walk_pages(&api, 500).await?;
+        paged.push(started.elapsed());
+        assert_eq!((pages, items), (LIST_SIZE / 500, LIST_SIZE), "the 500-page walk is incomplete");
+    }
+    let cores = clock.cores()?;
+    whole.sort();
+    paged.sort();
+    Ok(vec![
+        Row::new("(fill: 10,000 creates, N = 64)", format!("{fill_rate:.0}/s")),
+        Row::new("list 10,000 ConfigMaps, one call, no limit (median of 3)", format!("{:.0} ms", millis(whole[1]))).cpu(cores),
+        Row::new("list 10,000 ConfigMaps, limit=500 walk, 20 pages (median of 3)", format!("{:.0} ms", millis(paged[1]))).cpu(cores),
+    ])
+}
+
+async fn fill(api: &Api<ConfigMap>, count: usize, concurrency: usize) -> Result<()> {
+    let workers: Vec<_> = (0..concurrency)
+        .map(|worker| {
+            let api = api.clone();
+            tokio::spawn(async move {
+                for i in (worker..count).step_by(concurrency) {
+                    api.create(&PostParams::default(), &configmap(format!("item-{i:05}"))).await?;
+                }
+                Ok::<_, BoxError>(())
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await??;
+    }
+    Ok(())
+}
+
+async fn walk_pages(api: &Api<ConfigMap>, limit: u32) -> Result<(usize, usize)> {
+    let (mut pages, mut items) = (0, 0);
+    let mut params = ListParams::default().limit(limit);
+    loop {
+        let page = api.list(&params).await?;
+        pages += 1;
+        items += page.items.len();
+        match page.metadata.continue_.filter(|token| !token.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok((pages, items)),
+        }
+    }
+}
+
+/// 100 watchers on one namespace; 200 creates spaced 5 ms apart; latency is from sending the create to
+/// each watcher decoding its ADDED event (20,000 samples).
+async fn watch_row(server: &Server, client: &Client) -> Result<Row> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace = Namespace { metadata: ObjectMeta { name: Some("bench-watch".into()), ..ObjectMeta::default() }, ..Namespace::default() };
+    namespaces.create(&PostParams::default(), &namespace).await?;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "bench-watch");
+    let version = api.list(&ListParams::default()).await?.metadata.resource_version.unwrap_or_default();
+    let mut watchers = Vec::new();
+    for _ in 0..WATCHERS {
+        let stream = api.watch(&WatchParams::default().disable_bookmarks().timeout(60), &version).await?;
+        watchers.push(tokio::spawn(receive_added(Box::pin(stream))));
+    }
+    let clock = CpuClock::start(server)?;
+    let mut sent = Vec::with_capacity(WATCHED_CREATES);
+    for i in 0..WATCHED_CREATES {
+        sent.push(Instant::now());
+        api.create(&PostParams::default(), &configmap(format!("w-{i}"))).await?;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut latencies = Vec::new();
+    for watcher in watchers {
+        for (index, received) in watcher.await?? {
+            latencies.push(received.duration_since(sent[index]));
+        }
+    }
+    let cores = clock.cores()?;
+    latencies.sort();
+    let summary = format!(
+        "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} events)",
+        millis(percentile(&latencies, 50.0)),
+        millis(percentile(&latencies, 99.0)),
+        millis(latencies[latencies.len() - 1]),
+        latencies.len()
+    );
+    Ok(Row::new(format!("watch latency, create → ADDED received, {WATCHERS} watchers"), summary).cpu(cores))
+}
+
+/// Collects `(create index, arrival)` for every ADDED event until all creates arrived (or 30 s passed).
+async fn receive_added<S>(mut stream: std::pin::Pin<Box<S>>) -> Result<Vec<(usize, Instant)>>
+where
+    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Send,
+{
+    let mut arrivals = Vec::with_capacity(WATCHED_CREATES);
+    while arrivals.len() < WATCHED_CREATES {
+        let event = tokio::time::timeout(Duration::from_secs(30), stream.try_next()).await??;
+        match event.ok_or("a watch ended early")? {
+            WatchEvent::Added(cm) => {
+                let index: usize = cm.name_any().trim_start_matches("w-").parse()?;
+                arrivals.push((index, Instant::now()));
+            }
+            WatchEvent::Error(status) => return Err(format!("watch error: {status:?}").into()),
+            _ => {}
+        }
+    }
+    Ok(arrivals)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((p / 100.0) * (sorted.len().saturating_sub(1)) as f64).round() as usize;
+    sorted.get(index).copied().unwrap_or_default()
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}

@@ -92,3 +92,45 @@ fn dry_runs_store_nothing_and_diff_exit_code_tells_whether_anything_changed() {
     assert!(same.stdout.is_empty(), "{}", String::from_utf8_lossy(&same.stdout));
     assert_eq!(jsonpath(&kubectl, "{.spec.replicas}"), "2", "diff stores nothing");
 }
+
+#[test]
+fn applied_objects_get_kube_defaults_even_for_empty_structs() {
+    let server = Server::start();
+    let kubectl = server.kubectl();
+    let manifest = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: plain}\nspec:\n  strategy: {}\n  \
+                    selector: {matchLabels: {app: plain}}\n  template:\n    metadata: {labels: {app: plain}}\n    \
+                    spec: {containers: [{name: c, image: busybox}]}\n";
+    kubectl.ok_with_stdin(&["apply", "-f", "-"], manifest);
+    let live = kubectl.ok(&["get", "deploy", "plain", "-o", "json"]);
+    let live: serde_json::Value = serde_json::from_str(&live).expect("deployment JSON");
+    assert_eq!(live["spec"]["replicas"], 1);
+    assert_eq!(live["spec"]["revisionHistoryLimit"], 10);
+    assert_eq!(live["spec"]["progressDeadlineSeconds"], 600);
+    assert_eq!(live["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"], "Always");
+    assert_eq!(live["spec"]["template"]["spec"]["restartPolicy"], "Always");
+    // `kubectl create deployment` sends `strategy: {}`; kube defaults its fields all the same.
+    let expected_strategy = serde_json::json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}});
+    assert_eq!(live["spec"]["strategy"], expected_strategy, "an empty strategy is defaulted");
+}
+
+#[test]
+fn create_with_generate_name_replace_force_and_delete_from_a_file() {
+    let server = Server::start();
+    let kubectl = server.kubectl();
+    let generated = "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: gen-, labels: {made: generated}}\n";
+    let first = kubectl.ok_with_stdin(&["create", "-f", "-"], generated);
+    let second = kubectl.ok_with_stdin(&["create", "-f", "-"], generated);
+    assert!(first.starts_with("configmap/gen-") && first.trim().ends_with(" created"), "{first}");
+    assert_ne!(first, second, "each create gets its own generated name");
+    assert_eq!(kubectl.ok(&["get", "cm", "-l", "made=generated", "-o", "name"]).lines().count(), 2);
+
+    apply(&kubectl, &ORIGINAL, &[]);
+    let uid_before = jsonpath(&kubectl, "{.metadata.uid}");
+    let replaced = kubectl.ok_with_stdin(&["replace", "--force", "-f", "-"], &Manifest { replicas: 6, ..ORIGINAL }.yaml());
+    assert!(replaced.contains("deployment.apps \"web\" deleted") && replaced.contains("deployment.apps/web replaced"), "{replaced}");
+    assert_eq!(jsonpath(&kubectl, "{.spec.replicas}"), "6");
+    assert_ne!(jsonpath(&kubectl, "{.metadata.uid}"), uid_before, "--force deletes and recreates");
+
+    assert_eq!(kubectl.ok_with_stdin(&["delete", "-f", "-"], &ORIGINAL.yaml()).trim(), "deployment.apps \"web\" deleted");
+    assert!(kubectl.fails(&["get", "deploy", "web"]).contains("deployments.apps \"web\" not found"));
+}

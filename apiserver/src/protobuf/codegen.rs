@@ -36,13 +36,22 @@ struct Root {
 /// Registers `T` as a root and collects its schema definitions.
 fn resource<T: k8s_openapi::Resource + JsonSchema>(generator: &mut SchemaGenerator) -> Root {
     generator.subschema_for::<T>();
-    Root { api_version: T::API_VERSION, kind: T::KIND, schema_name: T::schema_name().into_owned() }
+    Root {
+        api_version: T::API_VERSION,
+        kind: T::KIND,
+        schema_name: T::schema_name().into_owned(),
+    }
 }
 
 /// Every kind kubectl's typed clients (and client-go controllers) send as protobuf, plus their neighbours.
 fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
-    use api::{admissionregistration, apps, authentication, authorization, autoscaling, batch, certificates};
-    use api::{coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage};
+    use api::{
+        admissionregistration, apps, authentication, authorization, autoscaling, batch,
+        certificates,
+    };
+    use api::{
+        coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage,
+    };
     let g = generator;
     let mut roots = vec![
         resource::<core::v1::Binding>(g),
@@ -102,7 +111,11 @@ fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
     ];
     g.subschema_for::<DeleteOptions>();
     let schema_name = DeleteOptions::schema_name().into_owned();
-    roots.push(Root { api_version: "meta.k8s.io/v1", kind: "DeleteOptions", schema_name });
+    roots.push(Root {
+        api_version: "meta.k8s.io/v1",
+        kind: "DeleteOptions",
+        schema_name,
+    });
     roots
 }
 
@@ -113,14 +126,30 @@ type PbStructs = BTreeMap<String, BTreeMap<String, Option<String>>>;
 fn k8s_pb_source_dir() -> PathBuf {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
     let output = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--offline", "--format-version", "1", "--manifest-path", manifest])
+        .args([
+            "metadata",
+            "--offline",
+            "--format-version",
+            "1",
+            "--manifest-path",
+            manifest,
+        ])
         .output()
         .expect("cargo metadata runs");
-    let metadata: Value = serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
-    let packages = metadata["packages"].as_array().expect("metadata lists packages");
-    let package = packages.iter().find(|package| package["name"] == "k8s-pb").expect("k8s-pb is a dependency");
+    let metadata: Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    let packages = metadata["packages"]
+        .as_array()
+        .expect("metadata lists packages");
+    let package = packages
+        .iter()
+        .find(|package| package["name"] == "k8s-pb")
+        .expect("k8s-pb is a dependency");
     let manifest_path = PathBuf::from(package["manifest_path"].as_str().expect("manifest path"));
-    manifest_path.parent().expect("manifest has a directory").join("src")
+    manifest_path
+        .parent()
+        .expect("manifest has a directory")
+        .join("src")
 }
 
 /// Reads every `mod.rs` under `dir`, recording each struct's prost fields.
@@ -128,9 +157,15 @@ fn parse_pb_dir(dir: &Path, module: &str, structs: &mut PbStructs) {
     for entry in std::fs::read_dir(dir).expect("k8s-pb source directory is readable") {
         let path = entry.expect("directory entry").path();
         if path.is_dir() {
-            let name = path.file_name().and_then(|name| name.to_str()).expect("UTF-8 module name");
+            let name = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .expect("UTF-8 module name");
             parse_pb_dir(&path, &format!("{module}::{name}"), structs);
-        } else if path.file_name().is_some_and(|name| name == "mod.rs" || name == "lib.rs") {
+        } else if path
+            .file_name()
+            .is_some_and(|name| name == "mod.rs" || name == "lib.rs")
+        {
             let source = std::fs::read_to_string(&path).expect("k8s-pb source is readable");
             parse_pb_source(&source, module, structs);
         }
@@ -150,10 +185,20 @@ fn parse_pb_source(source: &str, module: &str, structs: &mut PbStructs) {
             attribute = Some(line);
         } else if let Some(prost) = attribute {
             declaration.push_str(line);
-            if declaration.ends_with(',') && declaration.matches('<').count() == declaration.matches('>').count() {
-                let (name, rust_type) = declaration["pub ".len()..].split_once(':').unwrap_or_default();
-                let message = prost.starts_with("#[prost(message").then(|| resolve_type(module, rust_type)).flatten();
-                structs.entry(current.clone()).or_default().insert(name.to_owned(), message);
+            if declaration.ends_with(',')
+                && declaration.matches('<').count() == declaration.matches('>').count()
+            {
+                let (name, rust_type) = declaration["pub ".len()..]
+                    .split_once(':')
+                    .unwrap_or_default();
+                let message = prost
+                    .starts_with("#[prost(message")
+                    .then(|| resolve_type(module, rust_type))
+                    .flatten();
+                structs
+                    .entry(current.clone())
+                    .or_default()
+                    .insert(name.to_owned(), message);
                 (attribute, declaration) = (None, String::new());
             }
         }
@@ -163,7 +208,9 @@ fn parse_pb_source(source: &str, module: &str, structs: &mut PbStructs) {
 /// `::core::option::Option<super::super::X>,` in `module` → the absolute path of `X`; lists and maps give `None`.
 fn resolve_type(module: &str, rust_type: &str) -> Option<String> {
     let inner = rust_type.trim().trim_end_matches(',').replace(' ', "");
-    let mut rest = inner.strip_prefix("::core::option::Option<")?.strip_suffix('>')?;
+    let mut rest = inner
+        .strip_prefix("::core::option::Option<")?
+        .strip_suffix('>')?;
     let mut segments: Vec<&str> = module.split("::").collect();
     while let Some(after) = rest.strip_prefix("super::") {
         segments.pop();
@@ -175,10 +222,16 @@ fn resolve_type(module: &str, rust_type: &str) -> Option<String> {
 /// `io.k8s.api.core.v1.ConfigMap` → `k8s_pb::api::core::v1::ConfigMap`, matching the struct name case-insensitively
 /// (prost renames `AWSElasticBlockStoreVolumeSource` but keeps `CSIDriver`).
 fn pb_path(definition: &str, structs: &PbStructs) -> Option<String> {
-    let rest = definition.strip_prefix("io.k8s.").unwrap_or(definition).replace('-', "_");
+    let rest = definition
+        .strip_prefix("io.k8s.")
+        .unwrap_or(definition)
+        .replace('-', "_");
     let (module, name) = rest.rsplit_once('.')?;
     let wanted = format!("k8s_pb::{}::{}", module.replace('.', "::"), name).to_lowercase();
-    structs.keys().find(|path| path.to_lowercase() == wanted).cloned()
+    structs
+        .keys()
+        .find(|path| path.to_lowercase() == wanted)
+        .cloned()
 }
 
 /// The generator's result: the file text and what it could not map, for the report.
@@ -203,14 +256,24 @@ pub(super) fn generate() -> Generated {
     parse_pb_dir(&k8s_pb_source_dir(), "k8s_pb", &mut structs);
     let keep_zero = super::keep_zero::KEEP_ZERO
         .iter()
-        .flat_map(|(definition, fields)| fields.iter().map(move |field| format!("{definition}.{field}")))
+        .flat_map(|(definition, fields)| {
+            fields
+                .iter()
+                .map(move |field| format!("{definition}.{field}"))
+        })
         .collect();
     let inputs = Inputs { structs, keep_zero };
     let text = header(&roots, &inputs.structs);
-    let mut out = Generated { text, unmapped_properties: vec![], unmapped_definitions: vec![] };
+    let mut out = Generated {
+        text,
+        unmapped_properties: vec![],
+        unmapped_definitions: vec![],
+    };
     let (mut bodies, mut inlined) = (BTreeMap::new(), BTreeMap::new());
     for (name, schema) in &definitions {
-        let Some(properties) = schema.get("properties").and_then(Value::as_object) else { continue };
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            continue;
+        };
         if HAND_WRITTEN.contains(&name.as_str()) {
             continue;
         }
@@ -219,7 +282,14 @@ pub(super) fn generate() -> Generated {
             continue;
         };
         let properties: Vec<&str> = properties.keys().map(String::as_str).collect();
-        let body = object_body(&inputs, name, &path, &properties, &mut inlined, &mut out.unmapped_properties);
+        let body = object_body(
+            &inputs,
+            name,
+            &path,
+            &properties,
+            &mut inlined,
+            &mut out.unmapped_properties,
+        );
         bodies.insert(path, body);
     }
     for (path, body) in inlined {
@@ -235,11 +305,24 @@ pub(super) fn generate() -> Generated {
 ///
 /// A few proto names differ from the JSON names in case only (`uID`, `aPIGroup`, `hostIPs` → `u_id`, `a_pi_group`,
 /// `host_ips`), so a field equal but for underscores and case is the fallback.
-fn find_field<'a>(fields: &'a BTreeMap<String, Option<String>>, property: &str) -> Option<&'a String> {
+fn find_field<'a>(
+    fields: &'a BTreeMap<String, Option<String>>,
+    property: &str,
+) -> Option<&'a String> {
     let snake = property.to_snake_case();
-    let exact = fields.keys().find(|field| field.trim_start_matches("r#") == snake);
-    let squash = |name: &str| name.trim_start_matches("r#").replace('_', "").to_lowercase();
-    exact.or_else(|| fields.keys().find(|field| squash(field) == squash(property)))
+    let exact = fields
+        .keys()
+        .find(|field| field.trim_start_matches("r#") == snake);
+    let squash = |name: &str| {
+        name.trim_start_matches("r#")
+            .replace('_', "")
+            .to_lowercase()
+    };
+    exact.or_else(|| {
+        fields
+            .keys()
+            .find(|field| squash(field) == squash(property))
+    })
 }
 
 /// The statements putting each property of `definition` from struct `path`.
@@ -262,26 +345,46 @@ fn object_body(
             remaining.push(*property);
             continue;
         };
-        let keep = inputs.keep_zero.contains(&format!("{definition}.{property}"));
-        writeln!(body, "        put(&mut object, {property:?}, &self.{field}, {keep})?;").expect("write to String");
+        let keep = inputs
+            .keep_zero
+            .contains(&format!("{definition}.{property}"));
+        writeln!(
+            body,
+            "        put(&mut object, {property:?}, &self.{field}, {keep})?;"
+        )
+        .expect("write to String");
         matched.insert(field);
     }
     for (field, message) in fields {
-        let Some(inner) = message.as_ref().filter(|_| !matched.contains(field)) else { continue };
-        let Some(inner_fields) = inputs.structs.get(inner) else { continue };
-        let taken: Vec<&str> = remaining.iter().copied().filter(|p| find_field(inner_fields, p).is_some()).collect();
+        let Some(inner) = message.as_ref().filter(|_| !matched.contains(field)) else {
+            continue;
+        };
+        let Some(inner_fields) = inputs.structs.get(inner) else {
+            continue;
+        };
+        let taken: Vec<&str> = remaining
+            .iter()
+            .copied()
+            .filter(|p| find_field(inner_fields, p).is_some())
+            .collect();
         if taken.is_empty() {
             continue;
         }
         writeln!(body, "        merge(&mut object, &self.{field})?;").expect("write to String");
         remaining.retain(|property| !taken.contains(property));
-        let namespace = definition.rsplit_once('.').map_or("", |(namespace, _)| namespace);
-        let inner_name = inner.rsplit_once("::").map_or(inner.as_str(), |(_, name)| name);
+        let namespace = definition
+            .rsplit_once('.')
+            .map_or("", |(namespace, _)| namespace);
+        let inner_name = inner
+            .rsplit_once("::")
+            .map_or(inner.as_str(), |(_, name)| name);
         let inner_definition = format!("{namespace}.{inner_name}");
         let inner_body = object_body(inputs, &inner_definition, inner, &taken, inlined, unmapped);
         inlined.insert(inner.clone(), inner_body);
     }
-    let remaining = remaining.iter().filter(|property| !matches!(**property, "apiVersion" | "kind"));
+    let remaining = remaining
+        .iter()
+        .filter(|property| !matches!(**property, "apiVersion" | "kind"));
     unmapped.extend(remaining.map(|property| format!("{definition}.{property}")));
     body
 }
@@ -300,9 +403,14 @@ fn header(roots: &[Root], structs: &PbStructs) -> String {
          \x20   let decoder: Decoder = match (api_version, kind) {\n",
     );
     for root in roots {
-        let path = pb_path(&root.schema_name, structs).unwrap_or_else(|| format!("missing::{}", root.schema_name));
+        let path = pb_path(&root.schema_name, structs)
+            .unwrap_or_else(|| format!("missing::{}", root.schema_name));
         let (api_version, kind) = (root.api_version, root.kind);
-        writeln!(text, "        ({api_version:?}, {kind:?}) => decode::<{path}>,").expect("write to String");
+        writeln!(
+            text,
+            "        ({api_version:?}, {kind:?}) => decode::<{path}>,"
+        )
+        .expect("write to String");
     }
     text.push_str("        _ => return None,\n    };\n    Some(decoder)\n}\n");
     text
@@ -310,7 +418,11 @@ fn header(roots: &[Root], structs: &PbStructs) -> String {
 
 /// Appends one `impl ToJson` whose body puts each mapped field.
 fn write_impl(text: &mut String, path: &str, body: &str) {
-    let object = if body.is_empty() { "object" } else { "mut object" };
+    let object = if body.is_empty() {
+        "object"
+    } else {
+        "mut object"
+    };
     write!(
         text,
         "\nimpl ToJson for {path} {{\n    fn to_json(&self, _keep_zero: bool) -> Converted {{\n        \
@@ -325,19 +437,38 @@ const GENERATED_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/protobuf/
 #[test]
 fn generated_file_is_up_to_date() {
     let generated = generate();
-    eprintln!("unmapped definitions: {:#?}", generated.unmapped_definitions);
+    eprintln!(
+        "unmapped definitions: {:#?}",
+        generated.unmapped_definitions
+    );
     eprintln!("unmapped properties: {:#?}", generated.unmapped_properties);
     if std::env::var_os("KSPACES_REGEN_PROTOBUF").is_some() {
         std::fs::write(GENERATED_PATH, &generated.text).expect("generated.rs is writable");
     }
     let committed = std::fs::read_to_string(GENERATED_PATH).unwrap_or_default();
-    assert!(committed == generated.text, "generated.rs is stale; rerun with KSPACES_REGEN_PROTOBUF=1");
-    assert!(generated.unmapped_definitions.is_empty(), "definitions without a k8s-pb struct");
+    assert!(
+        committed == generated.text,
+        "generated.rs is stale; rerun with KSPACES_REGEN_PROTOBUF=1"
+    );
+    assert!(
+        generated.unmapped_definitions.is_empty(),
+        "definitions without a k8s-pb struct"
+    );
+    assert!(
+        generated.unmapped_properties.is_empty(),
+        "JSON properties without a k8s-pb field"
+    );
 }
 
 #[test]
 fn pb_types_resolve_relative_to_their_module() {
-    let resolved = resolve_type("k8s_pb::api::core::v1", " ::core::option::Option<super::super::x::Y>,");
+    let resolved = resolve_type(
+        "k8s_pb::api::core::v1",
+        " ::core::option::Option<super::super::x::Y>,",
+    );
     assert_eq!(resolved.as_deref(), Some("k8s_pb::api::x::Y"));
-    assert_eq!(resolve_type("k8s_pb::api::core::v1", "::prost::alloc::vec::Vec<Z>,"), None);
+    assert_eq!(
+        resolve_type("k8s_pb::api::core::v1", "::prost::alloc::vec::Vec<Z>,"),
+        None
+    );
 }

@@ -72,8 +72,8 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
 impl ToJson for k8s_pb::api::admissionregistration::v1::MatchCondition {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "expression", &self.expression, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "expression", &self.expression, true)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -83,16 +83,16 @@ impl ToJson for k8s_pb::api::admissionregistration::v1::MutatingWebhook {
         let mut object = Map::new();
         put(&mut object, "admissionReviewVersions", &self.admission_review_versions, false)?;
         put(&mut object, "clientConfig", &self.client_config, false)?;
-        put(&mut object, "failurePolicy", &self.failure_policy, false)?;
+        put(&mut object, "failurePolicy", &self.failure_policy, true)?;
         put(&mut object, "matchConditions", &self.match_conditions, false)?;
-        put(&mut object, "matchPolicy", &self.match_policy, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "matchPolicy", &self.match_policy, true)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "namespaceSelector", &self.namespace_selector, false)?;
         put(&mut object, "objectSelector", &self.object_selector, false)?;
-        put(&mut object, "reinvocationPolicy", &self.reinvocation_policy, false)?;
+        put(&mut object, "reinvocationPolicy", &self.reinvocation_policy, true)?;
         put(&mut object, "rules", &self.rules, false)?;
-        put(&mut object, "sideEffects", &self.side_effects, false)?;
-        put(&mut object, "timeoutSeconds", &self.timeout_seconds, false)?;
+        put(&mut object, "sideEffects", &self.side_effects, true)?;
+        put(&mut object, "timeoutSeconds", &self.timeout_seconds, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -112,7 +112,7 @@ impl ToJson for k8s_pb::api::admissionregistration::v1::Rule {
         put(&mut object, "apiGroups", &self.api_groups, false)?;
         put(&mut object, "apiVersions", &self.api_versions, false)?;
         put(&mut object, "resources", &self.resources, false)?;
-        put(&mut object, "scope", &self.scope, false)?;
+        put(&mut object, "scope", &self.scope, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -129,10 +129,10 @@ impl ToJson for k8s_pb::api::admissionregistration::v1::RuleWithOperations {
 impl ToJson for k8s_pb::api::admissionregistration::v1::ServiceReference {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "namespace", &self.namespace, false)?;
-        put(&mut object, "path", &self.path, false)?;
-        put(&mut object, "port", &self.port, false)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "namespace", &self.namespace, true)?;
+        put(&mut object, "path", &self.path, true)?;
+        put(&mut object, "port", &self.port, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -142,15 +142,15 @@ impl ToJson for k8s_pb::api::admissionregistration::v1::ValidatingWebhook {
         let mut object = Map::new();
         put(&mut object, "admissionReviewVersions", &self.admission_review_versions, false)?;
         put(&mut object, "clientConfig", &self.client_config, false)?;
-        put(&mut object, "failurePolicy", &self.failure_policy, false)?;
+        put(&mut object, "failurePolicy", &self.failure_policy, true)?;
         put(&mut object, "matchConditions", &self.match_conditions, false)?;
-        put(&mut object, "matchPolicy", &self.match_policy, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "matchPolicy", &self.match_policy, true)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "namespaceSelector", &self.namespace_selector, false)?;
         put(&mut object, "objectSelector", &self.object_selector, false)?;
         put(&mut object, "rules", &self.rules, false)?;
-        put(&mut object, "sideEffects", &self.side_effects, false)?;
-        put(&mut object, "timeoutSeconds", &self.timeout_seconds, false)?;
+        put(&mut object, "sideEffects", &self.side_effects, true)?;
+        put(&mut object, "timeoutSeconds", &self.timeout_seconds, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -169,7 +169,7 @@ impl ToJson for k8s_pb::api::admissionregistration::v1::WebhookClientConfig {
         let mut object = Map::new();
         put(&mut object, "caBundle", &self.ca_bundle, false)?;
         put(&mut object, "service", &self.service, false)?;
-        put(&mut object, "url", &self.url, false)?;
+        put(&mut object, "url", &self.url, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -179,7 +179,7 @@ impl ToJson for k8s_pb::api::apps::v1::ControllerRevision {
         let mut object = Map::new();
         put(&mut object, "data", &self.data, false)?;
         put(&mut object, "metadata", &self.metadata, false)?;
-        put(&mut object, "revision", &self.revision, false)?;
+        put(&mut object, "revision", &self.revision, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -200,8 +200,8 @@ impl ToJson for k8s_pb::api::apps::v1::DaemonSetCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -210,7 +210,7 @@ impl ToJson for k8s_pb::api::apps::v1::DaemonSetSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "minReadySeconds", &self.min_ready_seconds, false)?;
-        put(&mut object, "revisionHistoryLimit", &self.revision_history_limit, false)?;
+        put(&mut object, "revisionHistoryLimit", &self.revision_history_limit, true)?;
         put(&mut object, "selector", &self.selector, false)?;
         put(&mut object, "template", &self.template, false)?;
         put(&mut object, "updateStrategy", &self.update_strategy, false)?;
@@ -221,13 +221,13 @@ impl ToJson for k8s_pb::api::apps::v1::DaemonSetSpec {
 impl ToJson for k8s_pb::api::apps::v1::DaemonSetStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "collisionCount", &self.collision_count, false)?;
+        put(&mut object, "collisionCount", &self.collision_count, true)?;
         put(&mut object, "conditions", &self.conditions, false)?;
-        put(&mut object, "currentNumberScheduled", &self.current_number_scheduled, false)?;
-        put(&mut object, "desiredNumberScheduled", &self.desired_number_scheduled, false)?;
+        put(&mut object, "currentNumberScheduled", &self.current_number_scheduled, true)?;
+        put(&mut object, "desiredNumberScheduled", &self.desired_number_scheduled, true)?;
         put(&mut object, "numberAvailable", &self.number_available, false)?;
-        put(&mut object, "numberMisscheduled", &self.number_misscheduled, false)?;
-        put(&mut object, "numberReady", &self.number_ready, false)?;
+        put(&mut object, "numberMisscheduled", &self.number_misscheduled, true)?;
+        put(&mut object, "numberReady", &self.number_ready, true)?;
         put(&mut object, "numberUnavailable", &self.number_unavailable, false)?;
         put(&mut object, "observedGeneration", &self.observed_generation, false)?;
         put(&mut object, "updatedNumberScheduled", &self.updated_number_scheduled, false)?;
@@ -261,8 +261,8 @@ impl ToJson for k8s_pb::api::apps::v1::DeploymentCondition {
         put(&mut object, "lastUpdateTime", &self.last_update_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -272,9 +272,9 @@ impl ToJson for k8s_pb::api::apps::v1::DeploymentSpec {
         let mut object = Map::new();
         put(&mut object, "minReadySeconds", &self.min_ready_seconds, false)?;
         put(&mut object, "paused", &self.paused, false)?;
-        put(&mut object, "progressDeadlineSeconds", &self.progress_deadline_seconds, false)?;
-        put(&mut object, "replicas", &self.replicas, false)?;
-        put(&mut object, "revisionHistoryLimit", &self.revision_history_limit, false)?;
+        put(&mut object, "progressDeadlineSeconds", &self.progress_deadline_seconds, true)?;
+        put(&mut object, "replicas", &self.replicas, true)?;
+        put(&mut object, "revisionHistoryLimit", &self.revision_history_limit, true)?;
         put(&mut object, "selector", &self.selector, false)?;
         put(&mut object, "strategy", &self.strategy, false)?;
         put(&mut object, "template", &self.template, false)?;
@@ -286,12 +286,12 @@ impl ToJson for k8s_pb::api::apps::v1::DeploymentStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "availableReplicas", &self.available_replicas, false)?;
-        put(&mut object, "collisionCount", &self.collision_count, false)?;
+        put(&mut object, "collisionCount", &self.collision_count, true)?;
         put(&mut object, "conditions", &self.conditions, false)?;
         put(&mut object, "observedGeneration", &self.observed_generation, false)?;
         put(&mut object, "readyReplicas", &self.ready_replicas, false)?;
         put(&mut object, "replicas", &self.replicas, false)?;
-        put(&mut object, "terminatingReplicas", &self.terminating_replicas, false)?;
+        put(&mut object, "terminatingReplicas", &self.terminating_replicas, true)?;
         put(&mut object, "unavailableReplicas", &self.unavailable_replicas, false)?;
         put(&mut object, "updatedReplicas", &self.updated_replicas, false)?;
         Ok(Some(Value::Object(object)))
@@ -323,8 +323,8 @@ impl ToJson for k8s_pb::api::apps::v1::ReplicaSetCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -333,7 +333,7 @@ impl ToJson for k8s_pb::api::apps::v1::ReplicaSetSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "minReadySeconds", &self.min_ready_seconds, false)?;
-        put(&mut object, "replicas", &self.replicas, false)?;
+        put(&mut object, "replicas", &self.replicas, true)?;
         put(&mut object, "selector", &self.selector, false)?;
         put(&mut object, "template", &self.template, false)?;
         Ok(Some(Value::Object(object)))
@@ -348,8 +348,8 @@ impl ToJson for k8s_pb::api::apps::v1::ReplicaSetStatus {
         put(&mut object, "fullyLabeledReplicas", &self.fully_labeled_replicas, false)?;
         put(&mut object, "observedGeneration", &self.observed_generation, false)?;
         put(&mut object, "readyReplicas", &self.ready_replicas, false)?;
-        put(&mut object, "replicas", &self.replicas, false)?;
-        put(&mut object, "terminatingReplicas", &self.terminating_replicas, false)?;
+        put(&mut object, "replicas", &self.replicas, true)?;
+        put(&mut object, "terminatingReplicas", &self.terminating_replicas, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -376,7 +376,7 @@ impl ToJson for k8s_pb::api::apps::v1::RollingUpdateStatefulSetStrategy {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "maxUnavailable", &self.max_unavailable, false)?;
-        put(&mut object, "partition", &self.partition, false)?;
+        put(&mut object, "partition", &self.partition, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -397,8 +397,8 @@ impl ToJson for k8s_pb::api::apps::v1::StatefulSetCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -406,7 +406,7 @@ impl ToJson for k8s_pb::api::apps::v1::StatefulSetCondition {
 impl ToJson for k8s_pb::api::apps::v1::StatefulSetOrdinals {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "start", &self.start, false)?;
+        put(&mut object, "start", &self.start, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -427,10 +427,10 @@ impl ToJson for k8s_pb::api::apps::v1::StatefulSetSpec {
         put(&mut object, "ordinals", &self.ordinals, false)?;
         put(&mut object, "persistentVolumeClaimRetentionPolicy", &self.persistent_volume_claim_retention_policy, false)?;
         put(&mut object, "podManagementPolicy", &self.pod_management_policy, false)?;
-        put(&mut object, "replicas", &self.replicas, false)?;
-        put(&mut object, "revisionHistoryLimit", &self.revision_history_limit, false)?;
+        put(&mut object, "replicas", &self.replicas, true)?;
+        put(&mut object, "revisionHistoryLimit", &self.revision_history_limit, true)?;
         put(&mut object, "selector", &self.selector, false)?;
-        put(&mut object, "serviceName", &self.service_name, false)?;
+        put(&mut object, "serviceName", &self.service_name, true)?;
         put(&mut object, "template", &self.template, false)?;
         put(&mut object, "updateStrategy", &self.update_strategy, false)?;
         put(&mut object, "volumeClaimTemplates", &self.volume_claim_templates, false)?;
@@ -441,14 +441,14 @@ impl ToJson for k8s_pb::api::apps::v1::StatefulSetSpec {
 impl ToJson for k8s_pb::api::apps::v1::StatefulSetStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "availableReplicas", &self.available_replicas, false)?;
-        put(&mut object, "collisionCount", &self.collision_count, false)?;
+        put(&mut object, "availableReplicas", &self.available_replicas, true)?;
+        put(&mut object, "collisionCount", &self.collision_count, true)?;
         put(&mut object, "conditions", &self.conditions, false)?;
         put(&mut object, "currentReplicas", &self.current_replicas, false)?;
         put(&mut object, "currentRevision", &self.current_revision, false)?;
         put(&mut object, "observedGeneration", &self.observed_generation, false)?;
         put(&mut object, "readyReplicas", &self.ready_replicas, false)?;
-        put(&mut object, "replicas", &self.replicas, false)?;
+        put(&mut object, "replicas", &self.replicas, true)?;
         put(&mut object, "updateRevision", &self.update_revision, false)?;
         put(&mut object, "updatedReplicas", &self.updated_replicas, false)?;
         Ok(Some(Value::Object(object)))
@@ -507,7 +507,7 @@ impl ToJson for k8s_pb::api::authentication::v1::TokenRequestSpec {
         let mut object = Map::new();
         put(&mut object, "audiences", &self.audiences, false)?;
         put(&mut object, "boundObjectRef", &self.bound_object_ref, false)?;
-        put(&mut object, "expirationSeconds", &self.expiration_seconds, false)?;
+        put(&mut object, "expirationSeconds", &self.expiration_seconds, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -516,7 +516,7 @@ impl ToJson for k8s_pb::api::authentication::v1::TokenRequestStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "expirationTimestamp", &self.expiration_timestamp, false)?;
-        put(&mut object, "token", &self.token, false)?;
+        put(&mut object, "token", &self.token, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -698,7 +698,7 @@ impl ToJson for k8s_pb::api::authorization::v1::SubjectAccessReviewSpec {
 impl ToJson for k8s_pb::api::authorization::v1::SubjectAccessReviewStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "allowed", &self.allowed, false)?;
+        put(&mut object, "allowed", &self.allowed, true)?;
         put(&mut object, "denied", &self.denied, false)?;
         put(&mut object, "evaluationError", &self.evaluation_error, false)?;
         put(&mut object, "reason", &self.reason, false)?;
@@ -710,7 +710,7 @@ impl ToJson for k8s_pb::api::authorization::v1::SubjectRulesReviewStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "evaluationError", &self.evaluation_error, false)?;
-        put(&mut object, "incomplete", &self.incomplete, false)?;
+        put(&mut object, "incomplete", &self.incomplete, true)?;
         put(&mut object, "nonResourceRules", &self.non_resource_rules, false)?;
         put(&mut object, "resourceRules", &self.resource_rules, false)?;
         Ok(Some(Value::Object(object)))
@@ -721,8 +721,8 @@ impl ToJson for k8s_pb::api::autoscaling::v1::CrossVersionObjectReference {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "apiVersion", &self.api_version, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -740,10 +740,10 @@ impl ToJson for k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler {
 impl ToJson for k8s_pb::api::autoscaling::v1::HorizontalPodAutoscalerSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "maxReplicas", &self.max_replicas, false)?;
-        put(&mut object, "minReplicas", &self.min_replicas, false)?;
+        put(&mut object, "maxReplicas", &self.max_replicas, true)?;
+        put(&mut object, "minReplicas", &self.min_replicas, true)?;
         put(&mut object, "scaleTargetRef", &self.scale_target_ref, false)?;
-        put(&mut object, "targetCPUUtilizationPercentage", &self.target_cpu_utilization_percentage, false)?;
+        put(&mut object, "targetCPUUtilizationPercentage", &self.target_cpu_utilization_percentage, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -751,11 +751,11 @@ impl ToJson for k8s_pb::api::autoscaling::v1::HorizontalPodAutoscalerSpec {
 impl ToJson for k8s_pb::api::autoscaling::v1::HorizontalPodAutoscalerStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "currentCPUUtilizationPercentage", &self.current_cpu_utilization_percentage, false)?;
-        put(&mut object, "currentReplicas", &self.current_replicas, false)?;
-        put(&mut object, "desiredReplicas", &self.desired_replicas, false)?;
+        put(&mut object, "currentCPUUtilizationPercentage", &self.current_cpu_utilization_percentage, true)?;
+        put(&mut object, "currentReplicas", &self.current_replicas, true)?;
+        put(&mut object, "desiredReplicas", &self.desired_replicas, true)?;
         put(&mut object, "lastScaleTime", &self.last_scale_time, false)?;
-        put(&mut object, "observedGeneration", &self.observed_generation, false)?;
+        put(&mut object, "observedGeneration", &self.observed_generation, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -781,7 +781,7 @@ impl ToJson for k8s_pb::api::autoscaling::v1::ScaleSpec {
 impl ToJson for k8s_pb::api::autoscaling::v1::ScaleStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "replicas", &self.replicas, false)?;
+        put(&mut object, "replicas", &self.replicas, true)?;
         put(&mut object, "selector", &self.selector, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -790,8 +790,8 @@ impl ToJson for k8s_pb::api::autoscaling::v1::ScaleStatus {
 impl ToJson for k8s_pb::api::autoscaling::v2::ContainerResourceMetricSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "container", &self.container, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "container", &self.container, true)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "target", &self.target, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -800,9 +800,9 @@ impl ToJson for k8s_pb::api::autoscaling::v2::ContainerResourceMetricSource {
 impl ToJson for k8s_pb::api::autoscaling::v2::ContainerResourceMetricStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "container", &self.container, false)?;
+        put(&mut object, "container", &self.container, true)?;
         put(&mut object, "current", &self.current, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -811,8 +811,8 @@ impl ToJson for k8s_pb::api::autoscaling::v2::CrossVersionObjectReference {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "apiVersion", &self.api_version, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -860,8 +860,8 @@ impl ToJson for k8s_pb::api::autoscaling::v2::HorizontalPodAutoscalerCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -870,9 +870,9 @@ impl ToJson for k8s_pb::api::autoscaling::v2::HorizontalPodAutoscalerSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "behavior", &self.behavior, false)?;
-        put(&mut object, "maxReplicas", &self.max_replicas, false)?;
+        put(&mut object, "maxReplicas", &self.max_replicas, true)?;
         put(&mut object, "metrics", &self.metrics, false)?;
-        put(&mut object, "minReplicas", &self.min_replicas, false)?;
+        put(&mut object, "minReplicas", &self.min_replicas, true)?;
         put(&mut object, "scaleTargetRef", &self.scale_target_ref, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -884,9 +884,9 @@ impl ToJson for k8s_pb::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
         put(&mut object, "conditions", &self.conditions, false)?;
         put(&mut object, "currentMetrics", &self.current_metrics, false)?;
         put(&mut object, "currentReplicas", &self.current_replicas, false)?;
-        put(&mut object, "desiredReplicas", &self.desired_replicas, false)?;
+        put(&mut object, "desiredReplicas", &self.desired_replicas, true)?;
         put(&mut object, "lastScaleTime", &self.last_scale_time, false)?;
-        put(&mut object, "observedGeneration", &self.observed_generation, false)?;
+        put(&mut object, "observedGeneration", &self.observed_generation, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -894,9 +894,9 @@ impl ToJson for k8s_pb::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
 impl ToJson for k8s_pb::api::autoscaling::v2::HpaScalingPolicy {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "periodSeconds", &self.period_seconds, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
-        put(&mut object, "value", &self.value, false)?;
+        put(&mut object, "periodSeconds", &self.period_seconds, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
+        put(&mut object, "value", &self.value, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -905,8 +905,8 @@ impl ToJson for k8s_pb::api::autoscaling::v2::HpaScalingRules {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "policies", &self.policies, false)?;
-        put(&mut object, "selectPolicy", &self.select_policy, false)?;
-        put(&mut object, "stabilizationWindowSeconds", &self.stabilization_window_seconds, false)?;
+        put(&mut object, "selectPolicy", &self.select_policy, true)?;
+        put(&mut object, "stabilizationWindowSeconds", &self.stabilization_window_seconds, true)?;
         put(&mut object, "tolerance", &self.tolerance, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -915,7 +915,7 @@ impl ToJson for k8s_pb::api::autoscaling::v2::HpaScalingRules {
 impl ToJson for k8s_pb::api::autoscaling::v2::MetricIdentifier {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "selector", &self.selector, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -929,7 +929,7 @@ impl ToJson for k8s_pb::api::autoscaling::v2::MetricSpec {
         put(&mut object, "object", &self.object, false)?;
         put(&mut object, "pods", &self.pods, false)?;
         put(&mut object, "resource", &self.resource, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -942,7 +942,7 @@ impl ToJson for k8s_pb::api::autoscaling::v2::MetricStatus {
         put(&mut object, "object", &self.object, false)?;
         put(&mut object, "pods", &self.pods, false)?;
         put(&mut object, "resource", &self.resource, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -950,9 +950,9 @@ impl ToJson for k8s_pb::api::autoscaling::v2::MetricStatus {
 impl ToJson for k8s_pb::api::autoscaling::v2::MetricTarget {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "averageUtilization", &self.average_utilization, false)?;
+        put(&mut object, "averageUtilization", &self.average_utilization, true)?;
         put(&mut object, "averageValue", &self.average_value, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "type", &self.r#type, true)?;
         put(&mut object, "value", &self.value, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -961,7 +961,7 @@ impl ToJson for k8s_pb::api::autoscaling::v2::MetricTarget {
 impl ToJson for k8s_pb::api::autoscaling::v2::MetricValueStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "averageUtilization", &self.average_utilization, false)?;
+        put(&mut object, "averageUtilization", &self.average_utilization, true)?;
         put(&mut object, "averageValue", &self.average_value, false)?;
         put(&mut object, "value", &self.value, false)?;
         Ok(Some(Value::Object(object)))
@@ -1009,7 +1009,7 @@ impl ToJson for k8s_pb::api::autoscaling::v2::PodsMetricStatus {
 impl ToJson for k8s_pb::api::autoscaling::v2::ResourceMetricSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "target", &self.target, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1019,7 +1019,7 @@ impl ToJson for k8s_pb::api::autoscaling::v2::ResourceMetricStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "current", &self.current, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1038,13 +1038,13 @@ impl ToJson for k8s_pb::api::batch::v1::CronJobSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "concurrencyPolicy", &self.concurrency_policy, false)?;
-        put(&mut object, "failedJobsHistoryLimit", &self.failed_jobs_history_limit, false)?;
+        put(&mut object, "failedJobsHistoryLimit", &self.failed_jobs_history_limit, true)?;
         put(&mut object, "jobTemplate", &self.job_template, false)?;
-        put(&mut object, "schedule", &self.schedule, false)?;
-        put(&mut object, "startingDeadlineSeconds", &self.starting_deadline_seconds, false)?;
-        put(&mut object, "successfulJobsHistoryLimit", &self.successful_jobs_history_limit, false)?;
-        put(&mut object, "suspend", &self.suspend, false)?;
-        put(&mut object, "timeZone", &self.time_zone, false)?;
+        put(&mut object, "schedule", &self.schedule, true)?;
+        put(&mut object, "startingDeadlineSeconds", &self.starting_deadline_seconds, true)?;
+        put(&mut object, "successfulJobsHistoryLimit", &self.successful_jobs_history_limit, true)?;
+        put(&mut object, "suspend", &self.suspend, true)?;
+        put(&mut object, "timeZone", &self.time_zone, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1076,8 +1076,8 @@ impl ToJson for k8s_pb::api::batch::v1::JobCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1085,22 +1085,22 @@ impl ToJson for k8s_pb::api::batch::v1::JobCondition {
 impl ToJson for k8s_pb::api::batch::v1::JobSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "activeDeadlineSeconds", &self.active_deadline_seconds, false)?;
-        put(&mut object, "backoffLimit", &self.backoff_limit, false)?;
-        put(&mut object, "backoffLimitPerIndex", &self.backoff_limit_per_index, false)?;
-        put(&mut object, "completionMode", &self.completion_mode, false)?;
-        put(&mut object, "completions", &self.completions, false)?;
-        put(&mut object, "managedBy", &self.managed_by, false)?;
-        put(&mut object, "manualSelector", &self.manual_selector, false)?;
-        put(&mut object, "maxFailedIndexes", &self.max_failed_indexes, false)?;
-        put(&mut object, "parallelism", &self.parallelism, false)?;
+        put(&mut object, "activeDeadlineSeconds", &self.active_deadline_seconds, true)?;
+        put(&mut object, "backoffLimit", &self.backoff_limit, true)?;
+        put(&mut object, "backoffLimitPerIndex", &self.backoff_limit_per_index, true)?;
+        put(&mut object, "completionMode", &self.completion_mode, true)?;
+        put(&mut object, "completions", &self.completions, true)?;
+        put(&mut object, "managedBy", &self.managed_by, true)?;
+        put(&mut object, "manualSelector", &self.manual_selector, true)?;
+        put(&mut object, "maxFailedIndexes", &self.max_failed_indexes, true)?;
+        put(&mut object, "parallelism", &self.parallelism, true)?;
         put(&mut object, "podFailurePolicy", &self.pod_failure_policy, false)?;
-        put(&mut object, "podReplacementPolicy", &self.pod_replacement_policy, false)?;
+        put(&mut object, "podReplacementPolicy", &self.pod_replacement_policy, true)?;
         put(&mut object, "selector", &self.selector, false)?;
         put(&mut object, "successPolicy", &self.success_policy, false)?;
-        put(&mut object, "suspend", &self.suspend, false)?;
+        put(&mut object, "suspend", &self.suspend, true)?;
         put(&mut object, "template", &self.template, false)?;
-        put(&mut object, "ttlSecondsAfterFinished", &self.ttl_seconds_after_finished, false)?;
+        put(&mut object, "ttlSecondsAfterFinished", &self.ttl_seconds_after_finished, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1113,11 +1113,11 @@ impl ToJson for k8s_pb::api::batch::v1::JobStatus {
         put(&mut object, "completionTime", &self.completion_time, false)?;
         put(&mut object, "conditions", &self.conditions, false)?;
         put(&mut object, "failed", &self.failed, false)?;
-        put(&mut object, "failedIndexes", &self.failed_indexes, false)?;
-        put(&mut object, "ready", &self.ready, false)?;
+        put(&mut object, "failedIndexes", &self.failed_indexes, true)?;
+        put(&mut object, "ready", &self.ready, true)?;
         put(&mut object, "startTime", &self.start_time, false)?;
         put(&mut object, "succeeded", &self.succeeded, false)?;
-        put(&mut object, "terminating", &self.terminating, false)?;
+        put(&mut object, "terminating", &self.terminating, true)?;
         put(&mut object, "uncountedTerminatedPods", &self.uncounted_terminated_pods, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1143,8 +1143,8 @@ impl ToJson for k8s_pb::api::batch::v1::PodFailurePolicy {
 impl ToJson for k8s_pb::api::batch::v1::PodFailurePolicyOnExitCodesRequirement {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "containerName", &self.container_name, false)?;
-        put(&mut object, "operator", &self.operator, false)?;
+        put(&mut object, "containerName", &self.container_name, true)?;
+        put(&mut object, "operator", &self.operator, true)?;
         put(&mut object, "values", &self.values, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1153,8 +1153,8 @@ impl ToJson for k8s_pb::api::batch::v1::PodFailurePolicyOnExitCodesRequirement {
 impl ToJson for k8s_pb::api::batch::v1::PodFailurePolicyOnPodConditionsPattern {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1162,7 +1162,7 @@ impl ToJson for k8s_pb::api::batch::v1::PodFailurePolicyOnPodConditionsPattern {
 impl ToJson for k8s_pb::api::batch::v1::PodFailurePolicyRule {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "action", &self.action, false)?;
+        put(&mut object, "action", &self.action, true)?;
         put(&mut object, "onExitCodes", &self.on_exit_codes, false)?;
         put(&mut object, "onPodConditions", &self.on_pod_conditions, false)?;
         Ok(Some(Value::Object(object)))
@@ -1180,8 +1180,8 @@ impl ToJson for k8s_pb::api::batch::v1::SuccessPolicy {
 impl ToJson for k8s_pb::api::batch::v1::SuccessPolicyRule {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "succeededCount", &self.succeeded_count, false)?;
-        put(&mut object, "succeededIndexes", &self.succeeded_indexes, false)?;
+        put(&mut object, "succeededCount", &self.succeeded_count, true)?;
+        put(&mut object, "succeededIndexes", &self.succeeded_indexes, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1212,8 +1212,8 @@ impl ToJson for k8s_pb::api::certificates::v1::CertificateSigningRequestConditio
         put(&mut object, "lastUpdateTime", &self.last_update_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1221,11 +1221,11 @@ impl ToJson for k8s_pb::api::certificates::v1::CertificateSigningRequestConditio
 impl ToJson for k8s_pb::api::certificates::v1::CertificateSigningRequestSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "expirationSeconds", &self.expiration_seconds, false)?;
+        put(&mut object, "expirationSeconds", &self.expiration_seconds, true)?;
         put(&mut object, "extra", &self.extra, false)?;
         put(&mut object, "groups", &self.groups, false)?;
         put(&mut object, "request", &self.request, false)?;
-        put(&mut object, "signerName", &self.signer_name, false)?;
+        put(&mut object, "signerName", &self.signer_name, true)?;
         put(&mut object, "uid", &self.uid, false)?;
         put(&mut object, "usages", &self.usages, false)?;
         put(&mut object, "username", &self.username, false)?;
@@ -1255,12 +1255,12 @@ impl ToJson for k8s_pb::api::coordination::v1::LeaseSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "acquireTime", &self.acquire_time, false)?;
-        put(&mut object, "holderIdentity", &self.holder_identity, false)?;
-        put(&mut object, "leaseDurationSeconds", &self.lease_duration_seconds, false)?;
-        put(&mut object, "leaseTransitions", &self.lease_transitions, false)?;
-        put(&mut object, "preferredHolder", &self.preferred_holder, false)?;
+        put(&mut object, "holderIdentity", &self.holder_identity, true)?;
+        put(&mut object, "leaseDurationSeconds", &self.lease_duration_seconds, true)?;
+        put(&mut object, "leaseTransitions", &self.lease_transitions, true)?;
+        put(&mut object, "preferredHolder", &self.preferred_holder, true)?;
         put(&mut object, "renewTime", &self.renew_time, false)?;
-        put(&mut object, "strategy", &self.strategy, false)?;
+        put(&mut object, "strategy", &self.strategy, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1278,8 +1278,8 @@ impl ToJson for k8s_pb::api::core::v1::Affinity {
 impl ToJson for k8s_pb::api::core::v1::AppArmorProfile {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "localhostProfile", &self.localhost_profile, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "localhostProfile", &self.localhost_profile, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1287,8 +1287,8 @@ impl ToJson for k8s_pb::api::core::v1::AppArmorProfile {
 impl ToJson for k8s_pb::api::core::v1::AttachedVolume {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "devicePath", &self.device_path, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "devicePath", &self.device_path, true)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1299,7 +1299,7 @@ impl ToJson for k8s_pb::api::core::v1::AwsElasticBlockStoreVolumeSource {
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "partition", &self.partition, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
-        put(&mut object, "volumeID", &self.volume_id, false)?;
+        put(&mut object, "volumeID", &self.volume_id, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1307,12 +1307,12 @@ impl ToJson for k8s_pb::api::core::v1::AwsElasticBlockStoreVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::AzureDiskVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "cachingMode", &self.caching_mode, false)?;
-        put(&mut object, "diskName", &self.disk_name, false)?;
-        put(&mut object, "diskURI", &self.disk_uri, false)?;
-        put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "readOnly", &self.read_only, false)?;
+        put(&mut object, "cachingMode", &self.caching_mode, true)?;
+        put(&mut object, "diskName", &self.disk_name, true)?;
+        put(&mut object, "diskURI", &self.disk_uri, true)?;
+        put(&mut object, "fsType", &self.fs_type, true)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "readOnly", &self.read_only, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1321,9 +1321,9 @@ impl ToJson for k8s_pb::api::core::v1::AzureFilePersistentVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "readOnly", &self.read_only, false)?;
-        put(&mut object, "secretName", &self.secret_name, false)?;
-        put(&mut object, "secretNamespace", &self.secret_namespace, false)?;
-        put(&mut object, "shareName", &self.share_name, false)?;
+        put(&mut object, "secretName", &self.secret_name, true)?;
+        put(&mut object, "secretNamespace", &self.secret_namespace, true)?;
+        put(&mut object, "shareName", &self.share_name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1332,8 +1332,8 @@ impl ToJson for k8s_pb::api::core::v1::AzureFileVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "readOnly", &self.read_only, false)?;
-        put(&mut object, "secretName", &self.secret_name, false)?;
-        put(&mut object, "shareName", &self.share_name, false)?;
+        put(&mut object, "secretName", &self.secret_name, true)?;
+        put(&mut object, "shareName", &self.share_name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1352,14 +1352,14 @@ impl ToJson for k8s_pb::api::core::v1::CSIPersistentVolumeSource {
         let mut object = Map::new();
         put(&mut object, "controllerExpandSecretRef", &self.controller_expand_secret_ref, false)?;
         put(&mut object, "controllerPublishSecretRef", &self.controller_publish_secret_ref, false)?;
-        put(&mut object, "driver", &self.driver, false)?;
+        put(&mut object, "driver", &self.driver, true)?;
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "nodeExpandSecretRef", &self.node_expand_secret_ref, false)?;
         put(&mut object, "nodePublishSecretRef", &self.node_publish_secret_ref, false)?;
         put(&mut object, "nodeStageSecretRef", &self.node_stage_secret_ref, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         put(&mut object, "volumeAttributes", &self.volume_attributes, false)?;
-        put(&mut object, "volumeHandle", &self.volume_handle, false)?;
+        put(&mut object, "volumeHandle", &self.volume_handle, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1367,10 +1367,10 @@ impl ToJson for k8s_pb::api::core::v1::CSIPersistentVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::CSIVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "driver", &self.driver, false)?;
-        put(&mut object, "fsType", &self.fs_type, false)?;
+        put(&mut object, "driver", &self.driver, true)?;
+        put(&mut object, "fsType", &self.fs_type, true)?;
         put(&mut object, "nodePublishSecretRef", &self.node_publish_secret_ref, false)?;
-        put(&mut object, "readOnly", &self.read_only, false)?;
+        put(&mut object, "readOnly", &self.read_only, true)?;
         put(&mut object, "volumeAttributes", &self.volume_attributes, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1417,7 +1417,7 @@ impl ToJson for k8s_pb::api::core::v1::CinderPersistentVolumeSource {
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         put(&mut object, "secretRef", &self.secret_ref, false)?;
-        put(&mut object, "volumeID", &self.volume_id, false)?;
+        put(&mut object, "volumeID", &self.volume_id, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1428,7 +1428,7 @@ impl ToJson for k8s_pb::api::core::v1::CinderVolumeSource {
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         put(&mut object, "secretRef", &self.secret_ref, false)?;
-        put(&mut object, "volumeID", &self.volume_id, false)?;
+        put(&mut object, "volumeID", &self.volume_id, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1436,7 +1436,7 @@ impl ToJson for k8s_pb::api::core::v1::CinderVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::ClientIpConfig {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "timeoutSeconds", &self.timeout_seconds, false)?;
+        put(&mut object, "timeoutSeconds", &self.timeout_seconds, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1445,10 +1445,10 @@ impl ToJson for k8s_pb::api::core::v1::ClusterTrustBundleProjection {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "labelSelector", &self.label_selector, false)?;
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "optional", &self.optional, false)?;
-        put(&mut object, "path", &self.path, false)?;
-        put(&mut object, "signerName", &self.signer_name, false)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "optional", &self.optional, true)?;
+        put(&mut object, "path", &self.path, true)?;
+        put(&mut object, "signerName", &self.signer_name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1458,7 +1458,7 @@ impl ToJson for k8s_pb::api::core::v1::ConfigMap {
         let mut object = Map::new();
         put(&mut object, "binaryData", &self.binary_data, false)?;
         put(&mut object, "data", &self.data, false)?;
-        put(&mut object, "immutable", &self.immutable, false)?;
+        put(&mut object, "immutable", &self.immutable, true)?;
         put(&mut object, "metadata", &self.metadata, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1467,7 +1467,7 @@ impl ToJson for k8s_pb::api::core::v1::ConfigMap {
 impl ToJson for k8s_pb::api::core::v1::ConfigMapEnvSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "optional", &self.optional, false)?;
+        put(&mut object, "optional", &self.optional, true)?;
         merge(&mut object, &self.local_object_reference)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1476,8 +1476,8 @@ impl ToJson for k8s_pb::api::core::v1::ConfigMapEnvSource {
 impl ToJson for k8s_pb::api::core::v1::ConfigMapKeySelector {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "key", &self.key, false)?;
-        put(&mut object, "optional", &self.optional, false)?;
+        put(&mut object, "key", &self.key, true)?;
+        put(&mut object, "optional", &self.optional, true)?;
         merge(&mut object, &self.local_object_reference)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1486,9 +1486,9 @@ impl ToJson for k8s_pb::api::core::v1::ConfigMapKeySelector {
 impl ToJson for k8s_pb::api::core::v1::ConfigMapNodeConfigSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "kubeletConfigKey", &self.kubelet_config_key, false)?;
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "namespace", &self.namespace, false)?;
+        put(&mut object, "kubeletConfigKey", &self.kubelet_config_key, true)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "namespace", &self.namespace, true)?;
         put(&mut object, "resourceVersion", &self.resource_version, false)?;
         put(&mut object, "uid", &self.uid, false)?;
         Ok(Some(Value::Object(object)))
@@ -1499,7 +1499,7 @@ impl ToJson for k8s_pb::api::core::v1::ConfigMapProjection {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "items", &self.items, false)?;
-        put(&mut object, "optional", &self.optional, false)?;
+        put(&mut object, "optional", &self.optional, true)?;
         merge(&mut object, &self.local_object_reference)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1508,9 +1508,9 @@ impl ToJson for k8s_pb::api::core::v1::ConfigMapProjection {
 impl ToJson for k8s_pb::api::core::v1::ConfigMapVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "defaultMode", &self.default_mode, false)?;
+        put(&mut object, "defaultMode", &self.default_mode, true)?;
         put(&mut object, "items", &self.items, false)?;
-        put(&mut object, "optional", &self.optional, false)?;
+        put(&mut object, "optional", &self.optional, true)?;
         merge(&mut object, &self.local_object_reference)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1527,12 +1527,12 @@ impl ToJson for k8s_pb::api::core::v1::Container {
         put(&mut object, "imagePullPolicy", &self.image_pull_policy, false)?;
         put(&mut object, "lifecycle", &self.lifecycle, false)?;
         put(&mut object, "livenessProbe", &self.liveness_probe, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "ports", &self.ports, false)?;
         put(&mut object, "readinessProbe", &self.readiness_probe, false)?;
         put(&mut object, "resizePolicy", &self.resize_policy, false)?;
         put(&mut object, "resources", &self.resources, false)?;
-        put(&mut object, "restartPolicy", &self.restart_policy, false)?;
+        put(&mut object, "restartPolicy", &self.restart_policy, true)?;
         put(&mut object, "securityContext", &self.security_context, false)?;
         put(&mut object, "startupProbe", &self.startup_probe, false)?;
         put(&mut object, "stdin", &self.stdin, false)?;
@@ -1559,7 +1559,7 @@ impl ToJson for k8s_pb::api::core::v1::ContainerImage {
 impl ToJson for k8s_pb::api::core::v1::ContainerPort {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "containerPort", &self.container_port, false)?;
+        put(&mut object, "containerPort", &self.container_port, true)?;
         put(&mut object, "hostIP", &self.host_ip, false)?;
         put(&mut object, "hostPort", &self.host_port, false)?;
         put(&mut object, "name", &self.name, false)?;
@@ -1571,8 +1571,8 @@ impl ToJson for k8s_pb::api::core::v1::ContainerPort {
 impl ToJson for k8s_pb::api::core::v1::ContainerResizePolicy {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "resourceName", &self.resource_name, false)?;
-        put(&mut object, "restartPolicy", &self.restart_policy, false)?;
+        put(&mut object, "resourceName", &self.resource_name, true)?;
+        put(&mut object, "restartPolicy", &self.restart_policy, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1599,7 +1599,7 @@ impl ToJson for k8s_pb::api::core::v1::ContainerStateTerminated {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "containerID", &self.container_id, false)?;
-        put(&mut object, "exitCode", &self.exit_code, false)?;
+        put(&mut object, "exitCode", &self.exit_code, true)?;
         put(&mut object, "finishedAt", &self.finished_at, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
@@ -1624,16 +1624,16 @@ impl ToJson for k8s_pb::api::core::v1::ContainerStatus {
         put(&mut object, "allocatedResources", &self.allocated_resources, false)?;
         put(&mut object, "allocatedResourcesStatus", &self.allocated_resources_status, false)?;
         put(&mut object, "containerID", &self.container_id, false)?;
-        put(&mut object, "image", &self.image, false)?;
-        put(&mut object, "imageID", &self.image_id, false)?;
+        put(&mut object, "image", &self.image, true)?;
+        put(&mut object, "imageID", &self.image_id, true)?;
         put(&mut object, "lastState", &self.last_state, false)?;
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "ready", &self.ready, false)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "ready", &self.ready, true)?;
         put(&mut object, "resources", &self.resources, false)?;
-        put(&mut object, "restartCount", &self.restart_count, false)?;
-        put(&mut object, "started", &self.started, false)?;
+        put(&mut object, "restartCount", &self.restart_count, true)?;
+        put(&mut object, "started", &self.started, true)?;
         put(&mut object, "state", &self.state, false)?;
-        put(&mut object, "stopSignal", &self.stop_signal, false)?;
+        put(&mut object, "stopSignal", &self.stop_signal, true)?;
         put(&mut object, "user", &self.user, false)?;
         put(&mut object, "volumeMounts", &self.volume_mounts, false)?;
         Ok(Some(Value::Object(object)))
@@ -1651,7 +1651,7 @@ impl ToJson for k8s_pb::api::core::v1::ContainerUser {
 impl ToJson for k8s_pb::api::core::v1::DaemonEndpoint {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "Port", &self.port, false)?;
+        put(&mut object, "Port", &self.port, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1668,8 +1668,8 @@ impl ToJson for k8s_pb::api::core::v1::DownwardAPIVolumeFile {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "fieldRef", &self.field_ref, false)?;
-        put(&mut object, "mode", &self.mode, false)?;
-        put(&mut object, "path", &self.path, false)?;
+        put(&mut object, "mode", &self.mode, true)?;
+        put(&mut object, "path", &self.path, true)?;
         put(&mut object, "resourceFieldRef", &self.resource_field_ref, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1678,7 +1678,7 @@ impl ToJson for k8s_pb::api::core::v1::DownwardAPIVolumeFile {
 impl ToJson for k8s_pb::api::core::v1::DownwardAPIVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "defaultMode", &self.default_mode, false)?;
+        put(&mut object, "defaultMode", &self.default_mode, true)?;
         put(&mut object, "items", &self.items, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1697,8 +1697,8 @@ impl ToJson for k8s_pb::api::core::v1::EndpointAddress {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "hostname", &self.hostname, false)?;
-        put(&mut object, "ip", &self.ip, false)?;
-        put(&mut object, "nodeName", &self.node_name, false)?;
+        put(&mut object, "ip", &self.ip, true)?;
+        put(&mut object, "nodeName", &self.node_name, true)?;
         put(&mut object, "targetRef", &self.target_ref, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1707,9 +1707,9 @@ impl ToJson for k8s_pb::api::core::v1::EndpointAddress {
 impl ToJson for k8s_pb::api::core::v1::EndpointPort {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "appProtocol", &self.app_protocol, false)?;
+        put(&mut object, "appProtocol", &self.app_protocol, true)?;
         put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "port", &self.port, false)?;
+        put(&mut object, "port", &self.port, true)?;
         put(&mut object, "protocol", &self.protocol, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1747,7 +1747,7 @@ impl ToJson for k8s_pb::api::core::v1::EnvFromSource {
 impl ToJson for k8s_pb::api::core::v1::EnvVar {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "value", &self.value, false)?;
         put(&mut object, "valueFrom", &self.value_from, false)?;
         Ok(Some(Value::Object(object)))
@@ -1785,12 +1785,12 @@ impl ToJson for k8s_pb::api::core::v1::EphemeralContainerCommon {
         put(&mut object, "imagePullPolicy", &self.image_pull_policy, false)?;
         put(&mut object, "lifecycle", &self.lifecycle, false)?;
         put(&mut object, "livenessProbe", &self.liveness_probe, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "ports", &self.ports, false)?;
         put(&mut object, "readinessProbe", &self.readiness_probe, false)?;
         put(&mut object, "resizePolicy", &self.resize_policy, false)?;
         put(&mut object, "resources", &self.resources, false)?;
-        put(&mut object, "restartPolicy", &self.restart_policy, false)?;
+        put(&mut object, "restartPolicy", &self.restart_policy, true)?;
         put(&mut object, "securityContext", &self.security_context, false)?;
         put(&mut object, "startupProbe", &self.startup_probe, false)?;
         put(&mut object, "stdin", &self.stdin, false)?;
@@ -1826,8 +1826,8 @@ impl ToJson for k8s_pb::api::core::v1::Event {
         put(&mut object, "metadata", &self.metadata, false)?;
         put(&mut object, "reason", &self.reason, false)?;
         put(&mut object, "related", &self.related, false)?;
-        put(&mut object, "reportingComponent", &self.reporting_component, false)?;
-        put(&mut object, "reportingInstance", &self.reporting_instance, false)?;
+        put(&mut object, "reportingComponent", &self.reporting_component, true)?;
+        put(&mut object, "reportingInstance", &self.reporting_instance, true)?;
         put(&mut object, "series", &self.series, false)?;
         put(&mut object, "source", &self.source, false)?;
         put(&mut object, "type", &self.r#type, false)?;
@@ -1865,7 +1865,7 @@ impl ToJson for k8s_pb::api::core::v1::FcVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "lun", &self.lun, false)?;
+        put(&mut object, "lun", &self.lun, true)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         put(&mut object, "targetWWNs", &self.target_ww_ns, false)?;
         put(&mut object, "wwids", &self.wwids, false)?;
@@ -1876,7 +1876,7 @@ impl ToJson for k8s_pb::api::core::v1::FcVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::FlexPersistentVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "driver", &self.driver, false)?;
+        put(&mut object, "driver", &self.driver, true)?;
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "options", &self.options, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
@@ -1888,7 +1888,7 @@ impl ToJson for k8s_pb::api::core::v1::FlexPersistentVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::FlexVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "driver", &self.driver, false)?;
+        put(&mut object, "driver", &self.driver, true)?;
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "options", &self.options, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
@@ -1911,7 +1911,7 @@ impl ToJson for k8s_pb::api::core::v1::GcePersistentDiskVolumeSource {
         let mut object = Map::new();
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "partition", &self.partition, false)?;
-        put(&mut object, "pdName", &self.pd_name, false)?;
+        put(&mut object, "pdName", &self.pd_name, true)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1921,7 +1921,7 @@ impl ToJson for k8s_pb::api::core::v1::GitRepoVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "directory", &self.directory, false)?;
-        put(&mut object, "repository", &self.repository, false)?;
+        put(&mut object, "repository", &self.repository, true)?;
         put(&mut object, "revision", &self.revision, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1930,9 +1930,9 @@ impl ToJson for k8s_pb::api::core::v1::GitRepoVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::GlusterfsPersistentVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "endpoints", &self.endpoints, false)?;
-        put(&mut object, "endpointsNamespace", &self.endpoints_namespace, false)?;
-        put(&mut object, "path", &self.path, false)?;
+        put(&mut object, "endpoints", &self.endpoints, true)?;
+        put(&mut object, "endpointsNamespace", &self.endpoints_namespace, true)?;
+        put(&mut object, "path", &self.path, true)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1941,8 +1941,8 @@ impl ToJson for k8s_pb::api::core::v1::GlusterfsPersistentVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::GlusterfsVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "endpoints", &self.endpoints, false)?;
-        put(&mut object, "path", &self.path, false)?;
+        put(&mut object, "endpoints", &self.endpoints, true)?;
+        put(&mut object, "path", &self.path, true)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -1951,8 +1951,8 @@ impl ToJson for k8s_pb::api::core::v1::GlusterfsVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::GrpcAction {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "port", &self.port, false)?;
-        put(&mut object, "service", &self.service, false)?;
+        put(&mut object, "port", &self.port, true)?;
+        put(&mut object, "service", &self.service, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1961,7 +1961,7 @@ impl ToJson for k8s_pb::api::core::v1::HostAlias {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "hostnames", &self.hostnames, false)?;
-        put(&mut object, "ip", &self.ip, false)?;
+        put(&mut object, "ip", &self.ip, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1969,7 +1969,7 @@ impl ToJson for k8s_pb::api::core::v1::HostAlias {
 impl ToJson for k8s_pb::api::core::v1::HostIp {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "ip", &self.ip, false)?;
+        put(&mut object, "ip", &self.ip, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1977,8 +1977,8 @@ impl ToJson for k8s_pb::api::core::v1::HostIp {
 impl ToJson for k8s_pb::api::core::v1::HostPathVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "path", &self.path, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "path", &self.path, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -1998,8 +1998,8 @@ impl ToJson for k8s_pb::api::core::v1::HttpGetAction {
 impl ToJson for k8s_pb::api::core::v1::HttpHeader {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "value", &self.value, false)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "value", &self.value, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2019,14 +2019,14 @@ impl ToJson for k8s_pb::api::core::v1::IscsiPersistentVolumeSource {
         put(&mut object, "chapAuthDiscovery", &self.chap_auth_discovery, false)?;
         put(&mut object, "chapAuthSession", &self.chap_auth_session, false)?;
         put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "initiatorName", &self.initiator_name, false)?;
-        put(&mut object, "iqn", &self.iqn, false)?;
+        put(&mut object, "initiatorName", &self.initiator_name, true)?;
+        put(&mut object, "iqn", &self.iqn, true)?;
         put(&mut object, "iscsiInterface", &self.iscsi_interface, false)?;
-        put(&mut object, "lun", &self.lun, false)?;
+        put(&mut object, "lun", &self.lun, true)?;
         put(&mut object, "portals", &self.portals, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         put(&mut object, "secretRef", &self.secret_ref, false)?;
-        put(&mut object, "targetPortal", &self.target_portal, false)?;
+        put(&mut object, "targetPortal", &self.target_portal, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2037,14 +2037,14 @@ impl ToJson for k8s_pb::api::core::v1::IscsiVolumeSource {
         put(&mut object, "chapAuthDiscovery", &self.chap_auth_discovery, false)?;
         put(&mut object, "chapAuthSession", &self.chap_auth_session, false)?;
         put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "initiatorName", &self.initiator_name, false)?;
-        put(&mut object, "iqn", &self.iqn, false)?;
+        put(&mut object, "initiatorName", &self.initiator_name, true)?;
+        put(&mut object, "iqn", &self.iqn, true)?;
         put(&mut object, "iscsiInterface", &self.iscsi_interface, false)?;
-        put(&mut object, "lun", &self.lun, false)?;
+        put(&mut object, "lun", &self.lun, true)?;
         put(&mut object, "portals", &self.portals, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         put(&mut object, "secretRef", &self.secret_ref, false)?;
-        put(&mut object, "targetPortal", &self.target_portal, false)?;
+        put(&mut object, "targetPortal", &self.target_portal, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2052,9 +2052,9 @@ impl ToJson for k8s_pb::api::core::v1::IscsiVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::KeyToPath {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "key", &self.key, false)?;
-        put(&mut object, "mode", &self.mode, false)?;
-        put(&mut object, "path", &self.path, false)?;
+        put(&mut object, "key", &self.key, true)?;
+        put(&mut object, "mode", &self.mode, true)?;
+        put(&mut object, "path", &self.path, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2064,7 +2064,7 @@ impl ToJson for k8s_pb::api::core::v1::Lifecycle {
         let mut object = Map::new();
         put(&mut object, "postStart", &self.post_start, false)?;
         put(&mut object, "preStop", &self.pre_stop, false)?;
-        put(&mut object, "stopSignal", &self.stop_signal, false)?;
+        put(&mut object, "stopSignal", &self.stop_signal, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2097,7 +2097,7 @@ impl ToJson for k8s_pb::api::core::v1::LimitRangeItem {
         put(&mut object, "max", &self.max, false)?;
         put(&mut object, "maxLimitRequestRatio", &self.max_limit_request_ratio, false)?;
         put(&mut object, "min", &self.min, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2113,9 +2113,9 @@ impl ToJson for k8s_pb::api::core::v1::LimitRangeSpec {
 impl ToJson for k8s_pb::api::core::v1::LinuxContainerUser {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "gid", &self.gid, false)?;
+        put(&mut object, "gid", &self.gid, true)?;
         put(&mut object, "supplementalGroups", &self.supplemental_groups, false)?;
-        put(&mut object, "uid", &self.uid, false)?;
+        put(&mut object, "uid", &self.uid, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2125,7 +2125,7 @@ impl ToJson for k8s_pb::api::core::v1::LoadBalancerIngress {
         let mut object = Map::new();
         put(&mut object, "hostname", &self.hostname, false)?;
         put(&mut object, "ip", &self.ip, false)?;
-        put(&mut object, "ipMode", &self.ip_mode, false)?;
+        put(&mut object, "ipMode", &self.ip_mode, true)?;
         put(&mut object, "ports", &self.ports, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -2150,8 +2150,8 @@ impl ToJson for k8s_pb::api::core::v1::LocalObjectReference {
 impl ToJson for k8s_pb::api::core::v1::LocalVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "path", &self.path, false)?;
+        put(&mut object, "fsType", &self.fs_type, true)?;
+        put(&mut object, "path", &self.path, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2159,7 +2159,7 @@ impl ToJson for k8s_pb::api::core::v1::LocalVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::ModifyVolumeStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "status", &self.status, false)?;
+        put(&mut object, "status", &self.status, true)?;
         put(&mut object, "targetVolumeAttributesClassName", &self.target_volume_attributes_class_name, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -2181,8 +2181,8 @@ impl ToJson for k8s_pb::api::core::v1::NamespaceCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2207,9 +2207,9 @@ impl ToJson for k8s_pb::api::core::v1::NamespaceStatus {
 impl ToJson for k8s_pb::api::core::v1::NfsVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "path", &self.path, false)?;
+        put(&mut object, "path", &self.path, true)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
-        put(&mut object, "server", &self.server, false)?;
+        put(&mut object, "server", &self.server, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2227,8 +2227,8 @@ impl ToJson for k8s_pb::api::core::v1::Node {
 impl ToJson for k8s_pb::api::core::v1::NodeAddress {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "address", &self.address, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "address", &self.address, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2249,8 +2249,8 @@ impl ToJson for k8s_pb::api::core::v1::NodeCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2285,7 +2285,7 @@ impl ToJson for k8s_pb::api::core::v1::NodeDaemonEndpoints {
 impl ToJson for k8s_pb::api::core::v1::NodeFeatures {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "supplementalGroupsPolicy", &self.supplemental_groups_policy, false)?;
+        put(&mut object, "supplementalGroupsPolicy", &self.supplemental_groups_policy, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2294,7 +2294,7 @@ impl ToJson for k8s_pb::api::core::v1::NodeRuntimeHandler {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "features", &self.features, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2302,8 +2302,8 @@ impl ToJson for k8s_pb::api::core::v1::NodeRuntimeHandler {
 impl ToJson for k8s_pb::api::core::v1::NodeRuntimeHandlerFeatures {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "recursiveReadOnlyMounts", &self.recursive_read_only_mounts, false)?;
-        put(&mut object, "userNamespaces", &self.user_namespaces, false)?;
+        put(&mut object, "recursiveReadOnlyMounts", &self.recursive_read_only_mounts, true)?;
+        put(&mut object, "userNamespaces", &self.user_namespaces, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2319,8 +2319,8 @@ impl ToJson for k8s_pb::api::core::v1::NodeSelector {
 impl ToJson for k8s_pb::api::core::v1::NodeSelectorRequirement {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "key", &self.key, false)?;
-        put(&mut object, "operator", &self.operator, false)?;
+        put(&mut object, "key", &self.key, true)?;
+        put(&mut object, "operator", &self.operator, true)?;
         put(&mut object, "values", &self.values, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -2372,7 +2372,7 @@ impl ToJson for k8s_pb::api::core::v1::NodeStatus {
 impl ToJson for k8s_pb::api::core::v1::NodeSwapStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "capacity", &self.capacity, false)?;
+        put(&mut object, "capacity", &self.capacity, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2380,17 +2380,17 @@ impl ToJson for k8s_pb::api::core::v1::NodeSwapStatus {
 impl ToJson for k8s_pb::api::core::v1::NodeSystemInfo {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "architecture", &self.architecture, false)?;
-        put(&mut object, "bootID", &self.boot_id, false)?;
-        put(&mut object, "containerRuntimeVersion", &self.container_runtime_version, false)?;
-        put(&mut object, "kernelVersion", &self.kernel_version, false)?;
-        put(&mut object, "kubeProxyVersion", &self.kube_proxy_version, false)?;
-        put(&mut object, "kubeletVersion", &self.kubelet_version, false)?;
-        put(&mut object, "machineID", &self.machine_id, false)?;
-        put(&mut object, "operatingSystem", &self.operating_system, false)?;
-        put(&mut object, "osImage", &self.os_image, false)?;
+        put(&mut object, "architecture", &self.architecture, true)?;
+        put(&mut object, "bootID", &self.boot_id, true)?;
+        put(&mut object, "containerRuntimeVersion", &self.container_runtime_version, true)?;
+        put(&mut object, "kernelVersion", &self.kernel_version, true)?;
+        put(&mut object, "kubeProxyVersion", &self.kube_proxy_version, true)?;
+        put(&mut object, "kubeletVersion", &self.kubelet_version, true)?;
+        put(&mut object, "machineID", &self.machine_id, true)?;
+        put(&mut object, "operatingSystem", &self.operating_system, true)?;
+        put(&mut object, "osImage", &self.os_image, true)?;
         put(&mut object, "swap", &self.swap, false)?;
-        put(&mut object, "systemUUID", &self.system_uuid, false)?;
+        put(&mut object, "systemUUID", &self.system_uuid, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2399,7 +2399,7 @@ impl ToJson for k8s_pb::api::core::v1::ObjectFieldSelector {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "apiVersion", &self.api_version, false)?;
-        put(&mut object, "fieldPath", &self.field_path, false)?;
+        put(&mut object, "fieldPath", &self.field_path, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2445,8 +2445,8 @@ impl ToJson for k8s_pb::api::core::v1::PersistentVolumeClaimCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2459,9 +2459,9 @@ impl ToJson for k8s_pb::api::core::v1::PersistentVolumeClaimSpec {
         put(&mut object, "dataSourceRef", &self.data_source_ref, false)?;
         put(&mut object, "resources", &self.resources, false)?;
         put(&mut object, "selector", &self.selector, false)?;
-        put(&mut object, "storageClassName", &self.storage_class_name, false)?;
-        put(&mut object, "volumeAttributesClassName", &self.volume_attributes_class_name, false)?;
-        put(&mut object, "volumeMode", &self.volume_mode, false)?;
+        put(&mut object, "storageClassName", &self.storage_class_name, true)?;
+        put(&mut object, "volumeAttributesClassName", &self.volume_attributes_class_name, true)?;
+        put(&mut object, "volumeMode", &self.volume_mode, true)?;
         put(&mut object, "volumeName", &self.volume_name, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -2475,7 +2475,7 @@ impl ToJson for k8s_pb::api::core::v1::PersistentVolumeClaimStatus {
         put(&mut object, "allocatedResources", &self.allocated_resources, false)?;
         put(&mut object, "capacity", &self.capacity, false)?;
         put(&mut object, "conditions", &self.conditions, false)?;
-        put(&mut object, "currentVolumeAttributesClassName", &self.current_volume_attributes_class_name, false)?;
+        put(&mut object, "currentVolumeAttributesClassName", &self.current_volume_attributes_class_name, true)?;
         put(&mut object, "modifyVolumeStatus", &self.modify_volume_status, false)?;
         put(&mut object, "phase", &self.phase, false)?;
         Ok(Some(Value::Object(object)))
@@ -2494,7 +2494,7 @@ impl ToJson for k8s_pb::api::core::v1::PersistentVolumeClaimTemplate {
 impl ToJson for k8s_pb::api::core::v1::PersistentVolumeClaimVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "claimName", &self.claim_name, false)?;
+        put(&mut object, "claimName", &self.claim_name, true)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -2539,8 +2539,8 @@ impl ToJson for k8s_pb::api::core::v1::PersistentVolumeSpec {
         put(&mut object, "nodeAffinity", &self.node_affinity, false)?;
         put(&mut object, "persistentVolumeReclaimPolicy", &self.persistent_volume_reclaim_policy, false)?;
         put(&mut object, "storageClassName", &self.storage_class_name, false)?;
-        put(&mut object, "volumeAttributesClassName", &self.volume_attributes_class_name, false)?;
-        put(&mut object, "volumeMode", &self.volume_mode, false)?;
+        put(&mut object, "volumeAttributesClassName", &self.volume_attributes_class_name, true)?;
+        put(&mut object, "volumeMode", &self.volume_mode, true)?;
         merge(&mut object, &self.persistent_volume_source)?;
         Ok(Some(Value::Object(object)))
     }
@@ -2561,7 +2561,7 @@ impl ToJson for k8s_pb::api::core::v1::PhotonPersistentDiskVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "pdID", &self.pd_id, false)?;
+        put(&mut object, "pdID", &self.pd_id, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2593,7 +2593,7 @@ impl ToJson for k8s_pb::api::core::v1::PodAffinityTerm {
         put(&mut object, "mismatchLabelKeys", &self.mismatch_label_keys, false)?;
         put(&mut object, "namespaceSelector", &self.namespace_selector, false)?;
         put(&mut object, "namespaces", &self.namespaces, false)?;
-        put(&mut object, "topologyKey", &self.topology_key, false)?;
+        put(&mut object, "topologyKey", &self.topology_key, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2615,8 +2615,8 @@ impl ToJson for k8s_pb::api::core::v1::PodCondition {
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "observedGeneration", &self.observed_generation, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2635,7 +2635,7 @@ impl ToJson for k8s_pb::api::core::v1::PodDnsConfigOption {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "value", &self.value, false)?;
+        put(&mut object, "value", &self.value, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2643,7 +2643,7 @@ impl ToJson for k8s_pb::api::core::v1::PodDnsConfigOption {
 impl ToJson for k8s_pb::api::core::v1::PodIp {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "ip", &self.ip, false)?;
+        put(&mut object, "ip", &self.ip, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2651,7 +2651,7 @@ impl ToJson for k8s_pb::api::core::v1::PodIp {
 impl ToJson for k8s_pb::api::core::v1::PodOs {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2659,7 +2659,7 @@ impl ToJson for k8s_pb::api::core::v1::PodOs {
 impl ToJson for k8s_pb::api::core::v1::PodReadinessGate {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "conditionType", &self.condition_type, false)?;
+        put(&mut object, "conditionType", &self.condition_type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2667,9 +2667,9 @@ impl ToJson for k8s_pb::api::core::v1::PodReadinessGate {
 impl ToJson for k8s_pb::api::core::v1::PodResourceClaim {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "resourceClaimName", &self.resource_claim_name, false)?;
-        put(&mut object, "resourceClaimTemplateName", &self.resource_claim_template_name, false)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "resourceClaimName", &self.resource_claim_name, true)?;
+        put(&mut object, "resourceClaimTemplateName", &self.resource_claim_template_name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2677,8 +2677,8 @@ impl ToJson for k8s_pb::api::core::v1::PodResourceClaim {
 impl ToJson for k8s_pb::api::core::v1::PodResourceClaimStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "resourceClaimName", &self.resource_claim_name, false)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "resourceClaimName", &self.resource_claim_name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2686,7 +2686,7 @@ impl ToJson for k8s_pb::api::core::v1::PodResourceClaimStatus {
 impl ToJson for k8s_pb::api::core::v1::PodSchedulingGate {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2695,16 +2695,16 @@ impl ToJson for k8s_pb::api::core::v1::PodSecurityContext {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "appArmorProfile", &self.app_armor_profile, false)?;
-        put(&mut object, "fsGroup", &self.fs_group, false)?;
-        put(&mut object, "fsGroupChangePolicy", &self.fs_group_change_policy, false)?;
-        put(&mut object, "runAsGroup", &self.run_as_group, false)?;
-        put(&mut object, "runAsNonRoot", &self.run_as_non_root, false)?;
-        put(&mut object, "runAsUser", &self.run_as_user, false)?;
-        put(&mut object, "seLinuxChangePolicy", &self.se_linux_change_policy, false)?;
+        put(&mut object, "fsGroup", &self.fs_group, true)?;
+        put(&mut object, "fsGroupChangePolicy", &self.fs_group_change_policy, true)?;
+        put(&mut object, "runAsGroup", &self.run_as_group, true)?;
+        put(&mut object, "runAsNonRoot", &self.run_as_non_root, true)?;
+        put(&mut object, "runAsUser", &self.run_as_user, true)?;
+        put(&mut object, "seLinuxChangePolicy", &self.se_linux_change_policy, true)?;
         put(&mut object, "seLinuxOptions", &self.se_linux_options, false)?;
         put(&mut object, "seccompProfile", &self.seccomp_profile, false)?;
         put(&mut object, "supplementalGroups", &self.supplemental_groups, false)?;
-        put(&mut object, "supplementalGroupsPolicy", &self.supplemental_groups_policy, false)?;
+        put(&mut object, "supplementalGroupsPolicy", &self.supplemental_groups_policy, true)?;
         put(&mut object, "sysctls", &self.sysctls, false)?;
         put(&mut object, "windowsOptions", &self.windows_options, false)?;
         Ok(Some(Value::Object(object)))
@@ -2714,19 +2714,19 @@ impl ToJson for k8s_pb::api::core::v1::PodSecurityContext {
 impl ToJson for k8s_pb::api::core::v1::PodSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "activeDeadlineSeconds", &self.active_deadline_seconds, false)?;
+        put(&mut object, "activeDeadlineSeconds", &self.active_deadline_seconds, true)?;
         put(&mut object, "affinity", &self.affinity, false)?;
-        put(&mut object, "automountServiceAccountToken", &self.automount_service_account_token, false)?;
+        put(&mut object, "automountServiceAccountToken", &self.automount_service_account_token, true)?;
         put(&mut object, "containers", &self.containers, false)?;
         put(&mut object, "dnsConfig", &self.dns_config, false)?;
         put(&mut object, "dnsPolicy", &self.dns_policy, false)?;
-        put(&mut object, "enableServiceLinks", &self.enable_service_links, false)?;
+        put(&mut object, "enableServiceLinks", &self.enable_service_links, true)?;
         put(&mut object, "ephemeralContainers", &self.ephemeral_containers, false)?;
         put(&mut object, "hostAliases", &self.host_aliases, false)?;
         put(&mut object, "hostIPC", &self.host_ipc, false)?;
         put(&mut object, "hostNetwork", &self.host_network, false)?;
         put(&mut object, "hostPID", &self.host_pid, false)?;
-        put(&mut object, "hostUsers", &self.host_users, false)?;
+        put(&mut object, "hostUsers", &self.host_users, true)?;
         put(&mut object, "hostname", &self.hostname, false)?;
         put(&mut object, "imagePullSecrets", &self.image_pull_secrets, false)?;
         put(&mut object, "initContainers", &self.init_containers, false)?;
@@ -2734,23 +2734,23 @@ impl ToJson for k8s_pb::api::core::v1::PodSpec {
         put(&mut object, "nodeSelector", &self.node_selector, false)?;
         put(&mut object, "os", &self.os, false)?;
         put(&mut object, "overhead", &self.overhead, false)?;
-        put(&mut object, "preemptionPolicy", &self.preemption_policy, false)?;
-        put(&mut object, "priority", &self.priority, false)?;
+        put(&mut object, "preemptionPolicy", &self.preemption_policy, true)?;
+        put(&mut object, "priority", &self.priority, true)?;
         put(&mut object, "priorityClassName", &self.priority_class_name, false)?;
         put(&mut object, "readinessGates", &self.readiness_gates, false)?;
         put(&mut object, "resourceClaims", &self.resource_claims, false)?;
         put(&mut object, "resources", &self.resources, false)?;
         put(&mut object, "restartPolicy", &self.restart_policy, false)?;
-        put(&mut object, "runtimeClassName", &self.runtime_class_name, false)?;
+        put(&mut object, "runtimeClassName", &self.runtime_class_name, true)?;
         put(&mut object, "schedulerName", &self.scheduler_name, false)?;
         put(&mut object, "schedulingGates", &self.scheduling_gates, false)?;
         put(&mut object, "securityContext", &self.security_context, false)?;
         put(&mut object, "serviceAccount", &self.service_account, false)?;
         put(&mut object, "serviceAccountName", &self.service_account_name, false)?;
-        put(&mut object, "setHostnameAsFQDN", &self.set_hostname_as_fqdn, false)?;
-        put(&mut object, "shareProcessNamespace", &self.share_process_namespace, false)?;
+        put(&mut object, "setHostnameAsFQDN", &self.set_hostname_as_fqdn, true)?;
+        put(&mut object, "shareProcessNamespace", &self.share_process_namespace, true)?;
         put(&mut object, "subdomain", &self.subdomain, false)?;
-        put(&mut object, "terminationGracePeriodSeconds", &self.termination_grace_period_seconds, false)?;
+        put(&mut object, "terminationGracePeriodSeconds", &self.termination_grace_period_seconds, true)?;
         put(&mut object, "tolerations", &self.tolerations, false)?;
         put(&mut object, "topologySpreadConstraints", &self.topology_spread_constraints, false)?;
         put(&mut object, "volumes", &self.volumes, false)?;
@@ -2803,9 +2803,9 @@ impl ToJson for k8s_pb::api::core::v1::PodTemplateSpec {
 impl ToJson for k8s_pb::api::core::v1::PortStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "error", &self.error, false)?;
-        put(&mut object, "port", &self.port, false)?;
-        put(&mut object, "protocol", &self.protocol, false)?;
+        put(&mut object, "error", &self.error, true)?;
+        put(&mut object, "port", &self.port, true)?;
+        put(&mut object, "protocol", &self.protocol, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2815,7 +2815,7 @@ impl ToJson for k8s_pb::api::core::v1::PortworxVolumeSource {
         let mut object = Map::new();
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
-        put(&mut object, "volumeID", &self.volume_id, false)?;
+        put(&mut object, "volumeID", &self.volume_id, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2824,7 +2824,7 @@ impl ToJson for k8s_pb::api::core::v1::PreferredSchedulingTerm {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "preference", &self.preference, false)?;
-        put(&mut object, "weight", &self.weight, false)?;
+        put(&mut object, "weight", &self.weight, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2836,7 +2836,7 @@ impl ToJson for k8s_pb::api::core::v1::Probe {
         put(&mut object, "initialDelaySeconds", &self.initial_delay_seconds, false)?;
         put(&mut object, "periodSeconds", &self.period_seconds, false)?;
         put(&mut object, "successThreshold", &self.success_threshold, false)?;
-        put(&mut object, "terminationGracePeriodSeconds", &self.termination_grace_period_seconds, false)?;
+        put(&mut object, "terminationGracePeriodSeconds", &self.termination_grace_period_seconds, true)?;
         put(&mut object, "timeoutSeconds", &self.timeout_seconds, false)?;
         merge(&mut object, &self.handler)?;
         Ok(Some(Value::Object(object)))
@@ -2857,7 +2857,7 @@ impl ToJson for k8s_pb::api::core::v1::ProbeHandler {
 impl ToJson for k8s_pb::api::core::v1::ProjectedVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "defaultMode", &self.default_mode, false)?;
+        put(&mut object, "defaultMode", &self.default_mode, true)?;
         put(&mut object, "sources", &self.sources, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -2868,10 +2868,10 @@ impl ToJson for k8s_pb::api::core::v1::QuobyteVolumeSource {
         let mut object = Map::new();
         put(&mut object, "group", &self.group, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
-        put(&mut object, "registry", &self.registry, false)?;
+        put(&mut object, "registry", &self.registry, true)?;
         put(&mut object, "tenant", &self.tenant, false)?;
         put(&mut object, "user", &self.user, false)?;
-        put(&mut object, "volume", &self.volume, false)?;
+        put(&mut object, "volume", &self.volume, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2880,7 +2880,7 @@ impl ToJson for k8s_pb::api::core::v1::RbdPersistentVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "image", &self.image, false)?;
+        put(&mut object, "image", &self.image, true)?;
         put(&mut object, "keyring", &self.keyring, false)?;
         put(&mut object, "monitors", &self.monitors, false)?;
         put(&mut object, "pool", &self.pool, false)?;
@@ -2895,7 +2895,7 @@ impl ToJson for k8s_pb::api::core::v1::RbdVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "image", &self.image, false)?;
+        put(&mut object, "image", &self.image, true)?;
         put(&mut object, "keyring", &self.keyring, false)?;
         put(&mut object, "monitors", &self.monitors, false)?;
         put(&mut object, "pool", &self.pool, false)?;
@@ -2922,8 +2922,8 @@ impl ToJson for k8s_pb::api::core::v1::ReplicationControllerCondition {
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2932,7 +2932,7 @@ impl ToJson for k8s_pb::api::core::v1::ReplicationControllerSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "minReadySeconds", &self.min_ready_seconds, false)?;
-        put(&mut object, "replicas", &self.replicas, false)?;
+        put(&mut object, "replicas", &self.replicas, true)?;
         put(&mut object, "selector", &self.selector, false)?;
         put(&mut object, "template", &self.template, false)?;
         Ok(Some(Value::Object(object)))
@@ -2947,7 +2947,7 @@ impl ToJson for k8s_pb::api::core::v1::ReplicationControllerStatus {
         put(&mut object, "fullyLabeledReplicas", &self.fully_labeled_replicas, false)?;
         put(&mut object, "observedGeneration", &self.observed_generation, false)?;
         put(&mut object, "readyReplicas", &self.ready_replicas, false)?;
-        put(&mut object, "replicas", &self.replicas, false)?;
+        put(&mut object, "replicas", &self.replicas, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2955,7 +2955,7 @@ impl ToJson for k8s_pb::api::core::v1::ReplicationControllerStatus {
 impl ToJson for k8s_pb::api::core::v1::ResourceClaim {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "request", &self.request, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -2966,7 +2966,7 @@ impl ToJson for k8s_pb::api::core::v1::ResourceFieldSelector {
         let mut object = Map::new();
         put(&mut object, "containerName", &self.container_name, false)?;
         put(&mut object, "divisor", &self.divisor, false)?;
-        put(&mut object, "resource", &self.resource, false)?;
+        put(&mut object, "resource", &self.resource, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -2975,7 +2975,7 @@ impl ToJson for k8s_pb::api::core::v1::ResourceHealth {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "health", &self.health, false)?;
-        put(&mut object, "resourceID", &self.resource_id, false)?;
+        put(&mut object, "resourceID", &self.resource_id, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3022,7 +3022,7 @@ impl ToJson for k8s_pb::api::core::v1::ResourceRequirements {
 impl ToJson for k8s_pb::api::core::v1::ResourceStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "resources", &self.resources, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3032,14 +3032,14 @@ impl ToJson for k8s_pb::api::core::v1::ScaleIoPersistentVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "gateway", &self.gateway, false)?;
+        put(&mut object, "gateway", &self.gateway, true)?;
         put(&mut object, "protectionDomain", &self.protection_domain, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         put(&mut object, "secretRef", &self.secret_ref, false)?;
         put(&mut object, "sslEnabled", &self.ssl_enabled, false)?;
         put(&mut object, "storageMode", &self.storage_mode, false)?;
         put(&mut object, "storagePool", &self.storage_pool, false)?;
-        put(&mut object, "system", &self.system, false)?;
+        put(&mut object, "system", &self.system, true)?;
         put(&mut object, "volumeName", &self.volume_name, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3049,14 +3049,14 @@ impl ToJson for k8s_pb::api::core::v1::ScaleIoVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "fsType", &self.fs_type, false)?;
-        put(&mut object, "gateway", &self.gateway, false)?;
+        put(&mut object, "gateway", &self.gateway, true)?;
         put(&mut object, "protectionDomain", &self.protection_domain, false)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
         put(&mut object, "secretRef", &self.secret_ref, false)?;
         put(&mut object, "sslEnabled", &self.ssl_enabled, false)?;
         put(&mut object, "storageMode", &self.storage_mode, false)?;
         put(&mut object, "storagePool", &self.storage_pool, false)?;
-        put(&mut object, "system", &self.system, false)?;
+        put(&mut object, "system", &self.system, true)?;
         put(&mut object, "volumeName", &self.volume_name, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3073,8 +3073,8 @@ impl ToJson for k8s_pb::api::core::v1::ScopeSelector {
 impl ToJson for k8s_pb::api::core::v1::ScopedResourceSelectorRequirement {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "operator", &self.operator, false)?;
-        put(&mut object, "scopeName", &self.scope_name, false)?;
+        put(&mut object, "operator", &self.operator, true)?;
+        put(&mut object, "scopeName", &self.scope_name, true)?;
         put(&mut object, "values", &self.values, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3094,8 +3094,8 @@ impl ToJson for k8s_pb::api::core::v1::SeLinuxOptions {
 impl ToJson for k8s_pb::api::core::v1::SeccompProfile {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "localhostProfile", &self.localhost_profile, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "localhostProfile", &self.localhost_profile, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3104,7 +3104,7 @@ impl ToJson for k8s_pb::api::core::v1::Secret {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "data", &self.data, false)?;
-        put(&mut object, "immutable", &self.immutable, false)?;
+        put(&mut object, "immutable", &self.immutable, true)?;
         put(&mut object, "metadata", &self.metadata, false)?;
         put(&mut object, "stringData", &self.string_data, false)?;
         put(&mut object, "type", &self.r#type, false)?;
@@ -3115,7 +3115,7 @@ impl ToJson for k8s_pb::api::core::v1::Secret {
 impl ToJson for k8s_pb::api::core::v1::SecretEnvSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "optional", &self.optional, false)?;
+        put(&mut object, "optional", &self.optional, true)?;
         merge(&mut object, &self.local_object_reference)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3124,8 +3124,8 @@ impl ToJson for k8s_pb::api::core::v1::SecretEnvSource {
 impl ToJson for k8s_pb::api::core::v1::SecretKeySelector {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "key", &self.key, false)?;
-        put(&mut object, "optional", &self.optional, false)?;
+        put(&mut object, "key", &self.key, true)?;
+        put(&mut object, "optional", &self.optional, true)?;
         merge(&mut object, &self.local_object_reference)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3135,7 +3135,7 @@ impl ToJson for k8s_pb::api::core::v1::SecretProjection {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "items", &self.items, false)?;
-        put(&mut object, "optional", &self.optional, false)?;
+        put(&mut object, "optional", &self.optional, true)?;
         merge(&mut object, &self.local_object_reference)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3153,9 +3153,9 @@ impl ToJson for k8s_pb::api::core::v1::SecretReference {
 impl ToJson for k8s_pb::api::core::v1::SecretVolumeSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "defaultMode", &self.default_mode, false)?;
+        put(&mut object, "defaultMode", &self.default_mode, true)?;
         put(&mut object, "items", &self.items, false)?;
-        put(&mut object, "optional", &self.optional, false)?;
+        put(&mut object, "optional", &self.optional, true)?;
         put(&mut object, "secretName", &self.secret_name, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3164,15 +3164,15 @@ impl ToJson for k8s_pb::api::core::v1::SecretVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::SecurityContext {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "allowPrivilegeEscalation", &self.allow_privilege_escalation, false)?;
+        put(&mut object, "allowPrivilegeEscalation", &self.allow_privilege_escalation, true)?;
         put(&mut object, "appArmorProfile", &self.app_armor_profile, false)?;
         put(&mut object, "capabilities", &self.capabilities, false)?;
-        put(&mut object, "privileged", &self.privileged, false)?;
-        put(&mut object, "procMount", &self.proc_mount, false)?;
-        put(&mut object, "readOnlyRootFilesystem", &self.read_only_root_filesystem, false)?;
-        put(&mut object, "runAsGroup", &self.run_as_group, false)?;
-        put(&mut object, "runAsNonRoot", &self.run_as_non_root, false)?;
-        put(&mut object, "runAsUser", &self.run_as_user, false)?;
+        put(&mut object, "privileged", &self.privileged, true)?;
+        put(&mut object, "procMount", &self.proc_mount, true)?;
+        put(&mut object, "readOnlyRootFilesystem", &self.read_only_root_filesystem, true)?;
+        put(&mut object, "runAsGroup", &self.run_as_group, true)?;
+        put(&mut object, "runAsNonRoot", &self.run_as_non_root, true)?;
+        put(&mut object, "runAsUser", &self.run_as_user, true)?;
         put(&mut object, "seLinuxOptions", &self.se_linux_options, false)?;
         put(&mut object, "seccompProfile", &self.seccomp_profile, false)?;
         put(&mut object, "windowsOptions", &self.windows_options, false)?;
@@ -3193,7 +3193,7 @@ impl ToJson for k8s_pb::api::core::v1::Service {
 impl ToJson for k8s_pb::api::core::v1::ServiceAccount {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "automountServiceAccountToken", &self.automount_service_account_token, false)?;
+        put(&mut object, "automountServiceAccountToken", &self.automount_service_account_token, true)?;
         put(&mut object, "imagePullSecrets", &self.image_pull_secrets, false)?;
         put(&mut object, "metadata", &self.metadata, false)?;
         put(&mut object, "secrets", &self.secrets, false)?;
@@ -3205,8 +3205,8 @@ impl ToJson for k8s_pb::api::core::v1::ServiceAccountTokenProjection {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "audience", &self.audience, false)?;
-        put(&mut object, "expirationSeconds", &self.expiration_seconds, false)?;
-        put(&mut object, "path", &self.path, false)?;
+        put(&mut object, "expirationSeconds", &self.expiration_seconds, true)?;
+        put(&mut object, "path", &self.path, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3214,10 +3214,10 @@ impl ToJson for k8s_pb::api::core::v1::ServiceAccountTokenProjection {
 impl ToJson for k8s_pb::api::core::v1::ServicePort {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "appProtocol", &self.app_protocol, false)?;
+        put(&mut object, "appProtocol", &self.app_protocol, true)?;
         put(&mut object, "name", &self.name, false)?;
         put(&mut object, "nodePort", &self.node_port, false)?;
-        put(&mut object, "port", &self.port, false)?;
+        put(&mut object, "port", &self.port, true)?;
         put(&mut object, "protocol", &self.protocol, false)?;
         put(&mut object, "targetPort", &self.target_port, false)?;
         Ok(Some(Value::Object(object)))
@@ -3227,17 +3227,17 @@ impl ToJson for k8s_pb::api::core::v1::ServicePort {
 impl ToJson for k8s_pb::api::core::v1::ServiceSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "allocateLoadBalancerNodePorts", &self.allocate_load_balancer_node_ports, false)?;
+        put(&mut object, "allocateLoadBalancerNodePorts", &self.allocate_load_balancer_node_ports, true)?;
         put(&mut object, "clusterIP", &self.cluster_ip, false)?;
         put(&mut object, "clusterIPs", &self.cluster_ips, false)?;
         put(&mut object, "externalIPs", &self.external_ips, false)?;
         put(&mut object, "externalName", &self.external_name, false)?;
         put(&mut object, "externalTrafficPolicy", &self.external_traffic_policy, false)?;
         put(&mut object, "healthCheckNodePort", &self.health_check_node_port, false)?;
-        put(&mut object, "internalTrafficPolicy", &self.internal_traffic_policy, false)?;
+        put(&mut object, "internalTrafficPolicy", &self.internal_traffic_policy, true)?;
         put(&mut object, "ipFamilies", &self.ip_families, false)?;
-        put(&mut object, "ipFamilyPolicy", &self.ip_family_policy, false)?;
-        put(&mut object, "loadBalancerClass", &self.load_balancer_class, false)?;
+        put(&mut object, "ipFamilyPolicy", &self.ip_family_policy, true)?;
+        put(&mut object, "loadBalancerClass", &self.load_balancer_class, true)?;
         put(&mut object, "loadBalancerIP", &self.load_balancer_ip, false)?;
         put(&mut object, "loadBalancerSourceRanges", &self.load_balancer_source_ranges, false)?;
         put(&mut object, "ports", &self.ports, false)?;
@@ -3245,7 +3245,7 @@ impl ToJson for k8s_pb::api::core::v1::ServiceSpec {
         put(&mut object, "selector", &self.selector, false)?;
         put(&mut object, "sessionAffinity", &self.session_affinity, false)?;
         put(&mut object, "sessionAffinityConfig", &self.session_affinity_config, false)?;
-        put(&mut object, "trafficDistribution", &self.traffic_distribution, false)?;
+        put(&mut object, "trafficDistribution", &self.traffic_distribution, true)?;
         put(&mut object, "type", &self.r#type, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3271,7 +3271,7 @@ impl ToJson for k8s_pb::api::core::v1::SessionAffinityConfig {
 impl ToJson for k8s_pb::api::core::v1::SleepAction {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "seconds", &self.seconds, false)?;
+        put(&mut object, "seconds", &self.seconds, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3303,8 +3303,8 @@ impl ToJson for k8s_pb::api::core::v1::StorageOsVolumeSource {
 impl ToJson for k8s_pb::api::core::v1::Sysctl {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "value", &self.value, false)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "value", &self.value, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3312,8 +3312,8 @@ impl ToJson for k8s_pb::api::core::v1::Sysctl {
 impl ToJson for k8s_pb::api::core::v1::Taint {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "effect", &self.effect, false)?;
-        put(&mut object, "key", &self.key, false)?;
+        put(&mut object, "effect", &self.effect, true)?;
+        put(&mut object, "key", &self.key, true)?;
         put(&mut object, "timeAdded", &self.time_added, false)?;
         put(&mut object, "value", &self.value, false)?;
         Ok(Some(Value::Object(object)))
@@ -3335,7 +3335,7 @@ impl ToJson for k8s_pb::api::core::v1::Toleration {
         put(&mut object, "effect", &self.effect, false)?;
         put(&mut object, "key", &self.key, false)?;
         put(&mut object, "operator", &self.operator, false)?;
-        put(&mut object, "tolerationSeconds", &self.toleration_seconds, false)?;
+        put(&mut object, "tolerationSeconds", &self.toleration_seconds, true)?;
         put(&mut object, "value", &self.value, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3344,7 +3344,7 @@ impl ToJson for k8s_pb::api::core::v1::Toleration {
 impl ToJson for k8s_pb::api::core::v1::TopologySelectorLabelRequirement {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "key", &self.key, false)?;
+        put(&mut object, "key", &self.key, true)?;
         put(&mut object, "values", &self.values, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3363,12 +3363,12 @@ impl ToJson for k8s_pb::api::core::v1::TopologySpreadConstraint {
         let mut object = Map::new();
         put(&mut object, "labelSelector", &self.label_selector, false)?;
         put(&mut object, "matchLabelKeys", &self.match_label_keys, false)?;
-        put(&mut object, "maxSkew", &self.max_skew, false)?;
-        put(&mut object, "minDomains", &self.min_domains, false)?;
-        put(&mut object, "nodeAffinityPolicy", &self.node_affinity_policy, false)?;
-        put(&mut object, "nodeTaintsPolicy", &self.node_taints_policy, false)?;
-        put(&mut object, "topologyKey", &self.topology_key, false)?;
-        put(&mut object, "whenUnsatisfiable", &self.when_unsatisfiable, false)?;
+        put(&mut object, "maxSkew", &self.max_skew, true)?;
+        put(&mut object, "minDomains", &self.min_domains, true)?;
+        put(&mut object, "nodeAffinityPolicy", &self.node_affinity_policy, true)?;
+        put(&mut object, "nodeTaintsPolicy", &self.node_taints_policy, true)?;
+        put(&mut object, "topologyKey", &self.topology_key, true)?;
+        put(&mut object, "whenUnsatisfiable", &self.when_unsatisfiable, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3376,9 +3376,9 @@ impl ToJson for k8s_pb::api::core::v1::TopologySpreadConstraint {
 impl ToJson for k8s_pb::api::core::v1::TypedLocalObjectReference {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "apiGroup", &self.api_group, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "apiGroup", &self.api_group, true)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3386,10 +3386,10 @@ impl ToJson for k8s_pb::api::core::v1::TypedLocalObjectReference {
 impl ToJson for k8s_pb::api::core::v1::TypedObjectReference {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "apiGroup", &self.api_group, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "namespace", &self.namespace, false)?;
+        put(&mut object, "apiGroup", &self.api_group, true)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "namespace", &self.namespace, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3397,7 +3397,7 @@ impl ToJson for k8s_pb::api::core::v1::TypedObjectReference {
 impl ToJson for k8s_pb::api::core::v1::Volume {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         merge(&mut object, &self.volume_source)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3406,8 +3406,8 @@ impl ToJson for k8s_pb::api::core::v1::Volume {
 impl ToJson for k8s_pb::api::core::v1::VolumeDevice {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "devicePath", &self.device_path, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "devicePath", &self.device_path, true)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3415,11 +3415,11 @@ impl ToJson for k8s_pb::api::core::v1::VolumeDevice {
 impl ToJson for k8s_pb::api::core::v1::VolumeMount {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "mountPath", &self.mount_path, false)?;
-        put(&mut object, "mountPropagation", &self.mount_propagation, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "mountPath", &self.mount_path, true)?;
+        put(&mut object, "mountPropagation", &self.mount_propagation, true)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
-        put(&mut object, "recursiveReadOnly", &self.recursive_read_only, false)?;
+        put(&mut object, "recursiveReadOnly", &self.recursive_read_only, true)?;
         put(&mut object, "subPath", &self.sub_path, false)?;
         put(&mut object, "subPathExpr", &self.sub_path_expr, false)?;
         Ok(Some(Value::Object(object)))
@@ -3429,10 +3429,10 @@ impl ToJson for k8s_pb::api::core::v1::VolumeMount {
 impl ToJson for k8s_pb::api::core::v1::VolumeMountStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "mountPath", &self.mount_path, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "mountPath", &self.mount_path, true)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "readOnly", &self.read_only, false)?;
-        put(&mut object, "recursiveReadOnly", &self.recursive_read_only, false)?;
+        put(&mut object, "recursiveReadOnly", &self.recursive_read_only, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3509,7 +3509,7 @@ impl ToJson for k8s_pb::api::core::v1::VsphereVirtualDiskVolumeSource {
         put(&mut object, "fsType", &self.fs_type, false)?;
         put(&mut object, "storagePolicyID", &self.storage_policy_id, false)?;
         put(&mut object, "storagePolicyName", &self.storage_policy_name, false)?;
-        put(&mut object, "volumePath", &self.volume_path, false)?;
+        put(&mut object, "volumePath", &self.volume_path, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3518,7 +3518,7 @@ impl ToJson for k8s_pb::api::core::v1::WeightedPodAffinityTerm {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "podAffinityTerm", &self.pod_affinity_term, false)?;
-        put(&mut object, "weight", &self.weight, false)?;
+        put(&mut object, "weight", &self.weight, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3526,10 +3526,10 @@ impl ToJson for k8s_pb::api::core::v1::WeightedPodAffinityTerm {
 impl ToJson for k8s_pb::api::core::v1::WindowsSecurityContextOptions {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "gmsaCredentialSpec", &self.gmsa_credential_spec, false)?;
-        put(&mut object, "gmsaCredentialSpecName", &self.gmsa_credential_spec_name, false)?;
-        put(&mut object, "hostProcess", &self.host_process, false)?;
-        put(&mut object, "runAsUserName", &self.run_as_user_name, false)?;
+        put(&mut object, "gmsaCredentialSpec", &self.gmsa_credential_spec, true)?;
+        put(&mut object, "gmsaCredentialSpecName", &self.gmsa_credential_spec_name, true)?;
+        put(&mut object, "hostProcess", &self.host_process, true)?;
+        put(&mut object, "runAsUserName", &self.run_as_user_name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3541,10 +3541,10 @@ impl ToJson for k8s_pb::api::discovery::v1::Endpoint {
         put(&mut object, "conditions", &self.conditions, false)?;
         put(&mut object, "deprecatedTopology", &self.deprecated_topology, false)?;
         put(&mut object, "hints", &self.hints, false)?;
-        put(&mut object, "hostname", &self.hostname, false)?;
-        put(&mut object, "nodeName", &self.node_name, false)?;
+        put(&mut object, "hostname", &self.hostname, true)?;
+        put(&mut object, "nodeName", &self.node_name, true)?;
         put(&mut object, "targetRef", &self.target_ref, false)?;
-        put(&mut object, "zone", &self.zone, false)?;
+        put(&mut object, "zone", &self.zone, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3552,9 +3552,9 @@ impl ToJson for k8s_pb::api::discovery::v1::Endpoint {
 impl ToJson for k8s_pb::api::discovery::v1::EndpointConditions {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "ready", &self.ready, false)?;
-        put(&mut object, "serving", &self.serving, false)?;
-        put(&mut object, "terminating", &self.terminating, false)?;
+        put(&mut object, "ready", &self.ready, true)?;
+        put(&mut object, "serving", &self.serving, true)?;
+        put(&mut object, "terminating", &self.terminating, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3571,10 +3571,10 @@ impl ToJson for k8s_pb::api::discovery::v1::EndpointHints {
 impl ToJson for k8s_pb::api::discovery::v1::EndpointPort {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "appProtocol", &self.app_protocol, false)?;
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "port", &self.port, false)?;
-        put(&mut object, "protocol", &self.protocol, false)?;
+        put(&mut object, "appProtocol", &self.app_protocol, true)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "port", &self.port, true)?;
+        put(&mut object, "protocol", &self.protocol, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3582,7 +3582,7 @@ impl ToJson for k8s_pb::api::discovery::v1::EndpointPort {
 impl ToJson for k8s_pb::api::discovery::v1::EndpointSlice {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "addressType", &self.address_type, false)?;
+        put(&mut object, "addressType", &self.address_type, true)?;
         put(&mut object, "endpoints", &self.endpoints, false)?;
         put(&mut object, "metadata", &self.metadata, false)?;
         put(&mut object, "ports", &self.ports, false)?;
@@ -3593,7 +3593,7 @@ impl ToJson for k8s_pb::api::discovery::v1::EndpointSlice {
 impl ToJson for k8s_pb::api::discovery::v1::ForNode {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3601,7 +3601,7 @@ impl ToJson for k8s_pb::api::discovery::v1::ForNode {
 impl ToJson for k8s_pb::api::discovery::v1::ForZone {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3631,7 +3631,7 @@ impl ToJson for k8s_pb::api::events::v1::Event {
 impl ToJson for k8s_pb::api::events::v1::EventSeries {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "count", &self.count, false)?;
+        put(&mut object, "count", &self.count, true)?;
         put(&mut object, "lastObservedTime", &self.last_observed_time, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3642,7 +3642,7 @@ impl ToJson for k8s_pb::api::networking::v1::HttpIngressPath {
         let mut object = Map::new();
         put(&mut object, "backend", &self.backend, false)?;
         put(&mut object, "path", &self.path, false)?;
-        put(&mut object, "pathType", &self.path_type, false)?;
+        put(&mut object, "pathType", &self.path_type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3686,11 +3686,11 @@ impl ToJson for k8s_pb::api::networking::v1::IngressClass {
 impl ToJson for k8s_pb::api::networking::v1::IngressClassParametersReference {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "apiGroup", &self.a_pi_group, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "namespace", &self.namespace, false)?;
-        put(&mut object, "scope", &self.scope, false)?;
+        put(&mut object, "apiGroup", &self.a_pi_group, true)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "namespace", &self.namespace, true)?;
+        put(&mut object, "scope", &self.scope, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3725,9 +3725,9 @@ impl ToJson for k8s_pb::api::networking::v1::IngressLoadBalancerStatus {
 impl ToJson for k8s_pb::api::networking::v1::IngressPortStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "error", &self.error, false)?;
-        put(&mut object, "port", &self.port, false)?;
-        put(&mut object, "protocol", &self.protocol, false)?;
+        put(&mut object, "error", &self.error, true)?;
+        put(&mut object, "port", &self.port, true)?;
+        put(&mut object, "protocol", &self.protocol, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3752,7 +3752,7 @@ impl ToJson for k8s_pb::api::networking::v1::IngressRuleValue {
 impl ToJson for k8s_pb::api::networking::v1::IngressServiceBackend {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "port", &self.port, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3762,7 +3762,7 @@ impl ToJson for k8s_pb::api::networking::v1::IngressSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "defaultBackend", &self.default_backend, false)?;
-        put(&mut object, "ingressClassName", &self.ingress_class_name, false)?;
+        put(&mut object, "ingressClassName", &self.ingress_class_name, true)?;
         put(&mut object, "rules", &self.rules, false)?;
         put(&mut object, "tls", &self.tls, false)?;
         Ok(Some(Value::Object(object)))
@@ -3789,7 +3789,7 @@ impl ToJson for k8s_pb::api::networking::v1::IngressTls {
 impl ToJson for k8s_pb::api::networking::v1::IpBlock {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "cidr", &self.cidr, false)?;
+        put(&mut object, "cidr", &self.cidr, true)?;
         put(&mut object, "except", &self.except, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3835,9 +3835,9 @@ impl ToJson for k8s_pb::api::networking::v1::NetworkPolicyPeer {
 impl ToJson for k8s_pb::api::networking::v1::NetworkPolicyPort {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "endPort", &self.end_port, false)?;
+        put(&mut object, "endPort", &self.end_port, true)?;
         put(&mut object, "port", &self.port, false)?;
-        put(&mut object, "protocol", &self.protocol, false)?;
+        put(&mut object, "protocol", &self.protocol, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3873,7 +3873,7 @@ impl ToJson for k8s_pb::api::node::v1::Overhead {
 impl ToJson for k8s_pb::api::node::v1::RuntimeClass {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "handler", &self.handler, false)?;
+        put(&mut object, "handler", &self.handler, true)?;
         put(&mut object, "metadata", &self.metadata, false)?;
         put(&mut object, "overhead", &self.overhead, false)?;
         put(&mut object, "scheduling", &self.scheduling, false)?;
@@ -3915,7 +3915,7 @@ impl ToJson for k8s_pb::api::policy::v1::PodDisruptionBudgetSpec {
         put(&mut object, "maxUnavailable", &self.max_unavailable, false)?;
         put(&mut object, "minAvailable", &self.min_available, false)?;
         put(&mut object, "selector", &self.selector, false)?;
-        put(&mut object, "unhealthyPodEvictionPolicy", &self.unhealthy_pod_eviction_policy, false)?;
+        put(&mut object, "unhealthyPodEvictionPolicy", &self.unhealthy_pod_eviction_policy, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -3924,11 +3924,11 @@ impl ToJson for k8s_pb::api::policy::v1::PodDisruptionBudgetStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "conditions", &self.conditions, false)?;
-        put(&mut object, "currentHealthy", &self.current_healthy, false)?;
-        put(&mut object, "desiredHealthy", &self.desired_healthy, false)?;
+        put(&mut object, "currentHealthy", &self.current_healthy, true)?;
+        put(&mut object, "desiredHealthy", &self.desired_healthy, true)?;
         put(&mut object, "disruptedPods", &self.disrupted_pods, false)?;
-        put(&mut object, "disruptionsAllowed", &self.disruptions_allowed, false)?;
-        put(&mut object, "expectedPods", &self.expected_pods, false)?;
+        put(&mut object, "disruptionsAllowed", &self.disruptions_allowed, true)?;
+        put(&mut object, "expectedPods", &self.expected_pods, true)?;
         put(&mut object, "observedGeneration", &self.observed_generation, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -3996,9 +3996,9 @@ impl ToJson for k8s_pb::api::rbac::v1::RoleBinding {
 impl ToJson for k8s_pb::api::rbac::v1::RoleRef {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "apiGroup", &self.api_group, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "apiGroup", &self.api_group, true)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "name", &self.name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4007,8 +4007,8 @@ impl ToJson for k8s_pb::api::rbac::v1::Subject {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "apiGroup", &self.api_group, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "name", &self.name, true)?;
         put(&mut object, "namespace", &self.namespace, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -4020,8 +4020,8 @@ impl ToJson for k8s_pb::api::scheduling::v1::PriorityClass {
         put(&mut object, "description", &self.description, false)?;
         put(&mut object, "globalDefault", &self.global_default, false)?;
         put(&mut object, "metadata", &self.metadata, false)?;
-        put(&mut object, "preemptionPolicy", &self.preemption_policy, false)?;
-        put(&mut object, "value", &self.value, false)?;
+        put(&mut object, "preemptionPolicy", &self.preemption_policy, true)?;
+        put(&mut object, "value", &self.value, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4038,13 +4038,13 @@ impl ToJson for k8s_pb::api::storage::v1::CSIDriver {
 impl ToJson for k8s_pb::api::storage::v1::CSIDriverSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "attachRequired", &self.attach_required, false)?;
-        put(&mut object, "fsGroupPolicy", &self.fs_group_policy, false)?;
-        put(&mut object, "nodeAllocatableUpdatePeriodSeconds", &self.node_allocatable_update_period_seconds, false)?;
-        put(&mut object, "podInfoOnMount", &self.pod_info_on_mount, false)?;
-        put(&mut object, "requiresRepublish", &self.requires_republish, false)?;
-        put(&mut object, "seLinuxMount", &self.se_linux_mount, false)?;
-        put(&mut object, "storageCapacity", &self.storage_capacity, false)?;
+        put(&mut object, "attachRequired", &self.attach_required, true)?;
+        put(&mut object, "fsGroupPolicy", &self.fs_group_policy, true)?;
+        put(&mut object, "nodeAllocatableUpdatePeriodSeconds", &self.node_allocatable_update_period_seconds, true)?;
+        put(&mut object, "podInfoOnMount", &self.pod_info_on_mount, true)?;
+        put(&mut object, "requiresRepublish", &self.requires_republish, true)?;
+        put(&mut object, "seLinuxMount", &self.se_linux_mount, true)?;
+        put(&mut object, "storageCapacity", &self.storage_capacity, true)?;
         put(&mut object, "tokenRequests", &self.token_requests, false)?;
         put(&mut object, "volumeLifecycleModes", &self.volume_lifecycle_modes, false)?;
         Ok(Some(Value::Object(object)))
@@ -4064,8 +4064,8 @@ impl ToJson for k8s_pb::api::storage::v1::CSINodeDriver {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "allocatable", &self.allocatable, false)?;
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "nodeID", &self.node_id, false)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "nodeID", &self.node_id, true)?;
         put(&mut object, "topologyKeys", &self.topology_keys, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -4082,14 +4082,14 @@ impl ToJson for k8s_pb::api::storage::v1::CSINodeSpec {
 impl ToJson for k8s_pb::api::storage::v1::StorageClass {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "allowVolumeExpansion", &self.allow_volume_expansion, false)?;
+        put(&mut object, "allowVolumeExpansion", &self.allow_volume_expansion, true)?;
         put(&mut object, "allowedTopologies", &self.allowed_topologies, false)?;
         put(&mut object, "metadata", &self.metadata, false)?;
         put(&mut object, "mountOptions", &self.mount_options, false)?;
         put(&mut object, "parameters", &self.parameters, false)?;
-        put(&mut object, "provisioner", &self.provisioner, false)?;
-        put(&mut object, "reclaimPolicy", &self.reclaim_policy, false)?;
-        put(&mut object, "volumeBindingMode", &self.volume_binding_mode, false)?;
+        put(&mut object, "provisioner", &self.provisioner, true)?;
+        put(&mut object, "reclaimPolicy", &self.reclaim_policy, true)?;
+        put(&mut object, "volumeBindingMode", &self.volume_binding_mode, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4097,8 +4097,8 @@ impl ToJson for k8s_pb::api::storage::v1::StorageClass {
 impl ToJson for k8s_pb::api::storage::v1::TokenRequest {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "audience", &self.audience, false)?;
-        put(&mut object, "expirationSeconds", &self.expiration_seconds, false)?;
+        put(&mut object, "audience", &self.audience, true)?;
+        put(&mut object, "expirationSeconds", &self.expiration_seconds, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4117,7 +4117,7 @@ impl ToJson for k8s_pb::api::storage::v1::VolumeAttachmentSource {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "inlineVolumeSpec", &self.inline_volume_spec, false)?;
-        put(&mut object, "persistentVolumeName", &self.persistent_volume_name, false)?;
+        put(&mut object, "persistentVolumeName", &self.persistent_volume_name, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4125,8 +4125,8 @@ impl ToJson for k8s_pb::api::storage::v1::VolumeAttachmentSource {
 impl ToJson for k8s_pb::api::storage::v1::VolumeAttachmentSpec {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "attacher", &self.attacher, false)?;
-        put(&mut object, "nodeName", &self.node_name, false)?;
+        put(&mut object, "attacher", &self.attacher, true)?;
+        put(&mut object, "nodeName", &self.node_name, true)?;
         put(&mut object, "source", &self.source, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -4136,7 +4136,7 @@ impl ToJson for k8s_pb::api::storage::v1::VolumeAttachmentStatus {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "attachError", &self.attach_error, false)?;
-        put(&mut object, "attached", &self.attached, false)?;
+        put(&mut object, "attached", &self.attached, true)?;
         put(&mut object, "attachmentMetadata", &self.attachment_metadata, false)?;
         put(&mut object, "detachError", &self.detach_error, false)?;
         Ok(Some(Value::Object(object)))
@@ -4146,7 +4146,7 @@ impl ToJson for k8s_pb::api::storage::v1::VolumeAttachmentStatus {
 impl ToJson for k8s_pb::api::storage::v1::VolumeError {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "errorCode", &self.error_code, false)?;
+        put(&mut object, "errorCode", &self.error_code, true)?;
         put(&mut object, "message", &self.message, false)?;
         put(&mut object, "time", &self.time, false)?;
         Ok(Some(Value::Object(object)))
@@ -4156,7 +4156,7 @@ impl ToJson for k8s_pb::api::storage::v1::VolumeError {
 impl ToJson for k8s_pb::api::storage::v1::VolumeNodeResources {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "count", &self.count, false)?;
+        put(&mut object, "count", &self.count, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4165,11 +4165,11 @@ impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::Condition {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
-        put(&mut object, "message", &self.message, false)?;
+        put(&mut object, "message", &self.message, true)?;
         put(&mut object, "observedGeneration", &self.observed_generation, false)?;
-        put(&mut object, "reason", &self.reason, false)?;
-        put(&mut object, "status", &self.status, false)?;
-        put(&mut object, "type", &self.r#type, false)?;
+        put(&mut object, "reason", &self.reason, true)?;
+        put(&mut object, "status", &self.status, true)?;
+        put(&mut object, "type", &self.r#type, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4178,11 +4178,11 @@ impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
         put(&mut object, "dryRun", &self.dry_run, false)?;
-        put(&mut object, "gracePeriodSeconds", &self.grace_period_seconds, false)?;
-        put(&mut object, "ignoreStoreReadErrorWithClusterBreakingPotential", &self.ignore_store_read_error_with_cluster_breaking_potential, false)?;
-        put(&mut object, "orphanDependents", &self.orphan_dependents, false)?;
+        put(&mut object, "gracePeriodSeconds", &self.grace_period_seconds, true)?;
+        put(&mut object, "ignoreStoreReadErrorWithClusterBreakingPotential", &self.ignore_store_read_error_with_cluster_breaking_potential, true)?;
+        put(&mut object, "orphanDependents", &self.orphan_dependents, true)?;
         put(&mut object, "preconditions", &self.preconditions, false)?;
-        put(&mut object, "propagationPolicy", &self.propagation_policy, false)?;
+        put(&mut object, "propagationPolicy", &self.propagation_policy, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4190,8 +4190,8 @@ impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions {
 impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "key", &self.key, false)?;
-        put(&mut object, "operator", &self.operator, false)?;
+        put(&mut object, "key", &self.key, true)?;
+        put(&mut object, "operator", &self.operator, true)?;
         put(&mut object, "values", &self.values, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -4209,8 +4209,8 @@ impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::LabelSelector {
 impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "key", &self.key, false)?;
-        put(&mut object, "operator", &self.operator, false)?;
+        put(&mut object, "key", &self.key, true)?;
+        put(&mut object, "operator", &self.operator, true)?;
         put(&mut object, "values", &self.values, false)?;
         Ok(Some(Value::Object(object)))
     }
@@ -4235,7 +4235,7 @@ impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         let mut object = Map::new();
         put(&mut object, "annotations", &self.annotations, false)?;
         put(&mut object, "creationTimestamp", &self.creation_timestamp, false)?;
-        put(&mut object, "deletionGracePeriodSeconds", &self.deletion_grace_period_seconds, false)?;
+        put(&mut object, "deletionGracePeriodSeconds", &self.deletion_grace_period_seconds, true)?;
         put(&mut object, "deletionTimestamp", &self.deletion_timestamp, false)?;
         put(&mut object, "finalizers", &self.finalizers, false)?;
         put(&mut object, "generateName", &self.generate_name, false)?;
@@ -4255,12 +4255,12 @@ impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta {
 impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::OwnerReference {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "apiVersion", &self.api_version, false)?;
-        put(&mut object, "blockOwnerDeletion", &self.block_owner_deletion, false)?;
-        put(&mut object, "controller", &self.controller, false)?;
-        put(&mut object, "kind", &self.kind, false)?;
-        put(&mut object, "name", &self.name, false)?;
-        put(&mut object, "uid", &self.uid, false)?;
+        put(&mut object, "apiVersion", &self.api_version, true)?;
+        put(&mut object, "blockOwnerDeletion", &self.block_owner_deletion, true)?;
+        put(&mut object, "controller", &self.controller, true)?;
+        put(&mut object, "kind", &self.kind, true)?;
+        put(&mut object, "name", &self.name, true)?;
+        put(&mut object, "uid", &self.uid, true)?;
         Ok(Some(Value::Object(object)))
     }
 }
@@ -4268,8 +4268,8 @@ impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::OwnerReference {
 impl ToJson for k8s_pb::apimachinery::pkg::apis::meta::v1::Preconditions {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
-        put(&mut object, "resourceVersion", &self.resource_version, false)?;
-        put(&mut object, "uid", &self.uid, false)?;
+        put(&mut object, "resourceVersion", &self.resource_version, true)?;
+        put(&mut object, "uid", &self.uid, true)?;
         Ok(Some(Value::Object(object)))
     }
 }

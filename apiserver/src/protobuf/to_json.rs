@@ -48,7 +48,10 @@ pub(crate) fn put(
 }
 
 /// Merges the object of a Go struct embedded with `json:",inline"` into `object`.
-pub(crate) fn merge(object: &mut Map<String, Value>, value: &impl ToJson) -> Result<(), DecodeFailure> {
+pub(crate) fn merge(
+    object: &mut Map<String, Value>,
+    value: &impl ToJson,
+) -> Result<(), DecodeFailure> {
     if let Some(Value::Object(fields)) = value.to_json(true)? {
         object.extend(fields);
     }
@@ -56,9 +59,13 @@ pub(crate) fn merge(object: &mut Map<String, Value>, value: &impl ToJson) -> Res
 }
 
 /// Decodes `raw` as message `M` and converts it; a message always becomes an object.
-pub(crate) fn decode<M: prost::Message + Default + ToJson>(raw: &[u8]) -> Result<Value, DecodeFailure> {
+pub(crate) fn decode<M: prost::Message + Default + ToJson>(
+    raw: &[u8],
+) -> Result<Value, DecodeFailure> {
     let message = M::decode(raw).map_err(DecodeFailure::Prost)?;
-    Ok(message.to_json(true)?.unwrap_or_else(|| Value::Object(Map::new())))
+    Ok(message
+        .to_json(true)?
+        .unwrap_or_else(|| Value::Object(Map::new())))
 }
 
 /// Keeps `value` unless it is the zero value and zeros are omitted.
@@ -130,8 +137,12 @@ impl<T: ToJson> ToJson for Vec<T> {
         if self.is_empty() {
             return Ok(None);
         }
-        let items = self.iter().map(|item| Ok(item.to_json(true)?.unwrap_or(Value::Null)));
-        Ok(Some(Value::Array(items.collect::<Result<_, DecodeFailure>>()?)))
+        let items = self
+            .iter()
+            .map(|item| Ok(item.to_json(true)?.unwrap_or(Value::Null)));
+        Ok(Some(Value::Array(
+            items.collect::<Result<_, DecodeFailure>>()?,
+        )))
     }
 }
 
@@ -169,8 +180,12 @@ fn timestamp(seconds: Option<i64>, nanos: Option<i32>, format: &str) -> Converte
     if seconds == 0 && nanos == 0 {
         return Ok(None);
     }
-    let time = u32::try_from(nanos).ok().and_then(|nanos| DateTime::from_timestamp(seconds, nanos));
-    let time = time.ok_or_else(|| DecodeFailure::OutOfRange(format!("timestamp {seconds}s {nanos}ns is out of range")))?;
+    let time = u32::try_from(nanos)
+        .ok()
+        .and_then(|nanos| DateTime::from_timestamp(seconds, nanos));
+    let time = time.ok_or_else(|| {
+        DecodeFailure::OutOfRange(format!("timestamp {seconds}s {nanos}ns is out of range"))
+    })?;
     Ok(Some(Value::String(time.format(format).to_string())))
 }
 
@@ -178,7 +193,11 @@ fn timestamp(seconds: Option<i64>, nanos: Option<i32>, format: &str) -> Converte
 impl ToJson for Quantity {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let text = self.string.clone().unwrap_or_default();
-        Ok(Some(Value::String(if text.is_empty() { "0".to_owned() } else { text })))
+        Ok(Some(Value::String(if text.is_empty() {
+            "0".to_owned()
+        } else {
+            text
+        })))
     }
 }
 
@@ -186,7 +205,9 @@ impl ToJson for Quantity {
 impl ToJson for IntOrString {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         if self.r#type == Some(1) {
-            return Ok(Some(Value::String(self.str_val.clone().unwrap_or_default())));
+            return Ok(Some(Value::String(
+                self.str_val.clone().unwrap_or_default(),
+            )));
         }
         Ok(Some(Value::from(self.int_val.unwrap_or(0))))
     }
@@ -268,5 +289,9 @@ fn decimal(value: u128, digits: u32) -> String {
     let scale = 10u128.pow(digits);
     let fraction = format!("{:0width$}", value % scale, width = digits as usize);
     let fraction = fraction.trim_end_matches('0');
-    if fraction.is_empty() { format!("{}", value / scale) } else { format!("{}.{fraction}", value / scale) }
+    if fraction.is_empty() {
+        format!("{}", value / scale)
+    } else {
+        format!("{}.{fraction}", value / scale)
+    }
 }

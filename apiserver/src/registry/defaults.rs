@@ -46,6 +46,16 @@ fn default_template(object: &mut Value) {
 pub fn apply(group: &str, kind: &str, object: &mut Value) {
     match (group, kind) {
         ("", "Namespace") => {
+            // kube-apiserver labels every namespace with its own name, so selectors can pick namespaces by name.
+            if let Some(name) = object.pointer("/metadata/name").and_then(Value::as_str).map(str::to_owned) {
+                if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                    let labels = metadata.entry("labels").or_insert_with(|| json!({}));
+                    if !labels.is_object() {
+                        *labels = json!({});
+                    }
+                    labels["kubernetes.io/metadata.name"] = json!(name);
+                }
+            }
             if let Some(object) = object.as_object_mut() {
                 let spec = object.entry("spec").or_insert_with(|| json!({}));
                 if let Some(spec) = spec.as_object_mut() {
@@ -85,7 +95,17 @@ pub fn apply(group: &str, kind: &str, object: &mut Value) {
                 set_default(spec, "replicas", json!(1));
                 set_default(spec, "revisionHistoryLimit", json!(10));
                 set_default(spec, "progressDeadlineSeconds", json!(600));
-                set_default(spec, "strategy", json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}));
+                let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
+                if let Some(strategy) = strategy.as_object_mut() {
+                    set_default(strategy, "type", json!("RollingUpdate"));
+                    if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+                        let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+                        if let Some(rolling) = rolling.as_object_mut() {
+                            set_default(rolling, "maxSurge", json!("25%"));
+                            set_default(rolling, "maxUnavailable", json!("25%"));
+                        }
+                    }
+                }
             }
             default_template(object);
         }
@@ -132,6 +152,12 @@ mod tests {
         let container = &object["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["imagePullPolicy"], "IfNotPresent");
         assert_eq!(container["ports"][0]["protocol"], "TCP");
+        let mut empty = json!({"spec": {"strategy": {}}});
+        apply("apps", "Deployment", &mut empty);
+        assert_eq!(empty["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        let mut namespace = json!({"metadata": {"name": "team"}});
+        apply("", "Namespace", &mut namespace);
+        assert_eq!(namespace["metadata"]["labels"]["kubernetes.io/metadata.name"], "team");
         let mut explicit = json!({"spec": {"replicas": 3}});
         apply("apps", "Deployment", &mut explicit);
         assert_eq!(explicit["spec"]["replicas"], 3, "defaults never override");

@@ -170,7 +170,9 @@ impl GenericStore {
             }
             let filled = options.limit.is_some_and(|limit| items.len() >= limit);
             if page.continue_token.is_none() || filled || (options.labels.is_empty() && options.fields.is_empty()) {
-                let meta = ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining: page.remaining };
+                let unfiltered = options.labels.is_empty() && options.fields.is_empty();
+                let remaining = page.remaining.filter(|_| unfiltered);
+                let meta = ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining };
                 return Ok((items, meta));
             }
             request = ListRequest { revision: None, limit: options.limit.map(|l| l - items.len()), continue_token: page.continue_token };
@@ -178,7 +180,7 @@ impl GenericStore {
     }
 
     /// Checks that the namespace of a namespaced create exists and is not terminating.
-    async fn check_namespace(&self, resource: &ResourceInfo, scope: &Scope, namespaces: &ResourceInfo) -> ApiResult<()> {
+    async fn check_namespace(&self, resource: &ResourceInfo, scope: &Scope, namespaces: &ResourceInfo, name: &str) -> ApiResult<()> {
         let Some(namespace) = scope.namespace.as_deref().filter(|_| resource.namespaced) else { return Ok(()) };
         let key = self.keys(namespaces)?.object(&scope.space, None, namespace)?;
         let Some(record) = self.store.get(&key).await? else {
@@ -187,8 +189,8 @@ impl GenericStore {
         let object = decode(&record)?;
         if is_deleting(&object) || object.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
             return Err(ApiError::forbidden(format!(
-                "{} \"{}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
-                resource.plural, meta_str(&object, "name").unwrap_or_default())));
+                "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                resource.plural)));
         }
         Ok(())
     }
@@ -235,7 +237,7 @@ impl GenericStore {
         }
         if resource.has_subresource(Subresource::Status) {
             if let Some(object) = object.as_object_mut() {
-                object.remove("status");
+                object.insert("status".into(), json!({}));
             }
         }
         defaults::apply(&resource.group, &resource.kind, object);
@@ -243,7 +245,8 @@ impl GenericStore {
     }
 
     pub async fn create(&self, resource: &ResourceInfo, scope: &Scope, object: Value, namespaces: &ResourceInfo, dry_run: bool) -> ApiResult<Value> {
-        self.check_namespace(resource, scope, namespaces).await?;
+        let display_name = meta_str(&object, "name").filter(|n| !n.is_empty()).or_else(|| meta_str(&object, "generateName")).unwrap_or_default().to_owned();
+        self.check_namespace(resource, scope, namespaces, &display_name).await?;
         let generated = meta_str(&object, "name").is_none_or(str::is_empty);
         for _attempt in 0..3 {
             let mut candidate = object.clone();
@@ -506,11 +509,13 @@ fn validate_object(resource: &ResourceInfo, object: &mut Value) -> ApiResult<()>
         map.insert("kind".into(), json!(resource.kind));
         map.insert("apiVersion".into(), json!(resource.api_version()));
     }
+    validate::check_typed(resource, object)?;
     let mut causes = Vec::new();
     validate::check_metadata(resource, object, &mut causes);
+    validate::check_spec(resource, object, &mut causes);
     if !causes.is_empty() {
         let name = meta_str(object, "name").unwrap_or_default();
         return Err(ApiError::invalid(&resource.group, &resource.kind, name, causes));
     }
-    validate::check_typed(resource, object)
+    Ok(())
 }

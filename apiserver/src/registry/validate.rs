@@ -4,11 +4,13 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+mod workloads;
+
 use super::ResourceInfo;
 use crate::status::{ApiError, Cause};
 
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+pub(crate) const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const QUALIFIED_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
@@ -82,6 +84,11 @@ fn check_qualified_key(field: &str, key: &str, causes: &mut Vec<Cause>) {
     if !is_qualified_part(name) {
         causes.push(Cause::invalid(field, key, QUALIFIED_MSG));
     }
+}
+
+/// Checks the kind's spec (workloads and pod templates).
+pub fn check_spec(resource: &ResourceInfo, object: &Value, causes: &mut Vec<Cause>) {
+    workloads::check(&resource.group, &resource.kind, object, causes);
 }
 
 /// Checks `metadata`: name (unless generated later), namespace, labels, annotations.
