@@ -28,4 +28,6 @@ fi
 [ -x "$KUBECTL" ] || fail "kubectl 1.32 not found (looked for $KUBECTL; set KUBECTL)"
 
 cargo build --workspace --all-features --bins
+# The black-box tests run the binary built just above (with every feature), not a rebuild of their own.
+export KSPACES_BIN="$PWD/target/debug/kspaces"
 cargo test --workspace --all-features --no-fail-fast

@@ -9,7 +9,7 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use kspaces_authz::UserInfo;
 use kspaces_storage::SpaceName;
 
-use crate::filters::authenticate::{self, PeerCertificate};
+use crate::filters::authenticate::PeerIdentity;
 use crate::filters::request_info::{self, RequestInfo, SpacePath};
 use crate::handlers::{self, Ctx};
 use crate::metrics::RequestLabels;
@@ -73,7 +73,7 @@ fn authenticate(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option<UserI
         let token = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim).unwrap_or_default();
         return server.tokens.authenticate(token).cloned().map(Some).ok_or_else(ApiError::unauthorized);
     }
-    Ok(req.conn_data::<PeerCertificate>().and_then(|cert| authenticate::from_certificate(&cert.0)))
+    Ok(req.conn_data::<PeerIdentity>().map(|identity| identity.0.clone()))
 }
 
 /// The space a request reaches. Until tenancy lands, only the system space exists: short paths,

@@ -22,6 +22,16 @@ pub fn aggregated_version(accept: Option<&str>) -> Option<String> {
     None
 }
 
+/// Adds `shortNames` and `categories` to a discovery entry when the resource has any.
+fn add_names(entry: &mut Value, r: &ResourceInfo) {
+    if !r.short_names.is_empty() {
+        entry["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        entry["categories"] = json!(r.categories);
+    }
+}
+
 fn group_version(group: &str, version: &str) -> String {
     if group.is_empty() { version.to_owned() } else { format!("{group}/{version}") }
 }
@@ -89,12 +99,7 @@ pub fn api_resource_list(table: &ResourceTable, group: &str, version: &str) -> O
             "kind": r.kind,
             "verbs": r.verbs,
         });
-        if !r.short_names.is_empty() {
-            entry["shortNames"] = json!(r.short_names);
-        }
-        if !r.categories.is_empty() {
-            entry["categories"] = json!(r.categories);
-        }
+        add_names(&mut entry, r);
         list.push(entry);
         for (name, kind, verbs) in subresource_entries(r) {
             let mut sub = json!({"name": format!("{}/{name}", r.plural), "singularName": "", "namespaced": r.namespaced, "kind": kind["kind"], "verbs": verbs});
@@ -127,12 +132,7 @@ pub fn aggregated(table: &ResourceTable, core: bool, version: &str) -> Value {
                     "singularResource": r.singular,
                     "verbs": r.verbs,
                 });
-                if !r.short_names.is_empty() {
-                    entry["shortNames"] = json!(r.short_names);
-                }
-                if !r.categories.is_empty() {
-                    entry["categories"] = json!(r.categories);
-                }
+                add_names(&mut entry, r);
                 if !subresources.is_empty() {
                     entry["subresources"] = json!(subresources);
                 }

@@ -71,14 +71,12 @@ impl Ctx {
     /// Renders one object (or a Table of it, when asked).
     pub fn respond_object(&self, code: u16, object: &Value) -> ApiResult<HttpResponse> {
         let output = negotiate::choose(self.accept.as_deref(), true)?;
-        let body = match output {
-            Output::Table => {
-                let include = self.include_object()?;
-                table::build_table(&self.resource, std::slice::from_ref(object), table::object_table_metadata(object), include, chrono::Utc::now())
-            }
-            _ => object.clone(),
-        };
-        respond(code, output, &body)
+        if output != Output::Table {
+            return respond(code, output, object);
+        }
+        let include = self.include_object()?;
+        let table = table::build_table(&self.resource, std::slice::from_ref(object), table::object_table_metadata(object), include, chrono::Utc::now());
+        respond(code, output, &table)
     }
 
     pub fn include_object(&self) -> ApiResult<IncludeObject> {

@@ -10,7 +10,7 @@ use kspaces_storage::{KeyLayout, Store, StoreConfig};
 use serde_json::json;
 
 use crate::config::{ServeArgs, StorageBackend};
-use crate::filters::authenticate::{PeerCertificate, TokenFile};
+use crate::filters::authenticate::{from_certificate, PeerIdentity, TokenFile};
 use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::builtin::builtin_resources;
 use crate::registry::store::ListOptions;
@@ -149,8 +149,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         use actix_tls::accept::rustls_0_23::TlsStream;
         if let Some(tls) = connection.downcast_ref::<TlsStream<actix_web::rt::net::TcpStream>>() {
             let (_, session) = tls.get_ref();
-            if let Some(cert) = session.peer_certificates().and_then(|certs| certs.first()) {
-                extensions.insert(PeerCertificate(cert.to_vec()));
+            // Verified by rustls during the handshake; parsed once here rather than on every request.
+            if let Some(user) = session.peer_certificates().and_then(|certs| certs.first()).and_then(|cert| from_certificate(cert)) {
+                extensions.insert(PeerIdentity(user));
             }
         }
     })

@@ -169,6 +169,13 @@ impl Kubectl {
         String::from_utf8_lossy(&output.stderr).into_owned()
     }
 
+    /// Runs kubectl with `stdin`, expecting failure; returns stderr.
+    pub fn fails_with_stdin(&self, args: &[&str], stdin: &str) -> String {
+        let output = self.run_with_stdin(args, stdin);
+        assert!(!output.status.success(), "kubectl {args:?} should have failed but printed {}", String::from_utf8_lossy(&output.stdout));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+
     /// Starts kubectl in the background (for `-w`); its stdout is piped.
     pub fn spawn(&self, args: &[&str]) -> Child {
         self.command(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn kubectl")

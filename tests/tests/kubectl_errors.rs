@@ -1,20 +1,13 @@
 //! The errors kubectl users see: 422 with every cause, unknown types, NotFound, 413, 400 and Conflict.
 
-use kspaces_tests::{Kubectl, Server};
-
-/// Runs kubectl with `stdin` expecting failure; returns stderr.
-fn fails_with_stdin(kubectl: &Kubectl, args: &[&str], stdin: &str) -> String {
-    let output = kubectl.run_with_stdin(args, stdin);
-    assert!(!output.status.success(), "kubectl {args:?} should have failed but printed {}", String::from_utf8_lossy(&output.stdout));
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use kspaces_tests::Server;
 
 #[test]
 fn invalid_objects_are_rejected_with_every_cause() {
     let server = Server::start();
     let kubectl = server.kubectl();
     let bad_config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n  labels: {\"bad key!\": \"v@lue\"}\n";
-    let refused = fails_with_stdin(&kubectl, &["apply", "-f", "-"], bad_config_map);
+    let refused = kubectl.fails_with_stdin(&["apply", "-f", "-"], bad_config_map);
     assert!(refused.contains("The ConfigMap \"Bad_Name\" is invalid:"), "{refused}");
     for cause in [
         "* metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of",
@@ -28,7 +21,7 @@ fn invalid_objects_are_rejected_with_every_cause() {
     let bad_deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: broken}\nspec:\n  replicas: -1\n  \
                           selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: b}}\n    \
                           spec: {containers: [{name: c, image: busybox}]}\n";
-    let refused = fails_with_stdin(&kubectl, &["apply", "-f", "-"], bad_deployment);
+    let refused = kubectl.fails_with_stdin(&["apply", "-f", "-"], bad_deployment);
     assert!(refused.contains("The Deployment \"broken\" is invalid:"), "{refused}");
     assert!(refused.contains("* spec.replicas: Invalid value: -1: must be greater than or equal to 0"), "{refused}");
     assert!(refused.contains("* spec.template.metadata.labels: Invalid value:"), "{refused}");
@@ -50,7 +43,7 @@ fn unknown_types_missing_objects_and_missing_namespaces() {
     assert!(listed.status.success(), "listing a missing namespace is an empty list");
     assert!(String::from_utf8_lossy(&listed.stderr).contains("No resources found in no-such-ns namespace."));
 
-    let create = fails_with_stdin(&kubectl, &["apply", "-f", "-"], "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: no-such-ns}\n");
+    let create = kubectl.fails_with_stdin(&["apply", "-f", "-"], "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: no-such-ns}\n");
     assert!(create.contains("Error from server (NotFound)") && create.contains("namespaces \"no-such-ns\" not found"), "{create}");
 
     // kube does not look the namespace up on a read: the server reports the object missing (kubectl 1.32

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use kspaces_authz::UserInfo;
 
-/// The verified client certificate of a connection (DER), stored in the connection's extensions.
+/// The identity of a connection's verified client certificate, stored in the connection's extensions.
 #[derive(Clone, Debug)]
-pub struct PeerCertificate(pub Vec<u8>);
+pub struct PeerIdentity(pub UserInfo);
 
 /// Identity from a verified client certificate.
 pub fn from_certificate(der: &[u8]) -> Option<UserInfo> {
