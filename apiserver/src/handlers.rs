@@ -141,7 +141,7 @@ pub async fn dispatch(ctx: Ctx, payload: web::Payload) -> ApiResult<HttpResponse
     let verb = ctx.info.verb.clone();
     let allowed = match verb.as_str() {
         "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection" => {
-            ctx.resource.verbs.is_empty() || ctx.resource.verbs.iter().any(|v| *v == verb)
+            ctx.resource.verbs.is_empty() || ctx.resource.verbs.contains(&verb)
                 || (!subresource.is_empty() && matches!(verb.as_str(), "get" | "update" | "patch"))
         }
         _ => false,

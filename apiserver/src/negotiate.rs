@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(choose(Some("application/yaml"), true), Ok(Output::Yaml));
         assert_eq!(choose(None, true), Ok(Output::Json));
         assert_eq!(choose(Some("application/json;q=0.1,application/yaml"), true), Ok(Output::Yaml));
-        assert_eq!(choose(Some("text/html").map(|s| s), true).map_err(|e| e.code), Err(406));
+        assert_eq!(choose(Some("text/html"), true).map_err(|e| e.code), Err(406));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use hdrhistogram::Histogram;
 use kspaces_storage::key::ResourceKeys;
 use kspaces_storage::sled::SledConfig;
 use kspaces_storage::{
-    ApiIdentity, GroupResource, Key, KeyLayout, ListRequest, SpaceName, Store, StoreConfig, WatchFrom, WatchItem,
+    ApiIdentity, GroupResource, Key, ListRequest, SpaceName, Store, StoreConfig, WatchFrom, WatchItem,
     WatchOptions,
 };
 
@@ -195,7 +195,7 @@ async fn sled_column() -> Vec<String> {
 #[cfg(feature = "etcd")]
 async fn etcd_columns() -> (Vec<String>, Vec<Row>) {
     let server = etcd_support::EtcdServer::start();
-    let config = StoreConfig { layout: KeyLayout::new("/kspaces-bench").expect("valid"), ..bench_config() };
+    let config = StoreConfig { layout: kspaces_storage::KeyLayout::new("/kspaces-bench").expect("valid"), ..bench_config() };
     let store = Store::open_etcd(&server.config(), config).await.expect("open etcd");
     let column = measure(&store).await;
     let raw = vec![

@@ -312,13 +312,16 @@ fn check_revision(at: Revision, durable: Revision, compacted: Revision) -> Resul
     Ok(())
 }
 
+/// A key during a scan: its bytes, its newest raw `(key, value)` entry at or below the snapshot, and liveness.
+type ScanEntry = (Vec<u8>, Option<(Vec<u8>, Vec<u8>)>, bool);
+
 /// Scans versions in `[from, end)` and keeps, per key, the newest live version at or below `at`. Past `limit`,
 /// it only counts the remaining live keys (headers only, no value copies) for `remaining`.
 fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<usize>) -> Result<RawPage> {
     let mut items: Vec<Record> = Vec::new();
     let mut beyond: u64 = 0;
-    // The key being scanned, and whether its newest version at or below `at` is live.
-    let mut current: Option<(Vec<u8>, Option<(Vec<u8>, Vec<u8>)>, bool)> = None;
+    // The key being scanned, its newest raw entry at or below `at`, and whether that entry is live.
+    let mut current: Option<ScanEntry> = None;
     let mut start = vec![b'v'];
     match from.strip_suffix('\0') {
         // A continue position (`key \0`) means "after key": skip past all of its versions (`key \0 revision`).
@@ -330,7 +333,7 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
     }
     let mut stop = vec![b'v'];
     stop.extend_from_slice(end.as_bytes());
-    let mut finish = |entry: Option<(Vec<u8>, Option<(Vec<u8>, Vec<u8>)>, bool)>, items: &mut Vec<Record>| -> Result<()> {
+    let mut finish = |entry: Option<ScanEntry>, items: &mut Vec<Record>| -> Result<()> {
         let Some((_, Some((raw_key, raw_value)), true)) = entry else { return Ok(()) };
         if limit.is_some_and(|limit| items.len() >= limit) {
             beyond += 1;
