@@ -7,7 +7,6 @@ use serde_json::Value;
 use super::Ctx;
 use crate::negotiate::{self, PatchKind};
 use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
-use crate::registry::ResourceInfo;
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -33,7 +32,7 @@ impl Patch {
     }
 
     /// Applies the patch to `current`, returning the patched object.
-    pub fn apply(&self, server: &ApiServer, resource: &ResourceInfo, definition: Option<&str>, current: &Value) -> ApiResult<Value> {
+    pub fn apply(&self, server: &ApiServer, definition: Option<&str>, current: &Value) -> ApiResult<Value> {
         let mut patched = current.clone();
         match self {
             Patch::Json(patch) => json_patch::patch(&mut patched, patch).map_err(|err| {
@@ -54,7 +53,6 @@ impl Patch {
                 patched = result.map_err(|err| ApiError::bad_request(format!("the strategic merge patch could not be applied: {err}")))?;
             }
         }
-        let _ = resource;
         Ok(patched)
     }
 }
@@ -64,9 +62,8 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let status_only = ctx.info.subresource == "status";
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let definition = resource.definition.clone();
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, status_only, ctx.dry_run()?, |current| {
-        patch.apply(&server, &resource, definition.as_deref(), current)
+        patch.apply(&server, resource.definition.as_deref(), current)
     }).await?;
     ctx.respond_object(200, &updated)
 }

@@ -59,7 +59,7 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, false, ctx.dry_run()?, |current| {
         let scale = to_scale(current);
         let desired = match (&patch, &replacement) {
-            (Some(patch), _) => patch.apply(&server, &resource, None, &scale)?,
+            (Some(patch), _) => patch.apply(&server, None, &scale)?,
             (None, Some(replacement)) => replacement.clone(),
             (None, None) => scale,
         };

@@ -392,17 +392,7 @@ impl GenericStore {
                 Err(conflict) => Err(conflict_error(resource, name, conflict)),
             };
         }
-        let unchanged = {
-            let mut old = old.clone();
-            if let Some(m) = old.get_mut("metadata").and_then(Value::as_object_mut) {
-                m.remove("resourceVersion");
-            }
-            let mut candidate = new.clone();
-            if let Some(m) = candidate.get_mut("metadata").and_then(Value::as_object_mut) {
-                m.remove("resourceVersion");
-            }
-            old == candidate
-        };
+        let unchanged = same_ignoring_resource_version(old, &new);
         if unchanged {
             set_resource_version(&mut new, revision);
             return Ok(new);
@@ -473,6 +463,19 @@ impl GenericStore {
     }
 }
 
+/// True if two objects differ at most in `metadata.resourceVersion` (an update that changes nothing).
+fn same_ignoring_resource_version(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
+    let metadata_equal = match (a.get("metadata").and_then(Value::as_object), b.get("metadata").and_then(Value::as_object)) {
+        (Some(ma), Some(mb)) => {
+            let fields = |m: &'_ serde_json::Map<String, Value>| m.iter().filter(|(k, _)| *k != "resourceVersion").count();
+            fields(ma) == fields(mb) && ma.iter().filter(|(k, _)| *k != "resourceVersion").all(|(k, v)| mb.get(k) == Some(v))
+        }
+        (ma, mb) => ma == mb,
+    };
+    metadata_equal && a.len() == b.len() && a.iter().filter(|(k, _)| *k != "metadata").all(|(k, v)| b.get(k) == Some(v))
+}
+
 /// Namespaces keep their `kubernetes` finalizer (in `spec.finalizers`) until their content is gone.
 fn is_namespace_pending(resource: &ResourceInfo, object: &Value) -> bool {
     resource.group.is_empty()
@@ -518,4 +521,25 @@ fn validate_object(resource: &ResourceInfo, object: &mut Value) -> ApiResult<()>
         return Err(ApiError::invalid(&resource.group, &resource.kind, name, causes));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_resource_version_differences_count_as_unchanged() {
+        let a = json!({"kind": "ConfigMap", "metadata": {"name": "x", "resourceVersion": "1"}, "data": {"k": "v"}});
+        let same = json!({"kind": "ConfigMap", "metadata": {"name": "x", "resourceVersion": "9"}, "data": {"k": "v"}});
+        let no_rv = json!({"kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"k": "v"}});
+        let labelled = json!({"kind": "ConfigMap", "metadata": {"name": "x", "labels": {"a": "b"}}, "data": {"k": "v"}});
+        let changed = json!({"kind": "ConfigMap", "metadata": {"name": "x", "resourceVersion": "1"}, "data": {"k": "w"}});
+        let extra = json!({"kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"k": "v"}, "immutable": true});
+        assert!(same_ignoring_resource_version(&a, &same));
+        assert!(same_ignoring_resource_version(&a, &no_rv));
+        assert!(!same_ignoring_resource_version(&a, &labelled));
+        assert!(!same_ignoring_resource_version(&a, &changed));
+        assert!(!same_ignoring_resource_version(&no_rv, &extra));
+        assert!(!same_ignoring_resource_version(&extra, &no_rv));
+    }
 }
