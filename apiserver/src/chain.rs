@@ -1,5 +1,6 @@
 //! The handler chain, one line per stage, in order: authenticate → parse the request → resolve the space →
-//! authorize → resolve the resource → decode, admit, validate (in the verb handler) → storage.
+//! authorize → resolve the resource → admit the request (tenancy rules) → decode, admit, validate (in the verb
+//! handler) → storage.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,8 +14,9 @@ use crate::filters::authenticate::PeerIdentity;
 use crate::filters::request_info::{self, RequestInfo, SpacePath};
 use crate::handlers::{self, Ctx};
 use crate::metrics::RequestLabels;
-use crate::registry::Scope;
+use crate::registry::{Scope, Spaces};
 use crate::routes;
+use crate::{admission, tenancy};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -47,12 +49,18 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
         if user.is_none() && !route.is_public() {
             return Err(ApiError::unauthorized());
         }
+        if let Some(user) = &user {
+            if info.space != SpacePath::Short {
+                // Discovery and OpenAPI under `/clusters/<ws>/...` or a tenant path: the caller must reach that space.
+                resolve_space(&server, info, user, "get", "")?;
+            }
+        }
         let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
         let host = req.connection_info().host().to_owned();
-        return routes::serve(&server, route, accept, req.query_string(), &host);
+        return routes::serve(&server, server.resources_for(user.as_ref()), route, accept, req.query_string(), &host);
     }
     let user = user.ok_or_else(ApiError::unauthorized)?;
-    let space = resolve_space(&info.space, &user)?;
+    let spaces = resolve_space(&server, info, &user, &info.verb, &info.resource)?;
     authorize(&user, info)?;
     let resource = server
         .resources
@@ -62,7 +70,12 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
     if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
         return Err(ApiError::no_route());
     }
-    let scope = Scope { space, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
+    let request = tenancy::Request { user: &user, verb: &info.verb, resource: &info.resource, path: &info.space };
+    tenancy::check_resource(&request, &resource, &spaces, server.is_system_user(&user))?;
+    // System-only resources live in the system space, whichever path form a system user reached them by.
+    let spaces = if resource.system_only { Spaces::One(SpaceName::system()) } else { spaces };
+    let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
+    admission::check_request(&server, &resource, &scope, info)?;
     let ctx = Ctx::new(server, req, info.clone(), resource, scope, user);
     handlers::dispatch(ctx, payload).await
 }
@@ -76,15 +89,14 @@ fn authenticate(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option<UserI
     Ok(req.conn_data::<PeerIdentity>().map(|identity| identity.0.clone()))
 }
 
-/// The space a request reaches. Until tenancy lands, only the system space exists: short paths,
-/// `/api/v1/tenants/system/...` and `/clusters/root/...` reach it.
-fn resolve_space(path: &SpacePath, _user: &UserInfo) -> ApiResult<SpaceName> {
-    match path {
-        SpacePath::Short => Ok(SpaceName::system()),
-        SpacePath::Tenant(t) if t == "system" => Ok(SpaceName::system()),
-        SpacePath::Workspace(w) if w == "root" => Ok(SpaceName::system()),
-        SpacePath::Tenant(t) | SpacePath::Workspace(t) => Err(ApiError::not_found("", "tenants", t)),
+/// The space(s) a request reaches (see `tenancy::resolve`); `all` only for lists and watches.
+fn resolve_space(server: &ApiServer, info: &RequestInfo, user: &UserInfo, verb: &str, resource: &str) -> ApiResult<Spaces> {
+    let request = tenancy::Request { user, verb, resource, path: &info.space };
+    let spaces = tenancy::resolve(&request, &server.tenants, server.default_tenant.as_deref())?;
+    if spaces == Spaces::All && info.is_resource && !matches!(verb, "list" | "watch") {
+        return Err(ApiError::bad_request("tenant \"all\" may only be used to list and watch"));
     }
+    Ok(spaces)
 }
 
 /// Authorization: every authenticated user is allowed until RBAC lands (`--authorization-mode=AlwaysAllow`).

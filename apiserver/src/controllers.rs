@@ -2,3 +2,4 @@
 
 pub mod compaction;
 pub mod namespace;
+pub mod tenant;

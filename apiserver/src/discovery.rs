@@ -68,7 +68,7 @@ pub fn api_group_document(table: &ResourceTable, group: &str) -> Option<Value> {
 fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str>)> {
     let own_kind = json!({"group": r.group, "version": r.version, "kind": r.kind});
     let mut entries = Vec::new();
-    if r.group.is_empty() && r.kind == "Namespace" {
+    if r.is("", "Namespace") || r.is("", "Tenant") {
         entries.push(("finalize".to_owned(), own_kind.clone(), vec!["update"]));
     }
     for subresource in &r.subresources {

@@ -135,7 +135,7 @@ pub async fn dispatch(ctx: Ctx, payload: web::Payload) -> ApiResult<HttpResponse
     if subresource == "status" && !ctx.resource.has_subresource(crate::registry::Subresource::Status) {
         return Err(ApiError::no_route());
     }
-    if subresource == "finalize" && !(ctx.resource.group.is_empty() && ctx.resource.kind == "Namespace") {
+    if subresource == "finalize" && !(ctx.resource.is("", "Namespace") || ctx.resource.is("", "Tenant")) {
         return Err(ApiError::no_route());
     }
     let verb = ctx.info.verb.clone();

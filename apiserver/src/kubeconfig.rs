@@ -16,9 +16,7 @@ pub fn print(args: &KubeconfigArgs) -> Result<(), String> {
             .unwrap_or_else(|_| "https://127.0.0.1:6443".to_owned()),
     };
     let mut organizations = args.groups.clone();
-    if args.tenant != "system" {
-        organizations.push(format!("tenant:{}", args.tenant));
-    }
+    organizations.push(format!("tenant:{}", args.tenant));
     let (cert, key) = ca.client_cert(&args.user, &organizations).map_err(|e| e.to_string())?;
     let cluster = if args.tenant == "system" { "kspaces".to_owned() } else { format!("kspaces-{}", args.tenant) };
     print!("{}", pki::kubeconfig(&server, &ca.cert_pem, &cluster, &args.user, &cert, &key));

@@ -23,3 +23,4 @@ pub mod server;
 pub mod state;
 pub mod status;
 pub mod table;
+pub mod tenancy;

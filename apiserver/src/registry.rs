@@ -9,5 +9,5 @@ pub mod table;
 pub mod validate;
 
 pub use resource::{ResourceInfo, Subresource};
-pub use store::{GenericStore, Scope};
+pub use store::{GenericStore, Scope, Spaces};
 pub use table::ResourceTable;

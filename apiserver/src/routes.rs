@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::discovery;
 use crate::negotiate::parse_accept;
+use crate::registry::ResourceTable;
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -84,9 +85,8 @@ fn health(path: &str, verbose: bool) -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain; charset=utf-8").insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff")).body(body)
 }
 
-/// Serves a non-resource request.
-pub fn serve(server: &ApiServer, route: Route, accept: Option<&str>, query: &str, host: &str) -> ApiResult<HttpResponse> {
-    let table = &server.resources;
+/// Serves a non-resource request; discovery shows the resources of `table` (what the caller may discover).
+pub fn serve(server: &ApiServer, table: &ResourceTable, route: Route, accept: Option<&str>, query: &str, host: &str) -> ApiResult<HttpResponse> {
     match route {
         Route::Version => Ok(json(version())),
         Route::Health(path) => Ok(health(&path, query.split('&').any(|p| p == "verbose" || p.starts_with("verbose=")))),

@@ -2,12 +2,13 @@
 
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::{middleware, web, App, HttpServer};
 use kspaces_storage::sled::SledConfig;
 use kspaces_storage::{KeyLayout, Store, StoreConfig};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::config::{ServeArgs, StorageBackend};
 use crate::filters::authenticate::{from_certificate, PeerIdentity, TokenFile};
@@ -16,6 +17,8 @@ use crate::registry::builtin::builtin_resources;
 use crate::registry::store::ListOptions;
 use crate::registry::{ResourceTable, Scope};
 use crate::state::ApiServer;
+use crate::status::{ApiError, ApiResult};
+use crate::tenancy::{self, Phase};
 use crate::{chain, controllers};
 
 /// Why the server could not start.
@@ -38,9 +41,6 @@ pub enum ServeError {
 /// How often storage history is compacted (kube-apiserver's default).
 const COMPACTION_INTERVAL: Duration = Duration::from_secs(300);
 
-/// The namespaces every space starts with.
-pub const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
-
 async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
     let layout = KeyLayout::new(&args.etcd_prefix)?;
     let config = StoreConfig { layout, ..StoreConfig::default() };
@@ -61,24 +61,61 @@ async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
     }
 }
 
-/// Creates the default namespaces of the system space when missing.
+/// Loads every tenant into the cache, makes sure the system tenant, the system space and the default tenant
+/// exist, and finds the namespaces left Terminating by the previous run.
 async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
+    let failed = |err: ApiError| ServeError::Bootstrap(err.message);
+    load_tenants(server).await.map_err(failed)?;
+    let tenants = server.resources.by_kind("", "Tenant").cloned().ok_or_else(|| ServeError::Bootstrap("no Tenant resource".into()))?;
+    let system = Scope::one(server.system_space(), None);
     let namespaces = server.namespaces();
-    let scope = Scope { space: server.system_space(), namespace: None };
-    let (existing, _) = server.registry.list(&namespaces, &scope, &ListOptions::default()).await
-        .map_err(|err| ServeError::Bootstrap(err.message))?;
-    for name in DEFAULT_NAMESPACES {
-        if existing.iter().any(|ns| ns.pointer("/metadata/name").and_then(|n| n.as_str()) == Some(name)) {
-            continue;
+    let mut wanted = vec![tenancy::SYSTEM.to_owned()];
+    wanted.extend(server.default_tenant.clone());
+    for name in wanted {
+        let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": name}, "spec": {"storageClusterId": "0"}});
+        match server.registry.create(&tenants, &system, tenant, &namespaces, false).await {
+            Ok(_) | Err(ApiError { code: 409, .. }) => {}
+            Err(err) => return Err(failed(err)),
         }
-        let object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        match server.registry.create(&namespaces, &scope, object, &namespaces, false).await {
-            Ok(_) => {}
-            Err(err) if err.code == 409 => {}
-            Err(err) => return Err(ServeError::Bootstrap(err.message)),
+        tenancy::space::initialize(server, &name).await.map_err(failed)?;
+    }
+    controllers::namespace::seed(server).await.map_err(failed)
+}
+
+/// Reads every Tenant (paged) into the tenant cache.
+async fn load_tenants(server: &ApiServer) -> ApiResult<()> {
+    let Some(tenants) = server.resources.by_kind("", "Tenant").cloned() else { return Ok(()) };
+    let scope = Scope::one(server.system_space(), None);
+    let mut options = ListOptions { limit: Some(1000), ..ListOptions::default() };
+    loop {
+        let (items, meta) = server.registry.list(&tenants, &scope, &options).await?;
+        for tenant in &items {
+            let name = tenant.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let revision = tenant.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok());
+            server.tenants.apply(name, Some(Phase::of(tenant)), revision.unwrap_or(meta.resource_version));
+        }
+        match meta.continue_token {
+            Some(token) => options.continue_token = Some(token),
+            None => return Ok(()),
         }
     }
-    Ok(())
+}
+
+/// Completes the space of any Active tenant whose creation was interrupted before its space was made.
+async fn complete_spaces(server: Arc<ApiServer>) {
+    for (tenant, phase) in server.tenants.tenants() {
+        if phase != Phase::Active {
+            continue;
+        }
+        let done = tenancy::space::is_initialized(&server, &tenant).await;
+        if let Err(err) = match done {
+            Ok(true) => Ok(()),
+            Ok(false) => tenancy::space::initialize(&server, &tenant).await,
+            Err(err) => Err(err),
+        } {
+            tracing::warn!(%err, tenant, "completing a tenant space");
+        }
+    }
 }
 
 fn server_url(addr: SocketAddr) -> String {
@@ -118,15 +155,25 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         Some(path) => TokenFile::load(path)?,
         None => TokenFile::default(),
     };
+    if let Some(tenant) = &args.default_tenant {
+        if tenant == tenancy::SYSTEM || tenant == tenancy::ALL || !crate::registry::validate::is_dns_label(tenant) {
+            return Err(ServeError::Config(format!(
+                "--default-tenant {tenant:?}: must be a DNS label other than \"system\" and \"all\"")));
+        }
+    }
     let store = open_store(&args).await?;
-    let server = ApiServer::new(store, ResourceTable::new(builtin_resources()), tokens);
+    let mut resources = builtin_resources();
+    resources.extend(tenancy::schemas::resources());
+    let server = ApiServer::new(store, ResourceTable::new(resources), tokens, args.default_tenant.clone());
     bootstrap(&server).await?;
 
     let listener = TcpListener::bind((args.bind_address, args.secure_port))
         .map_err(io_err(std::path::Path::new("--bind-address/--secure-port")))?;
     let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;
     let url = server_url(addr);
-    let (admin_cert, admin_key) = ca.client_cert("kubernetes-admin", &["system:masters".to_owned()])?;
+    // The system administrator: group system:masters, tenant system (so a --default-tenant never captures it).
+    let admin_groups = ["system:masters".to_owned(), format!("tenant:{}", tenancy::SYSTEM)];
+    let (admin_cert, admin_key) = ca.client_cert("kubernetes-admin", &admin_groups)?;
     let kubeconfig = pki::kubeconfig(&url, &ca.cert_pem, "kspaces", "kubernetes-admin", &admin_cert, &admin_key);
     let kubeconfig_path = args.data_dir.join("admin.kubeconfig");
     std::fs::write(&kubeconfig_path, kubeconfig).map_err(io_err(&kubeconfig_path))?;
@@ -135,6 +182,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // The OpenAPI documents (about 30 MB of schema trees) are built on the first request that needs them
     // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.
     actix_web::rt::spawn(controllers::namespace::run(server.clone(), Duration::from_millis(500)));
+    actix_web::rt::spawn(controllers::tenant::run(server.clone(), Duration::from_millis(500)));
+    actix_web::rt::spawn(complete_spaces(server.clone()));
     actix_web::rt::spawn(controllers::compaction::run(server.registry.storage().clone(), COMPACTION_INTERVAL));
 
     println!("kspaces serving on {url} (admin kubeconfig: {})", kubeconfig_path.display());

@@ -23,6 +23,16 @@ impl Cause {
     pub fn required(field: impl Into<String>) -> Cause {
         Cause { reason: "FieldValueRequired", message: "Required value".to_owned(), field: field.into() }
     }
+
+    /// kube's `field.NotSupported`: the value is not one of `supported`.
+    pub fn not_supported(field: impl Into<String>, value: &str, supported: &[&str]) -> Cause {
+        let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+        Cause {
+            reason: "FieldValueNotSupported",
+            message: format!("Unsupported value: {value:?}: supported values: {}", supported.join(", ")),
+            field: field.into(),
+        }
+    }
 }
 
 /// An API error, rendered as a `Status`.
@@ -31,7 +41,13 @@ pub struct ApiError {
     pub code: u16,
     pub reason: &'static str,
     pub message: String,
-    /// `details` of the Status: name, group, kind, causes.
+    /// `details` of the Status, boxed so the error stays small on every `Result` path.
+    pub details: Option<Box<Details>>,
+}
+
+/// `details` of a Status: name, group, kind, causes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Details {
     pub name: Option<String>,
     pub group: Option<String>,
     pub kind: Option<String>,
@@ -46,14 +62,20 @@ impl std::fmt::Display for ApiError {
 
 impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { code, reason, message: message.into(), name: None, group: None, kind: None, causes: Vec::new() }
+        ApiError { code, reason, message: message.into(), details: None }
     }
 
     fn with_details(mut self, group: &str, kind: &str, name: &str) -> ApiError {
-        self.group = Some(group.to_owned());
-        self.kind = Some(kind.to_owned());
-        self.name = (!name.is_empty()).then(|| name.to_owned());
+        let details = self.details.get_or_insert_with(Box::default);
+        details.group = Some(group.to_owned());
+        details.kind = Some(kind.to_owned());
+        details.name = (!name.is_empty()).then(|| name.to_owned());
         self
+    }
+
+    /// The field causes of a 422 (empty for other errors).
+    pub fn causes(&self) -> &[Cause] {
+        self.details.as_ref().map_or(&[], |d| &d.causes)
     }
 
     /// `configmaps "x" not found`
@@ -89,7 +111,9 @@ impl ApiError {
         let rendered: Vec<String> = causes.iter().map(|c| format!("{}: {}", c.field, c.message)).collect();
         let list = if rendered.len() == 1 { rendered[0].clone() } else { format!("[{}]", rendered.join(", ")) };
         let mut err = ApiError::new(422, "Invalid", format!("{kind} \"{name}\" is invalid: {list}")).with_details(group, kind, name);
-        err.causes = causes;
+        if let Some(details) = err.details.as_mut() {
+            details.causes = causes;
+        }
         err
     }
 
@@ -138,17 +162,18 @@ impl ApiError {
             "code": self.code,
         });
         let mut details = serde_json::Map::new();
-        if let Some(name) = &self.name {
+        let given = self.details.as_deref().cloned().unwrap_or_default();
+        if let Some(name) = &given.name {
             details.insert("name".into(), json!(name));
         }
-        if let Some(group) = &self.group {
+        if let Some(group) = &given.group {
             details.insert("group".into(), json!(group));
         }
-        if let Some(kind) = &self.kind {
+        if let Some(kind) = &given.kind {
             details.insert("kind".into(), json!(kind));
         }
-        if !self.causes.is_empty() {
-            let causes: Vec<Value> = self.causes.iter()
+        if !given.causes.is_empty() {
+            let causes: Vec<Value> = given.causes.iter()
                 .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
                 .collect();
             details.insert("causes".into(), Value::Array(causes));

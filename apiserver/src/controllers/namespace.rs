@@ -1,16 +1,74 @@
-//! The namespace controller: empties Terminating namespaces (honouring finalizers), then removes them.
+//! The namespace controller: empties Terminating namespaces of every space (honouring finalizers), then
+//! removes them. It learns of namespaces being deleted from the registry's write observer (and, at startup,
+//! from one paged scan), so an idle server with many spaces does no work.
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use kspaces_storage::{Revision, SpaceName};
 use serde_json::{json, Value};
 
-use crate::registry::store::{DeleteOptions, ListOptions};
-use crate::registry::Scope;
+use crate::registry::store::{DeleteOptions, ListOptions, Part, WriteObserver};
+use crate::registry::{ResourceInfo, Scope, Spaces};
 use crate::state::ApiServer;
-use crate::status::ApiResult;
+use crate::status::{ApiError, ApiResult};
 
-/// Runs forever, checking for Terminating namespaces every `interval`.
+/// Namespaces with a deletion timestamp, by (space, name).
+#[derive(Debug, Default)]
+pub struct TerminatingNamespaces {
+    pending: Mutex<BTreeSet<(SpaceName, String)>>,
+}
+
+fn is_deleting(object: &Value) -> bool {
+    object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
+}
+
+impl TerminatingNamespaces {
+    fn set(&self, space: &SpaceName, name: &str, deleting: bool) {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if deleting {
+            pending.insert((space.clone(), name.to_owned()));
+        } else {
+            pending.remove(&(space.clone(), name.to_owned()));
+        }
+    }
+
+    fn snapshot(&self) -> Vec<(SpaceName, String)> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+    }
+}
+
+impl WriteObserver for TerminatingNamespaces {
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, _revision: Revision) {
+        if resource.is("", "Namespace") {
+            self.set(space, name, object.is_some_and(is_deleting));
+        }
+    }
+}
+
+/// Finds the namespaces already Terminating when the server starts (one paged scan of every space).
+pub async fn seed(server: &ApiServer) -> ApiResult<()> {
+    let namespaces = server.namespaces();
+    let scope = Scope { spaces: Spaces::All, namespace: None };
+    let mut options = ListOptions { limit: Some(500), ..ListOptions::default() };
+    loop {
+        let (items, meta) = server.registry.list(&namespaces, &scope, &options).await?;
+        for namespace in items.iter().filter(|ns| is_deleting(ns)) {
+            let space = namespace.pointer("/metadata/tenant").and_then(Value::as_str).unwrap_or("system");
+            let name = namespace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            if let Ok(space) = crate::tenancy::space_of(space) {
+                server.terminating_namespaces.set(&space, name, true);
+            }
+        }
+        match meta.continue_token {
+            Some(token) => options.continue_token = Some(token),
+            None => return Ok(()),
+        }
+    }
+}
+
+/// Runs forever, checking the Terminating namespaces every `interval`.
 pub async fn run(server: Arc<ApiServer>, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
     loop {
@@ -21,27 +79,31 @@ pub async fn run(server: Arc<ApiServer>, interval: Duration) {
     }
 }
 
-/// One pass over every Terminating namespace of the system space.
+/// One pass over every Terminating namespace.
 pub async fn reconcile(server: &ApiServer) -> ApiResult<()> {
     let namespaces = server.namespaces();
-    let cluster = Scope { space: server.system_space(), namespace: None };
-    let (items, _) = server.registry.list(&namespaces, &cluster, &ListOptions::default()).await?;
-    for namespace in items.iter().filter(|ns| ns.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())) {
-        let Some(name) = namespace.pointer("/metadata/name").and_then(Value::as_str) else { continue };
-        if empty_namespace(server, name).await? {
-            server.registry.guaranteed_update(&namespaces, &cluster, name, false, false, |old| {
-                let mut new = old.clone();
-                new["spec"]["finalizers"] = json!([]);
-                Ok(new)
-            }).await?;
+    for (space, name) in server.terminating_namespaces.snapshot() {
+        let cluster = Scope::one(space.clone(), None);
+        if !empty_namespace(server, &space, &name).await? {
+            continue;
+        }
+        let finalized = server.registry.guaranteed_update(&namespaces, &cluster, &name, Part::Finalize, false, |old| {
+            let mut new = old.clone();
+            new["spec"]["finalizers"] = json!([]);
+            Ok(new)
+        }).await;
+        match finalized {
+            Ok(_) => {}
+            Err(ApiError { code: 404, .. }) => server.terminating_namespaces.set(&space, &name, false),
+            Err(err) => return Err(err),
         }
     }
     Ok(())
 }
 
 /// Deletes everything in the namespace; true once nothing is left.
-async fn empty_namespace(server: &ApiServer, namespace: &str) -> ApiResult<bool> {
-    let scope = Scope { space: server.system_space(), namespace: Some(namespace.to_owned()) };
+async fn empty_namespace(server: &ApiServer, space: &SpaceName, namespace: &str) -> ApiResult<bool> {
+    let scope = Scope::one(space.clone(), Some(namespace.to_owned()));
     let mut empty = true;
     for resource in server.resources.all().iter().filter(|r| r.namespaced) {
         let (items, _) = server.registry.list(resource, &scope, &ListOptions::default()).await?;

@@ -1,15 +1,22 @@
-//! POST: create an object.
+//! POST: create an object. A new Tenant's space is made before the response, so its users can start at once.
 
 use actix_web::HttpResponse;
 use bytes::Bytes;
+use serde_json::Value;
 
 use super::Ctx;
 use crate::negotiate;
 use crate::status::ApiResult;
+use crate::tenancy;
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let object = negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, &body)?;
     let namespaces = ctx.server.namespaces();
-    let created = ctx.server.registry.create(&ctx.resource, &ctx.scope, object, &namespaces, ctx.dry_run()?).await?;
+    let dry_run = ctx.dry_run()?;
+    let created = ctx.server.registry.create(&ctx.resource, &ctx.scope, object, &namespaces, dry_run).await?;
+    if ctx.resource.is("", "Tenant") && !dry_run {
+        let name = created.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        tenancy::space::initialize(&ctx.server, name).await?;
+    }
     ctx.respond_object(201, &created)
 }

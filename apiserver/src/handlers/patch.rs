@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::Ctx;
 use crate::negotiate::{self, PatchKind};
+use crate::registry::store::Part;
 use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
@@ -59,10 +60,10 @@ impl Patch {
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let patch = Patch::parse(negotiate::patch_kind(ctx.content_type.as_deref())?, &body)?;
-    let status_only = ctx.info.subresource == "status";
+    let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, status_only, ctx.dry_run()?, |current| {
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, ctx.dry_run()?, |current| {
         patch.apply(&server, resource.definition.as_deref(), current)
     }).await?;
     ctx.respond_object(200, &updated)

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::patch::Patch;
 use super::Ctx;
 use crate::negotiate;
+use crate::registry::store::Part;
 use crate::status::{ApiError, ApiResult};
 
 /// The Scale view of a workload.
@@ -56,7 +57,7 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     };
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, false, ctx.dry_run()?, |current| {
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, ctx.dry_run()?, |current| {
         let scale = to_scale(current);
         let desired = match (&patch, &replacement) {
             (Some(patch), _) => patch.apply(&server, None, &scale)?,

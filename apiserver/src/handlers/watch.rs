@@ -19,7 +19,7 @@ use super::{list, Ctx};
 use crate::negotiate::{self, Output};
 use crate::registry::selector::FieldSelector;
 use crate::registry::store::ListOptions;
-use crate::registry::ResourceInfo;
+use crate::registry::{ResourceInfo, Scope};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::table::{self, IncludeObject};
@@ -31,6 +31,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 /// How one watch renders and filters events.
 struct Render {
     resource: Arc<ResourceInfo>,
+    /// A cross-space watch of one namespace filters on it.
+    scope: Scope,
     options: ListOptions,
     output: Output,
     include: IncludeObject,
@@ -39,11 +41,11 @@ struct Render {
 
 impl Render {
     fn filtered(&self) -> bool {
-        !(self.options.labels.is_empty() && self.options.fields.is_empty())
+        !(self.options.labels.is_empty() && self.options.fields.is_empty() && self.scope.namespace_filter().is_none())
     }
 
     fn matches(&self, object: &Value) -> bool {
-        self.options.labels.matches(object) && self.options.fields.matches(object)
+        self.scope.holds(object) && self.options.labels.matches(object) && self.options.fields.matches(object)
     }
 
     fn frame(&self, kind: &str, object: &Value) -> Bytes {
@@ -182,6 +184,7 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     let timeout = ctx.param("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT);
     let render = Render {
         resource: ctx.resource.clone(),
+        scope: ctx.scope.clone(),
         options: ListOptions { limit: None, continue_token: None, exact_revision: None, ..options },
         output,
         include: ctx.include_object()?,

@@ -1,7 +1,8 @@
 //! Definitions of the built-in types: generated with schemars from k8s-openapi, plus synthesized `XList` kinds.
 
 use k8s_openapi::api::{
-    apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
+    admissionregistration, apps, autoscaling, batch, coordination, core, discovery, events, networking, node, policy,
+    rbac,
 };
 use k8s_openapi::api::{scheduling, storage};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -66,7 +67,9 @@ pub(crate) fn generate(form: Form) -> Map<String, Value> {
         core::v1::Namespace, core::v1::ConfigMap, core::v1::Secret, core::v1::ServiceAccount, core::v1::Event,
         core::v1::LimitRange, core::v1::ResourceQuota, core::v1::Service, core::v1::Endpoints, core::v1::Pod,
         core::v1::PodTemplate, core::v1::ReplicationController, core::v1::PersistentVolume,
-        core::v1::PersistentVolumeClaim, core::v1::Node,
+        core::v1::PersistentVolumeClaim, core::v1::Node, core::v1::ComponentStatus, node::v1::RuntimeClass,
+        storage::v1::CSIDriver, storage::v1::CSINode, admissionregistration::v1::MutatingWebhookConfiguration,
+        admissionregistration::v1::ValidatingWebhookConfiguration,
         apps::v1::Deployment, apps::v1::ReplicaSet, apps::v1::StatefulSet, apps::v1::DaemonSet,
         apps::v1::ControllerRevision, batch::v1::Job, batch::v1::CronJob, coordination::v1::Lease,
         events::v1::Event, discovery::v1::EndpointSlice, networking::v1::Ingress, networking::v1::IngressClass,

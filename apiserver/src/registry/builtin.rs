@@ -37,6 +37,8 @@ struct Row {
     subresources: &'static [Subresource],
     /// Go package path segment of the definition: `core.v1` gives `io.k8s.api.core.v1.<Kind>`.
     package: &'static str,
+    /// Only in the system space, only for system users (see `ResourceInfo::system_only`).
+    system_only: bool,
 }
 
 const fn row(
@@ -59,8 +61,17 @@ const fn row(
         verbs: ALL_VERBS,
         subresources,
         package,
+        system_only: false,
     }
 }
+
+/// A resource of the system space only (Arktos' non-tenanted resources).
+const fn system(row: Row) -> Row {
+    Row { system_only: true, ..row }
+}
+
+/// `componentstatuses` are read-only.
+const READ_ONLY: &[&str] = &["get", "list"];
 
 const CORE: (&str, &str, &str) = ("", "v1", "core.v1");
 const APPS: (&str, &str, &str) = ("apps", "v1", "apps.v1");
@@ -73,6 +84,8 @@ const POLICY: (&str, &str, &str) = ("policy", "v1", "policy.v1");
 const STORAGE: (&str, &str, &str) = ("storage.k8s.io", "v1", "storage.v1");
 const SCHEDULING: (&str, &str, &str) = ("scheduling.k8s.io", "v1", "scheduling.v1");
 const RBAC: (&str, &str, &str) = ("rbac.authorization.k8s.io", "v1", "rbac.v1");
+const NODE: (&str, &str, &str) = ("node.k8s.io", "v1", "node.v1");
+const ADMISSION: (&str, &str, &str) = ("admissionregistration.k8s.io", "v1", "admissionregistration.v1");
 
 /// The table itself. Subresources other than `status` and `scale` (pods/log, serviceaccounts/token, ...)
 /// are not listed because the generic registry does not serve them.
@@ -150,7 +163,8 @@ const ROWS: &[Row] = &[
         true,
         STATUS,
     ),
-    row(CORE, "nodes", "Node", &["no"], false, false, STATUS),
+    system(row(CORE, "nodes", "Node", &["no"], false, false, STATUS)),
+    system(Row { verbs: READ_ONLY, ..row(CORE, "componentstatuses", "ComponentStatus", &["cs"], false, false, NONE) }),
     row(
         APPS,
         "deployments",
@@ -246,15 +260,12 @@ const ROWS: &[Row] = &[
         false,
         NONE,
     ),
-    row(
-        SCHEDULING,
-        "priorityclasses",
-        "PriorityClass",
-        &["pc"],
-        false,
-        false,
-        NONE,
-    ),
+    system(row(SCHEDULING, "priorityclasses", "PriorityClass", &["pc"], false, false, NONE)),
+    system(row(NODE, "runtimeclasses", "RuntimeClass", &[], false, false, NONE)),
+    system(row(STORAGE, "csidrivers", "CSIDriver", &[], false, false, NONE)),
+    system(row(STORAGE, "csinodes", "CSINode", &[], false, false, NONE)),
+    system(row(ADMISSION, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &[], false, false, NONE)),
+    system(row(ADMISSION, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", &[], false, false, NONE)),
     row(RBAC, "roles", "Role", &[], false, true, NONE),
     row(RBAC, "rolebindings", "RoleBinding", &[], false, true, NONE),
     row(RBAC, "clusterroles", "ClusterRole", &[], false, false, NONE),
@@ -298,6 +309,7 @@ impl Row {
             subresources: self.subresources.to_vec(),
             verbs: strings(self.verbs),
             definition: Some(format!("io.k8s.api.{}.{}", self.package, self.kind)),
+            system_only: self.system_only,
         }
     }
 }
@@ -381,7 +393,7 @@ mod tests {
     #[test]
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
-        assert_eq!(resources.len(), 35);
+        assert_eq!(resources.len(), 41);
         let mut keys: Vec<_> = resources
             .iter()
             .map(|r| (r.group.clone(), r.plural.clone()))
@@ -394,6 +406,14 @@ mod tests {
             "poddisruptionbudget"
         );
         assert_eq!(find("", "endpoints").singular, "endpoints");
+    }
+
+    #[test]
+    fn system_only_resources_are_arktos_non_tenanted_ones() {
+        let mut system_only: Vec<_> = builtin_resources().into_iter().filter(|r| r.system_only).map(|r| r.plural).collect();
+        system_only.sort();
+        assert_eq!(system_only, ["componentstatuses", "csidrivers", "csinodes", "mutatingwebhookconfigurations", "nodes",
+            "priorityclasses", "runtimeclasses", "validatingwebhookconfigurations"]);
     }
 
     #[test]

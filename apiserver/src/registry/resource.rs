@@ -29,6 +29,9 @@ pub struct ResourceInfo {
     pub verbs: Vec<String>,
     /// OpenAPI definition name of the kind, e.g. `io.k8s.api.core.v1.ConfigMap`.
     pub definition: Option<String>,
+    /// Lives only in the system space and only system users reach it (Arktos' non-tenanted resources:
+    /// tenants, nodes, priorityclasses, ...). Discovery hides it from tenant users.
+    pub system_only: bool,
 }
 
 impl ResourceInfo {
@@ -47,6 +50,11 @@ impl ResourceInfo {
 
     pub fn group_resource(&self) -> GroupResource {
         GroupResource::new(self.group.clone(), self.plural.clone())
+    }
+
+    /// True for `group`/`kind` (e.g. `("", "Namespace")`).
+    pub fn is(&self, group: &str, kind: &str) -> bool {
+        self.group == group && self.kind == kind
     }
 
     pub fn has_subresource(&self, subresource: Subresource) -> bool {

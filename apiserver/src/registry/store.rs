@@ -5,16 +5,76 @@ use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
 use kspaces_storage::{ApiIdentity, Conflict, Key, KeyRange, ListRequest, Record, ResourceKeys, Revision, SpaceName, Store};
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 use super::selector::{FieldSelector, LabelSelector};
 use super::{defaults, validate, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy;
+
+/// The spaces a request covers: one, or every space (system users' lists and watches).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Spaces {
+    One(SpaceName),
+    All,
+}
 
 /// Where an object lives: its space and, for namespaced resources, its namespace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scope {
-    pub space: SpaceName,
+    pub spaces: Spaces,
     pub namespace: Option<String>,
+}
+
+impl Scope {
+    pub fn one(space: SpaceName, namespace: Option<String>) -> Scope {
+        Scope { spaces: Spaces::One(space), namespace }
+    }
+
+    /// The one space of a request about a single object.
+    pub fn space(&self) -> ApiResult<&SpaceName> {
+        match &self.spaces {
+            Spaces::One(space) => Ok(space),
+            Spaces::All => Err(ApiError::bad_request("tenant \"all\" may only be used to list and watch")),
+        }
+    }
+
+    /// A cross-space range covers every namespace: a namespace is then a filter on the objects read.
+    pub fn namespace_filter(&self) -> Option<&str> {
+        match (&self.spaces, &self.namespace) {
+            (Spaces::All, Some(namespace)) => Some(namespace),
+            _ => None,
+        }
+    }
+
+    /// True if `object` is in this scope (its range may be wider, see `namespace_filter`).
+    pub fn holds(&self, object: &Value) -> bool {
+        self.namespace_filter().is_none_or(|namespace| meta_str(object, "namespace") == Some(namespace))
+    }
+}
+
+/// Which part of an object a write changes: the main resource, `/status`, or `/finalize` (namespaces' and
+/// tenants' `spec.finalizers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    Main,
+    Status,
+    Finalize,
+}
+
+impl Part {
+    pub fn of_subresource(subresource: &str) -> Part {
+        match subresource {
+            "status" => Part::Status,
+            "finalize" => Part::Finalize,
+            _ => Part::Main,
+        }
+    }
+}
+
+/// Told of every committed write, once it is durable: `object` is `None` when the object is gone.
+pub trait WriteObserver: Send + Sync {
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision);
 }
 
 /// Options of a list.
@@ -114,11 +174,23 @@ fn generated_name(prefix: &str) -> String {
 #[derive(Clone)]
 pub struct GenericStore {
     store: Store,
+    observers: Vec<Arc<dyn WriteObserver>>,
 }
 
 impl GenericStore {
-    pub fn new(store: Store) -> GenericStore {
-        GenericStore { store }
+    pub fn new(store: Store, observers: Vec<Arc<dyn WriteObserver>>) -> GenericStore {
+        GenericStore { store, observers }
+    }
+
+    fn notify(&self, resource: &ResourceInfo, key: &Key, name: &str, object: Option<&Value>, revision: Revision) {
+        if self.observers.is_empty() {
+            return;
+        }
+        let Ok(parts) = key.parts(self.store.layout()) else { return };
+        let Ok(space) = SpaceName::new(parts.space) else { return };
+        for observer in &self.observers {
+            observer.written(resource, &space, name, object, revision);
+        }
     }
 
     pub fn storage(&self) -> &Store {
@@ -134,7 +206,7 @@ impl GenericStore {
         if resource.namespaced && namespace.is_none() {
             return Err(ApiError::bad_request("a namespace is required for namespaced resources"));
         }
-        Ok(self.keys(resource)?.object(&scope.space, namespace, name)?)
+        Ok(self.keys(resource)?.object(scope.space()?, namespace, name)?)
     }
 
     pub async fn get(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Value> {
@@ -148,10 +220,11 @@ impl GenericStore {
     /// The key range a list or watch of `resource` in `scope` covers.
     pub fn range(&self, resource: &ResourceInfo, scope: &Scope) -> ApiResult<KeyRange> {
         let keys = self.keys(resource)?;
+        let Spaces::One(space) = &scope.spaces else { return Ok(keys.all_spaces()) };
         Ok(match (&scope.namespace, resource.namespaced) {
-            (Some(namespace), true) => keys.namespace(&scope.space, Some(namespace))?,
-            (_, false) => keys.namespace(&scope.space, None)?,
-            (None, true) => keys.space(&scope.space),
+            (Some(namespace), true) => keys.namespace(space, Some(namespace))?,
+            (_, false) => keys.namespace(space, None)?,
+            (None, true) => keys.space(space),
         })
     }
 
@@ -164,13 +237,13 @@ impl GenericStore {
             let page = self.store.list(&range, &request).await?;
             for record in &page.items {
                 let object = decode(record)?;
-                if options.labels.matches(&object) && options.fields.matches(&object) {
+                if scope.holds(&object) && options.labels.matches(&object) && options.fields.matches(&object) {
                     items.push(object);
                 }
             }
             let filled = options.limit.is_some_and(|limit| items.len() >= limit);
-            if page.continue_token.is_none() || filled || (options.labels.is_empty() && options.fields.is_empty()) {
-                let unfiltered = options.labels.is_empty() && options.fields.is_empty();
+            let unfiltered = options.labels.is_empty() && options.fields.is_empty() && scope.namespace_filter().is_none();
+            if page.continue_token.is_none() || filled || unfiltered {
                 let remaining = page.remaining.filter(|_| unfiltered);
                 let meta = ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining };
                 return Ok((items, meta));
@@ -182,7 +255,7 @@ impl GenericStore {
     /// Checks that the namespace of a namespaced create exists and is not terminating.
     async fn check_namespace(&self, resource: &ResourceInfo, scope: &Scope, namespaces: &ResourceInfo, name: &str) -> ApiResult<()> {
         let Some(namespace) = scope.namespace.as_deref().filter(|_| resource.namespaced) else { return Ok(()) };
-        let key = self.keys(namespaces)?.object(&scope.space, None, namespace)?;
+        let key = self.keys(namespaces)?.object(scope.space()?, None, namespace)?;
         let Some(record) = self.store.get(&key).await? else {
             return Err(ApiError::not_found("", "namespaces", namespace));
         };
@@ -214,6 +287,7 @@ impl GenericStore {
             }
             _ => {}
         }
+        set_tenant(resource, scope, metadata)?;
         let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
         if name.is_empty() {
             match metadata.get("generateName").and_then(Value::as_str) {
@@ -241,6 +315,7 @@ impl GenericStore {
             }
         }
         defaults::apply(&resource.group, &resource.kind, object);
+        tenancy::strategy::prepare_create(resource, object);
         validate_object(resource, object)
     }
 
@@ -262,6 +337,7 @@ impl GenericStore {
             match self.store.create(&key, encode(&candidate)).await? {
                 Ok(record) => {
                     set_resource_version(&mut candidate, record.revision);
+                    self.notify(resource, &key, &name, Some(&candidate), record.revision);
                     return Ok(candidate);
                 }
                 Err(_) if generated => continue,
@@ -272,7 +348,7 @@ impl GenericStore {
     }
 
     /// Replaces an object (PUT), the main resource or its status. Returns the stored object.
-    pub async fn update(&self, resource: &ResourceInfo, scope: &Scope, name: &str, object: Value, status_only: bool, dry_run: bool) -> ApiResult<Value> {
+    pub async fn update(&self, resource: &ResourceInfo, scope: &Scope, name: &str, object: Value, part: Part, dry_run: bool) -> ApiResult<Value> {
         check_type_meta(resource, &object)?;
         if meta_str(&object, "name").is_some_and(|n| n != name) {
             return Err(ApiError::bad_request(format!(
@@ -290,12 +366,12 @@ impl GenericStore {
             return Err(ApiError::stale(&resource.group, &resource.plural, name));
         }
         let old = decode(&current)?;
-        let new = self.prepare_update(resource, scope, &old, object, status_only)?;
+        let new = self.prepare_update(resource, scope, &old, object, part)?;
         self.commit_update(resource, &key, name, &old, new, current.revision, dry_run).await
     }
 
     /// Read-modify-write with retries on conflict: `change` maps the current object to the desired one.
-    pub async fn guaranteed_update<F>(&self, resource: &ResourceInfo, scope: &Scope, name: &str, status_only: bool, dry_run: bool, change: F) -> ApiResult<Value>
+    pub async fn guaranteed_update<F>(&self, resource: &ResourceInfo, scope: &Scope, name: &str, part: Part, dry_run: bool, change: F) -> ApiResult<Value>
     where
         F: Fn(&Value) -> ApiResult<Value>,
     {
@@ -313,7 +389,7 @@ impl GenericStore {
                 return Err(ApiError::bad_request("the name of the object cannot be changed"));
             }
             check_type_meta(resource, &desired)?;
-            let new = self.prepare_update(resource, scope, &old, desired, status_only)?;
+            let new = self.prepare_update(resource, scope, &old, desired, part)?;
             match self.commit_update(resource, &key, name, &old, new, current.revision, dry_run).await {
                 Err(err) if err.reason == "Conflict" => continue,
                 other => return other,
@@ -322,8 +398,16 @@ impl GenericStore {
         Err(ApiError::stale(&resource.group, &resource.plural, name))
     }
 
-    fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, mut new: Value, status_only: bool) -> ApiResult<Value> {
-        if status_only {
+    fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, mut new: Value, part: Part) -> ApiResult<Value> {
+        let status_only = part == Part::Status;
+        if part == Part::Finalize {
+            let finalizers = new.pointer("/spec/finalizers").cloned().unwrap_or_else(|| json!([]));
+            new = old.clone();
+            if !new.get("spec").is_some_and(Value::is_object) {
+                new["spec"] = json!({});
+            }
+            new["spec"]["finalizers"] = finalizers;
+        } else if status_only {
             let mut merged = old.clone();
             merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
             if merged["status"].is_null() {
@@ -360,6 +444,7 @@ impl GenericStore {
             }
         }
         metadata.remove("selfLink");
+        set_tenant(resource, scope, metadata)?;
         if is_deleting(old) {
             let old_finalizers: Vec<&Value> = old.pointer("/metadata/finalizers").and_then(Value::as_array).map(|f| f.iter().collect()).unwrap_or_default();
             let new_finalizers = new.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -369,7 +454,8 @@ impl GenericStore {
             }
         }
         defaults::apply(&resource.group, &resource.kind, &mut new);
-        if !status_only && old.get("spec") != new.get("spec") && new.get("spec").is_some() {
+        tenancy::strategy::prepare_update(resource, old, &mut new, part);
+        if part == Part::Main && old.get("spec") != new.get("spec") && new.get("spec").is_some() {
             let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0) + 1;
             metadata_mut(&mut new)?.insert("generation".into(), json!(generation));
         }
@@ -378,7 +464,7 @@ impl GenericStore {
     }
 
     async fn commit_update(&self, resource: &ResourceInfo, key: &Key, name: &str, old: &Value, mut new: Value, revision: Revision, dry_run: bool) -> ApiResult<Value> {
-        let finished = is_deleting(&new) && !has_finalizers(&new) && !is_namespace_pending(resource, &new);
+        let finished = is_deleting(&new) && !has_finalizers(&new) && !spec_finalizers_pending(resource, &new);
         if dry_run {
             set_resource_version(&mut new, revision);
             return Ok(new);
@@ -387,6 +473,7 @@ impl GenericStore {
             return match self.store.delete(key, Some(revision)).await? {
                 Ok(deleted) => {
                     set_resource_version(&mut new, deleted.revision);
+                    self.notify(resource, key, name, None, deleted.revision);
                     Ok(new)
                 }
                 Err(conflict) => Err(conflict_error(resource, name, conflict)),
@@ -400,6 +487,7 @@ impl GenericStore {
         match self.store.update(key, encode(&new), Some(revision)).await? {
             Ok(record) => {
                 set_resource_version(&mut new, record.revision);
+                self.notify(resource, key, name, Some(&new), record.revision);
                 Ok(new)
             }
             Err(conflict) => Err(conflict_error(resource, name, conflict)),
@@ -425,7 +513,7 @@ impl GenericStore {
                         &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", current.revision)));
                 }
             }
-            let pending = has_finalizers(&object) || is_namespace_pending(resource, &object);
+            let pending = has_finalizers(&object) || spec_finalizers_pending(resource, &object);
             if pending {
                 if is_deleting(&object) {
                     return Ok(DeleteOutcome::Pending(object));
@@ -433,7 +521,7 @@ impl GenericStore {
                 let metadata = metadata_mut(&mut object)?;
                 metadata.insert("deletionTimestamp".into(), json!(now()));
                 metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
-                if resource.group.is_empty() && resource.kind == "Namespace" {
+                if has_spec_finalizers(resource) {
                     object["status"] = json!({"phase": "Terminating"});
                 }
                 if options.dry_run {
@@ -442,6 +530,7 @@ impl GenericStore {
                 match self.store.update(&key, encode(&object), Some(current.revision)).await? {
                     Ok(record) => {
                         set_resource_version(&mut object, record.revision);
+                        self.notify(resource, &key, name, Some(&object), record.revision);
                         return Ok(DeleteOutcome::Pending(object));
                     }
                     Err(_) => continue,
@@ -453,6 +542,7 @@ impl GenericStore {
             match self.store.delete(&key, Some(current.revision)).await? {
                 Ok(deleted) => {
                     set_resource_version(&mut object, deleted.revision);
+                    self.notify(resource, &key, name, None, deleted.revision);
                     return Ok(DeleteOutcome::Deleted(object));
                 }
                 Err(Conflict::NotFound) => return Err(ApiError::not_found(&resource.group, &resource.plural, name)),
@@ -476,11 +566,33 @@ fn same_ignoring_resource_version(a: &Value, b: &Value) -> bool {
     metadata_equal && a.len() == b.len() && a.iter().filter(|(k, _)| *k != "metadata").all(|(k, v)| b.get(k) == Some(v))
 }
 
-/// Namespaces keep their `kubernetes` finalizer (in `spec.finalizers`) until their content is gone.
-fn is_namespace_pending(resource: &ResourceInfo, object: &Value) -> bool {
-    resource.group.is_empty()
-        && resource.kind == "Namespace"
-        && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+/// Namespaces and tenants hold their content's finalizers in `spec.finalizers` (`kubernetes`, `arktos`).
+fn has_spec_finalizers(resource: &ResourceInfo) -> bool {
+    resource.is("", "Namespace") || resource.is("", "Tenant")
+}
+
+/// True while a namespace or tenant has content finalizers left: it stays until its content is gone.
+fn spec_finalizers_pending(resource: &ResourceInfo, object: &Value) -> bool {
+    has_spec_finalizers(resource) && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+}
+
+/// Sets `metadata.tenant` to the tenant of the object's space (Arktos); a body naming another tenant is 400.
+/// System-only (non-tenanted) objects carry no tenant.
+fn set_tenant(resource: &ResourceInfo, scope: &Scope, metadata: &mut serde_json::Map<String, Value>) -> ApiResult<()> {
+    if resource.system_only {
+        metadata.remove("tenant");
+        return Ok(());
+    }
+    let tenant = tenancy::tenant_of(scope.space()?);
+    match metadata.get("tenant") {
+        Some(Value::String(given)) if !given.is_empty() && given != tenant => Err(ApiError::bad_request(format!(
+            "the tenant of the provided object ({given}) does not match the tenant sent on the request ({tenant})"))),
+        Some(Value::String(_) | Value::Null) | None => {
+            metadata.insert("tenant".into(), json!(tenant));
+            Ok(())
+        }
+        Some(other) => Err(ApiError::bad_request(format!("metadata.tenant must be a string, not {other}"))),
+    }
 }
 
 fn conflict_error(resource: &ResourceInfo, name: &str, conflict: Conflict) -> ApiError {
@@ -516,6 +628,7 @@ fn validate_object(resource: &ResourceInfo, object: &mut Value) -> ApiResult<()>
     let mut causes = Vec::new();
     validate::check_metadata(resource, object, &mut causes);
     validate::check_spec(resource, object, &mut causes);
+    tenancy::strategy::check(resource, object, &mut causes);
     if !causes.is_empty() {
         let name = meta_str(object, "name").unwrap_or_default();
         return Err(ApiError::invalid(&resource.group, &resource.kind, name, causes));

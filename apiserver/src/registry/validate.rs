@@ -164,7 +164,7 @@ macro_rules! typed_checks {
     };
 }
 
-use k8s_openapi::api::{apps, batch, coordination, core, discovery, events, networking, policy, rbac, scheduling, storage};
+use k8s_openapi::api::{admissionregistration, apps, batch, coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage};
 
 typed_checks! {
     "io.k8s.api.core.v1.Namespace" => core::v1::Namespace,
@@ -182,6 +182,12 @@ typed_checks! {
     "io.k8s.api.core.v1.PersistentVolume" => core::v1::PersistentVolume,
     "io.k8s.api.core.v1.PersistentVolumeClaim" => core::v1::PersistentVolumeClaim,
     "io.k8s.api.core.v1.Node" => core::v1::Node,
+    "io.k8s.api.core.v1.ComponentStatus" => core::v1::ComponentStatus,
+    "io.k8s.api.node.v1.RuntimeClass" => node::v1::RuntimeClass,
+    "io.k8s.api.storage.v1.CSIDriver" => storage::v1::CSIDriver,
+    "io.k8s.api.storage.v1.CSINode" => storage::v1::CSINode,
+    "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration" => admissionregistration::v1::MutatingWebhookConfiguration,
+    "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration" => admissionregistration::v1::ValidatingWebhookConfiguration,
     "io.k8s.api.apps.v1.Deployment" => apps::v1::Deployment,
     "io.k8s.api.apps.v1.ReplicaSet" => apps::v1::ReplicaSet,
     "io.k8s.api.apps.v1.StatefulSet" => apps::v1::StatefulSet,
@@ -219,7 +225,7 @@ mod tests {
         let info = ResourceInfo {
             group: String::new(), version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(),
             singular: "configmap".into(), short_names: vec![], categories: vec![], namespaced: true,
-            subresources: vec![], verbs: vec![], definition: Some("io.k8s.api.core.v1.ConfigMap".into()),
+            subresources: vec![], verbs: vec![], definition: Some("io.k8s.api.core.v1.ConfigMap".into()), system_only: false,
         };
         let object = serde_json::json!({"metadata": {"name": "Bad_Name", "labels": {"ok": "v", "bad key!": "v", "k": "bad value!"}}});
         let mut causes = Vec::new();

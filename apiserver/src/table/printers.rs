@@ -41,6 +41,8 @@ pub(crate) fn printer_for(group: &str, kind: &str) -> Option<&'static Printer> {
         ("", "Pod") => &pod::POD,
         ("", "PodTemplate") => &pod::POD_TEMPLATE,
         ("", "Namespace") => &core::NAMESPACE,
+        ("", "Tenant") => &core::TENANT,
+        ("core.kcp.io", "LogicalCluster") => &core::LOGICAL_CLUSTER,
         ("", "ConfigMap") => &core::CONFIG_MAP,
         ("", "Secret") => &core::SECRET,
         ("", "ServiceAccount") => &core::SERVICE_ACCOUNT,

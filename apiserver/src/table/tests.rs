@@ -32,6 +32,7 @@ fn resource(group: &str, version: &str, kind: &str) -> ResourceInfo {
         subresources: Vec::new(),
         verbs: Vec::new(),
         definition: None,
+        system_only: false,
     }
 }
 

@@ -11,6 +11,13 @@ use crate::table::fields::{annotation, array_at, at, format_labels, map_len, nam
 static NAMESPACE_COLUMNS: [ColumnSpec; 3] = [NAME, col("Status", "string", "The status of the namespace"), AGE];
 pub(crate) static NAMESPACE: Printer = Printer { columns: &NAMESPACE_COLUMNS, print: print_namespace };
 
+static TENANT_COLUMNS: [ColumnSpec; 3] = [NAME, col("Status", "string", "The status of the tenant"), AGE];
+/// Tenants print like namespaces (Arktos does the same).
+pub(crate) static TENANT: Printer = Printer { columns: &TENANT_COLUMNS, print: print_namespace };
+static LOGICAL_CLUSTER_COLUMNS: [ColumnSpec; 3] = [NAME, col("Phase", "string", "The phase of the space"), AGE];
+pub(crate) static LOGICAL_CLUSTER: Printer = Printer { columns: &LOGICAL_CLUSTER_COLUMNS, print: print_namespace };
+
+/// NAME, `status.phase`, AGE.
 fn print_namespace(object: &Value, now: DateTime<Utc>) -> Row {
     vec![text(name(object)), text(str_at(object, &["status", "phase"])), text(creation_age(object, now))].into()
 }

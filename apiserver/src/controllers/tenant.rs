@@ -1,0 +1,65 @@
+//! The tenant controller: deletes everything in the space of a Terminating tenant (object finalizers are
+//! honoured: such objects stay until their finalizers are removed), then lifts the tenant's `arktos`
+//! finalizer, which removes the Tenant. A tenant re-created with the same name therefore starts empty.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::registry::store::{DeleteOptions, ListOptions, Part};
+use crate::registry::Scope;
+use crate::state::ApiServer;
+use crate::status::{ApiError, ApiResult};
+use crate::tenancy::{self, space_of};
+
+/// How many objects of one resource a pass deletes at most (the next pass takes the rest).
+const BATCH: usize = 500;
+
+/// Runs forever, checking the Terminating tenants every `interval`.
+pub async fn run(server: Arc<ApiServer>, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    loop {
+        ticker.tick().await;
+        for tenant in server.tenants.terminating() {
+            if let Err(err) = reconcile(&server, &tenant).await {
+                tracing::warn!(%err, tenant, "tenant controller");
+            }
+        }
+    }
+}
+
+/// One pass over a Terminating tenant: delete what is left in its space; finalize the tenant once it is empty.
+pub async fn reconcile(server: &ApiServer, tenant: &str) -> ApiResult<()> {
+    let space = space_of(tenant)?;
+    let mut empty = true;
+    for resource in server.resources.all().iter().filter(|r| !r.system_only) {
+        let scope = Scope::one(space.clone(), None);
+        let options = ListOptions { limit: Some(BATCH), ..ListOptions::default() };
+        let (items, _) = server.registry.list(resource, &scope, &options).await?;
+        for item in &items {
+            empty = false;
+            let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
+            let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
+            let scope = Scope::one(space.clone(), namespace.filter(|_| resource.namespaced));
+            match server.registry.delete(resource, &scope, name, &DeleteOptions::default()).await {
+                Ok(_) | Err(ApiError { code: 404, .. }) => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
+    if !empty {
+        return Ok(());
+    }
+    let tenants = server.resources.by_kind("", "Tenant").cloned().ok_or_else(|| ApiError::internal("no Tenant resource"))?;
+    let system = Scope::one(space_of(tenancy::SYSTEM)?, None);
+    let finalized = server.registry.guaranteed_update(&tenants, &system, tenant, Part::Finalize, false, |old| {
+        let mut new = old.clone();
+        new["spec"]["finalizers"] = json!([]);
+        Ok(new)
+    }).await;
+    match finalized {
+        Ok(_) | Err(ApiError { code: 404, .. }) => Ok(()),
+        Err(err) => Err(err),
+    }
+}

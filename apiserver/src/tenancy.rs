@@ -1,0 +1,235 @@
+//! Tenancy: which space a request reaches, who may reach it, and what a tenant space holds.
+//!
+//! Every object lives in one space. The system space is tenant `system`, also workspace `root`; tenant `t`'s
+//! space is also workspace `root:t`. A request names its space by path (`/api/v1/tenants/<t>/...`,
+//! `/clusters/root:<t>/...`) or, on a short path, by the caller's credentials. `resolve` turns that into the
+//! space(s) the request covers, refusing with 403 anything outside the caller's own tenant unless the caller is
+//! a system user. The rules are in `docs/tenancy.md`.
+
+pub mod cache;
+pub mod schemas;
+pub mod space;
+pub mod strategy;
+
+use kspaces_authz::{UserInfo, MASTERS};
+use kspaces_storage::SpaceName;
+
+use crate::filters::request_info::SpacePath;
+use crate::registry::{ResourceInfo, Spaces};
+use crate::status::{ApiError, ApiResult};
+pub use cache::{Phase, TenantCache};
+
+/// The system tenant (workspace `root`).
+pub const SYSTEM: &str = "system";
+/// `/api/v1/tenants/all/...`: every space, for system users' lists and watches.
+pub const ALL: &str = "all";
+/// The workspace path of the system space.
+pub const ROOT: &str = "root";
+
+/// The tenant a caller belongs to: the one their credentials name; else, for `system:masters`, the system
+/// tenant; else the `--default-tenant`; else none.
+pub fn home_tenant<'a>(user: &'a UserInfo, default_tenant: Option<&'a str>) -> Option<&'a str> {
+    match user.tenant.as_deref() {
+        Some(tenant) => Some(tenant),
+        None if user.in_group(MASTERS) => Some(SYSTEM),
+        None => default_tenant,
+    }
+}
+
+/// True for users of the system tenant: they may reach every space and the system-only resources.
+pub fn is_system_user(user: &UserInfo, default_tenant: Option<&str>) -> bool {
+    home_tenant(user, default_tenant) == Some(SYSTEM)
+}
+
+/// What a path names, before access and existence are checked.
+#[derive(Debug, PartialEq, Eq)]
+enum Target<'a> {
+    Tenant(&'a str),
+    All,
+    /// A workspace path that is not `root` or `root:<tenant>` (nested workspaces are not served yet).
+    Workspace(&'a str),
+}
+
+fn target<'a>(path: &'a SpacePath, home: Option<&'a str>) -> Option<Target<'a>> {
+    Some(match path {
+        SpacePath::Short => Target::Tenant(home?),
+        SpacePath::Tenant(t) if t == ALL => Target::All,
+        SpacePath::Tenant(t) => Target::Tenant(t),
+        SpacePath::Workspace(w) if w == ROOT => Target::Tenant(SYSTEM),
+        SpacePath::Workspace(w) if w == "*" => Target::All,
+        SpacePath::Workspace(w) => match w.strip_prefix("root:") {
+            Some(t) if !t.contains(':') && t != SYSTEM && t != ALL => Target::Tenant(t),
+            _ => Target::Workspace(w),
+        },
+    })
+}
+
+/// A request's view of a user, the request and the tenants, enough to decide where it goes.
+pub struct Request<'a> {
+    pub user: &'a UserInfo,
+    pub verb: &'a str,
+    pub resource: &'a str,
+    pub path: &'a SpacePath,
+}
+
+/// The space(s) a request reaches, or why it may not: 403 for anything outside a non-system caller's own
+/// tenant (whether it exists or not, so nothing leaks), 404 for a space that does not exist.
+pub fn resolve(request: &Request<'_>, tenants: &TenantCache, default_tenant: Option<&str>) -> ApiResult<Spaces> {
+    let home = home_tenant(request.user, default_tenant);
+    let system_user = home == Some(SYSTEM);
+    let Some(target) = target(request.path, home) else {
+        return Err(no_tenant(request));
+    };
+    match target {
+        Target::All if system_user => Ok(Spaces::All),
+        Target::Tenant(t) if system_user || Some(t) == home => match tenants.phase(t) {
+            Some(_) => Ok(Spaces::One(space_of(t)?)),
+            None => Err(ApiError::not_found("", "tenants", t)),
+        },
+        Target::Workspace(w) if system_user || home.is_some_and(|h| w.starts_with(&format!("root:{h}:"))) => {
+            Err(ApiError::not_found("tenancy.kcp.io", "workspaces", w))
+        }
+        Target::All => Err(forbidden(request, "all tenants")),
+        Target::Tenant(t) => Err(forbidden(request, &format!("tenant \"{t}\""))),
+        Target::Workspace(w) => Err(forbidden(request, &format!("workspace \"{w}\""))),
+    }
+}
+
+/// The storage space of tenant `t`.
+pub fn space_of(tenant: &str) -> ApiResult<SpaceName> {
+    if tenant == SYSTEM {
+        return Ok(SpaceName::system());
+    }
+    SpaceName::new(tenant).map_err(|_| ApiError::not_found("", "tenants", tenant))
+}
+
+/// The tenant of a space (one and the same name while spaces are tenants).
+pub fn tenant_of(space: &SpaceName) -> &str {
+    space.as_str()
+}
+
+/// Checks a resource against the spaces a request reaches: system-only resources are for system users and
+/// live only in the system space.
+pub fn check_resource(request: &Request<'_>, resource: &ResourceInfo, spaces: &Spaces, system_user: bool) -> ApiResult<()> {
+    if !resource.system_only {
+        return Ok(());
+    }
+    if !system_user {
+        return Err(ApiError::forbidden(format!(
+            "{} is forbidden: User \"{}\" cannot {} resource \"{}\": it is reserved for the system tenant",
+            qualified(resource), request.user.name, request.verb, request.resource)));
+    }
+    match spaces {
+        Spaces::One(space) if !space.is_system() => Err(ApiError::no_route()),
+        _ => Ok(()),
+    }
+}
+
+fn qualified(resource: &ResourceInfo) -> String {
+    if resource.group.is_empty() { resource.plural.clone() } else { format!("{}.{}", resource.plural, resource.group) }
+}
+
+fn forbidden(request: &Request<'_>, what: &str) -> ApiError {
+    ApiError::forbidden(format!(
+        "{} is forbidden: User \"{}\" cannot {} resource \"{}\" in {what}: a user may only reach their own tenant",
+        request.resource, request.user.name, request.verb, request.resource))
+}
+
+fn no_tenant(request: &Request<'_>) -> ApiError {
+    ApiError::forbidden(format!(
+        "{} is forbidden: User \"{}\" cannot {} resource \"{}\": the user's credentials name no tenant \
+         (a token file tenant column or a certificate O=tenant:<name>) and the server has no --default-tenant",
+        request.resource, request.user.name, request.verb, request.resource))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(tenant: Option<&str>, groups: &[&str]) -> UserInfo {
+        UserInfo::authenticated("u".into(), String::new(), groups.iter().map(|g| g.to_string()).collect(), tenant.map(str::to_owned))
+    }
+
+    fn cache(tenants: &[&str]) -> TenantCache {
+        let cache = TenantCache::default();
+        for (i, t) in tenants.iter().enumerate() {
+            cache.apply(t, Some(Phase::Active), kspaces_storage::Revision(i as u64 + 1));
+        }
+        cache
+    }
+
+    fn outcome(result: ApiResult<Spaces>) -> String {
+        match result {
+            Ok(Spaces::One(space)) => space.to_string(),
+            Ok(Spaces::All) => "*".into(),
+            Err(err) => err.code.to_string(),
+        }
+    }
+
+    /// One row per (caller, path): where it lands, or the status code.
+    #[test]
+    fn resolution_table() {
+        let tenants = cache(&["system", "t1", "t2", "dflt"]);
+        let admin_t1 = user(Some("t1"), &[]);
+        let masters = user(None, &[MASTERS]);
+        let system_admin = user(Some("system"), &[]);
+        let nobody = user(None, &[]);
+        let masters_of_t1 = user(Some("t1"), &[MASTERS]);
+        let short = SpacePath::Short;
+        let tenant = |t: &str| SpacePath::Tenant(t.into());
+        let ws = |w: &str| SpacePath::Workspace(w.into());
+        let rows: Vec<(&UserInfo, SpacePath, Option<&str>, &str)> = vec![
+            (&admin_t1, short.clone(), None, "t1"),
+            (&admin_t1, tenant("t1"), None, "t1"),
+            (&admin_t1, ws("root:t1"), None, "t1"),
+            (&admin_t1, tenant("t2"), None, "403"),
+            (&admin_t1, tenant("missing"), None, "403"),
+            (&admin_t1, tenant("system"), None, "403"),
+            (&admin_t1, tenant("all"), None, "403"),
+            (&admin_t1, ws("root"), None, "403"),
+            (&admin_t1, ws("root:t2"), None, "403"),
+            (&admin_t1, ws("*"), None, "403"),
+            (&admin_t1, ws("root:t1:child"), None, "404"),
+            (&admin_t1, ws("root:t2:child"), None, "403"),
+            (&masters_of_t1, tenant("t2"), None, "403"),
+            (&masters, short.clone(), None, "system"),
+            (&masters, short.clone(), Some("dflt"), "system"),
+            (&masters, tenant("t2"), None, "t2"),
+            (&masters, tenant("missing"), None, "404"),
+            (&masters, tenant("all"), None, "*"),
+            (&masters, ws("root"), None, "system"),
+            (&masters, ws("root:t1"), None, "t1"),
+            (&masters, ws("root:system"), None, "404"),
+            (&system_admin, short.clone(), None, "system"),
+            (&nobody, short.clone(), None, "403"),
+            (&nobody, short.clone(), Some("dflt"), "dflt"),
+            (&nobody, tenant("t1"), Some("dflt"), "403"),
+        ];
+        for (who, path, default, expected) in rows {
+            let request = Request { user: who, verb: "list", resource: "configmaps", path: &path };
+            let got = outcome(resolve(&request, &tenants, default));
+            assert_eq!(got, expected, "{who:?} {path:?} default {default:?}");
+        }
+    }
+
+    #[test]
+    fn denials_do_not_say_whether_a_tenant_exists() {
+        let tenants = cache(&["system", "t1", "t2"]);
+        let admin = user(Some("t1"), &[]);
+        let message = |t: &str| {
+            let path = SpacePath::Tenant(t.into());
+            let err = resolve(&Request { user: &admin, verb: "get", resource: "pods", path: &path }, &tenants, None).err();
+            err.map(|e| e.message.replace(t, "T")).unwrap_or_default()
+        };
+        assert_eq!(message("t2"), message("nonexistent"));
+    }
+
+    #[test]
+    fn no_tenant_message_names_the_fix() {
+        let nobody = user(None, &[]);
+        let path = SpacePath::Short;
+        let err = resolve(&Request { user: &nobody, verb: "list", resource: "pods", path: &path }, &cache(&["system"]), None).err();
+        let message = err.map(|e| e.message).unwrap_or_default();
+        assert!(message.contains("credentials name no tenant"), "{message}");
+    }
+}

@@ -1,0 +1,114 @@
+//! What a space starts with, created when its tenant is: namespaces `default`, `kube-system` and `kube-public`;
+//! ClusterRole `admin-role` bound by ClusterRoleBinding `admin-role-binding` to the tenant's user `admin` (as
+//! Arktos' tenant controller does); and the `LogicalCluster` named `cluster` that carries the space's settings.
+//! The LogicalCluster is made last, so its presence means the space is complete.
+
+use serde_json::{json, Value};
+
+use super::schemas::DEFAULT_CRD_POLICY;
+use super::strategy::LOGICAL_CLUSTER_NAME;
+use super::{space_of, SYSTEM};
+use crate::registry::Scope;
+use crate::state::ApiServer;
+use crate::status::{ApiError, ApiResult};
+
+/// The namespaces of a tenant space (the system space also has `kube-node-lease`).
+pub const TENANT_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+/// The namespaces of the system space.
+pub const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+/// The tenant administrator's ClusterRole and its binding.
+pub const ADMIN_ROLE: &str = "admin-role";
+pub const ADMIN_ROLE_BINDING: &str = "admin-role-binding";
+/// The user a tenant's `admin-role-binding` names.
+pub const TENANT_ADMIN: &str = "admin";
+
+/// The objects a new space holds, in creation order.
+pub fn initial_objects(tenant: &str) -> Vec<Value> {
+    let system = tenant == SYSTEM;
+    let namespaces: &[&str] = if system { &SYSTEM_NAMESPACES } else { &TENANT_NAMESPACES };
+    let mut objects: Vec<Value> = namespaces
+        .iter()
+        .map(|name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+        .collect();
+    if !system {
+        objects.push(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": ADMIN_ROLE},
+            "rules": [
+                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                {"nonResourceURLs": ["*"], "verbs": ["*"]},
+            ],
+        }));
+        objects.push(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": ADMIN_ROLE_BINDING},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ADMIN_ROLE},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": TENANT_ADMIN}],
+        }));
+    }
+    let mut logical_cluster = json!({
+        "apiVersion": "core.kcp.io/v1alpha1",
+        "kind": "LogicalCluster",
+        "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": workspace_path(tenant)}},
+        "spec": {},
+    });
+    if !system {
+        logical_cluster["spec"]["crdPolicy"] = json!(DEFAULT_CRD_POLICY);
+    }
+    objects.push(logical_cluster);
+    objects
+}
+
+/// The workspace path of a tenant's space: `root` or `root:<tenant>`.
+pub fn workspace_path(tenant: &str) -> String {
+    if tenant == SYSTEM { "root".to_owned() } else { format!("root:{tenant}") }
+}
+
+/// Creates whatever of the initial objects the space lacks. Idempotent.
+pub async fn initialize(server: &ApiServer, tenant: &str) -> ApiResult<()> {
+    let space = space_of(tenant)?;
+    let namespaces = server.namespaces();
+    for object in initial_objects(tenant) {
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let group = object["apiVersion"].as_str().and_then(|v| v.rsplit_once('/')).map_or("", |(g, _)| g);
+        let resource = server.resources.by_kind(group, kind).cloned()
+            .ok_or_else(|| ApiError::internal(format!("no resource for {group}/{kind}")))?;
+        let scope = Scope::one(space.clone(), None);
+        match server.registry.create(&resource, &scope, object, &namespaces, false).await {
+            Ok(_) | Err(ApiError { code: 409, .. }) => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
+}
+
+/// True once the space's LogicalCluster exists (the last object `initialize` makes).
+pub async fn is_initialized(server: &ApiServer, tenant: &str) -> ApiResult<bool> {
+    let Some(resource) = server.resources.by_kind("core.kcp.io", "LogicalCluster").cloned() else { return Ok(false) };
+    let scope = Scope::one(space_of(tenant)?, None);
+    match server.registry.get(&resource, &scope, LOGICAL_CLUSTER_NAME).await {
+        Ok(_) => Ok(true),
+        Err(ApiError { code: 404, .. }) => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenant_spaces_get_arktos_admin_objects_and_a_logical_cluster() {
+        let objects = initial_objects("t1");
+        let names: Vec<String> = objects.iter().map(|o| format!("{}/{}", o["kind"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or(""))).collect();
+        assert_eq!(names, ["Namespace/default", "Namespace/kube-system", "Namespace/kube-public", "ClusterRole/admin-role",
+            "ClusterRoleBinding/admin-role-binding", "LogicalCluster/cluster"]);
+        assert_eq!(objects[5]["spec"]["crdPolicy"], "LocalCRDFirst");
+        assert_eq!(objects[5]["metadata"]["annotations"]["kcp.io/path"], "root:t1");
+        let system = initial_objects("system");
+        assert_eq!(system.len(), 5);
+        assert_eq!(system[4]["metadata"]["annotations"]["kcp.io/path"], "root");
+    }
+}
