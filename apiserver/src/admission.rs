@@ -15,15 +15,26 @@ pub fn check_request(server: &ApiServer, resource: &ResourceInfo, scope: &Scope,
     let Spaces::One(space) = &scope.spaces else { return Ok(()) };
     let tenant = tenancy::tenant_of(space);
     let writes = matches!(info.verb.as_str(), "create" | "update" | "patch");
-    if info.verb == "create" && server.tenants.phase(tenant) == Some(Phase::Terminating) {
-        return Err(ApiError::forbidden(format!(
-            "{} is forbidden: unable to create new content in tenant {tenant} because it is being terminated",
-            resource.plural)));
+    if info.verb == "create" {
+        check_create(server, resource, scope)?;
     }
     if writes && resource.is("apps", "DaemonSet") && !space.is_system() {
         // Arktos' SystemDaemonSet admission: daemons run on every node, which only the system tenant owns.
         return Err(ApiError::forbidden(format!(
             "daemonsets.apps is forbidden: only the system tenant may have DaemonSets (tenant {tenant})")));
+    }
+    Ok(())
+}
+
+/// Refuses creates in a Terminating tenant. Checked before the body is read and again just before the write
+/// (a slow body must not slip past the start of a deletion).
+pub fn check_create(server: &ApiServer, resource: &ResourceInfo, scope: &Scope) -> ApiResult<()> {
+    let Spaces::One(space) = &scope.spaces else { return Ok(()) };
+    let tenant = tenancy::tenant_of(space);
+    if server.tenants.phase(tenant) == Some(Phase::Terminating) {
+        return Err(ApiError::forbidden(format!(
+            "{} is forbidden: unable to create new content in tenant {tenant} because it is being terminated",
+            resource.plural)));
     }
     Ok(())
 }

@@ -19,6 +19,8 @@ pub enum PkiError {
     Pem { path: PathBuf, what: &'static str },
     #[error("TLS configuration: {0}")]
     Tls(String),
+    #[error("client certificate: {0}")]
+    Client(String),
 }
 
 type Result<T> = std::result::Result<T, PkiError>;
@@ -60,6 +62,7 @@ impl PkiPaths {
 /// The CA: its PEM certificate and an issuer that signs with its key.
 pub struct CertificateAuthority {
     pub cert_pem: String,
+    key_pem: String,
     issuer: Issuer<'static, KeyPair>,
 }
 
@@ -68,9 +71,10 @@ impl CertificateAuthority {
     pub fn load_or_create(paths: &PkiPaths) -> Result<CertificateAuthority> {
         if paths.ca_cert.exists() && paths.ca_key.exists() {
             let cert_pem = read(&paths.ca_cert)?;
-            let key = KeyPair::from_pem(&read(&paths.ca_key)?)?;
+            let key_pem = read(&paths.ca_key)?;
+            let key = KeyPair::from_pem(&key_pem)?;
             let issuer = Issuer::from_ca_cert_pem(&cert_pem, key)?;
-            return Ok(CertificateAuthority { cert_pem, issuer });
+            return Ok(CertificateAuthority { cert_pem, key_pem, issuer });
         }
         if let Some(dir) = paths.ca_cert.parent() {
             std::fs::create_dir_all(dir).map_err(|source| PkiError::Io { path: dir.to_owned(), source })?;
@@ -82,9 +86,10 @@ impl CertificateAuthority {
         params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
         params.not_after = rcgen::date_time_ymd(2036, 1, 1);
         let cert = params.self_signed(&key)?;
-        write(&paths.ca_key, &key.serialize_pem(), true)?;
+        let key_pem = key.serialize_pem();
+        write(&paths.ca_key, &key_pem, true)?;
         write(&paths.ca_cert, &cert.pem(), false)?;
-        Ok(CertificateAuthority { cert_pem: cert.pem(), issuer: Issuer::new(params, key) })
+        Ok(CertificateAuthority { cert_pem: cert.pem(), key_pem, issuer: Issuer::new(params, key) })
     }
 
     /// A serving certificate for the given DNS names and IPs.
@@ -100,19 +105,54 @@ impl CertificateAuthority {
     }
 
     /// A client certificate: CN is the user, each group an O entry (`tenant:<t>` names a tenant).
+    ///
+    /// Built with x509-cert rather than rcgen: rcgen keeps one value per attribute type (rustls/rcgen#81), so a
+    /// user with a group and a tenant would silently lose all O entries but the last.
     pub fn client_cert(&self, user: &str, organizations: &[String]) -> Result<(String, String)> {
+        use p256::pkcs8::DecodePrivateKey;
+        use rcgen::PublicKeyData;
+        use x509_cert::builder::{Builder, CertificateBuilder, Profile};
+        use x509_cert::der::{DecodePem, EncodePem};
+        use x509_cert::ext::pkix::ExtendedKeyUsage;
+        use x509_cert::name::RdnSequence;
+        use x509_cert::serial_number::SerialNumber;
+        use x509_cert::spki::{ObjectIdentifier, SubjectPublicKeyInfoOwned};
+        use x509_cert::time::Validity;
+
+        const CLIENT_AUTH: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.2");
+        const COMMON_NAME: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.4.3");
+        const ORGANIZATION: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.4.10");
+        let failed = |what: &str, err: &dyn std::fmt::Display| PkiError::Client(format!("{what}: {err}"));
+
         let key = KeyPair::generate()?;
-        let mut params = CertificateParams::new(Vec::<String>::new())?;
-        params.distinguished_name.push(DnType::CommonName, user);
+        let spki = SubjectPublicKeyInfoOwned::try_from(key.subject_public_key_info().as_slice()).map_err(|e| failed("public key", &e))?;
+        let ca_key = p256::ecdsa::SigningKey::from_pkcs8_pem(&self.key_pem).map_err(|e| failed("CA key", &e))?;
+        let ca_cert = x509_cert::Certificate::from_pem(self.cert_pem.as_bytes()).map_err(|e| failed("CA certificate", &e))?;
+        let mut subject = vec![rdn(COMMON_NAME, user).map_err(|e| failed("CN", &e))?];
         for org in organizations {
-            params.distinguished_name.push(DnType::OrganizationName, org.as_str());
+            subject.push(rdn(ORGANIZATION, org).map_err(|e| failed("O", &e))?);
         }
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
-        params.not_after = rcgen::date_time_ymd(2036, 1, 1);
-        let cert = params.signed_by(&key, &self.issuer)?;
-        Ok((cert.pem(), key.serialize_pem()))
+        let mut serial = *uuid::Uuid::new_v4().as_bytes();
+        serial[0] &= 0x7f; // a positive INTEGER
+        let serial = SerialNumber::new(&serial).map_err(|e| failed("serial", &e))?;
+        let validity = Validity::from_now(std::time::Duration::from_secs(10 * 365 * 24 * 3600)).map_err(|e| failed("validity", &e))?;
+        let profile = Profile::Leaf { issuer: ca_cert.tbs_certificate.subject.clone(), enable_key_agreement: false, enable_key_encipherment: false };
+        let mut builder = CertificateBuilder::new(profile, serial, validity, RdnSequence(subject), spki, &ca_key)
+            .map_err(|e| failed("certificate", &e))?;
+        builder.add_extension(&ExtendedKeyUsage(vec![CLIENT_AUTH])).map_err(|e| failed("extended key usage", &e))?;
+        let cert = builder.build::<p256::ecdsa::DerSignature>().map_err(|e| failed("signing", &e))?;
+        let pem = cert.to_pem(x509_cert::der::pem::LineEnding::LF).map_err(|e| failed("PEM", &e))?;
+        Ok((pem, key.serialize_pem()))
     }
+}
+
+/// One relative distinguished name holding one UTF8String attribute.
+fn rdn(oid: x509_cert::spki::ObjectIdentifier, value: &str) -> x509_cert::der::Result<x509_cert::name::RelativeDistinguishedName> {
+    use x509_cert::attr::AttributeTypeAndValue;
+    use x509_cert::der::asn1::{Any, SetOfVec};
+    use x509_cert::der::Tag;
+    let attribute = AttributeTypeAndValue { oid, value: Any::new(Tag::Utf8String, value.as_bytes())? };
+    Ok(x509_cert::name::RelativeDistinguishedName(SetOfVec::try_from(vec![attribute])?))
 }
 
 /// Makes sure the serving certificate exists (generated under the data dir), returning its files.
@@ -187,5 +227,30 @@ mod tests {
         let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("x509");
         let cn = parsed.subject().iter_common_name().next().and_then(|cn| cn.as_str().ok());
         assert_eq!(cn, Some("alice"));
+    }
+
+    /// Every group survives (rcgen would keep only the last O), and rustls' client verifier accepts the result.
+    #[test]
+    fn client_certificates_carry_every_group_and_verify_against_the_ca() {
+        use rustls::server::danger::ClientCertVerifier;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ca = CertificateAuthority::load_or_create(&PkiPaths::new(dir.path())).expect("create CA");
+        let groups = ["system:masters".to_owned(), "team, with comma".to_owned(), "tenant:t-a".to_owned()];
+        let (cert, _) = ca.client_cert("bob", &groups).expect("client cert");
+        let der = CertificateDer::from_pem_slice(cert.as_bytes()).expect("pem");
+        let user = crate::filters::authenticate::from_certificate(&der).expect("identity");
+        assert_eq!(user.name, "bob");
+        assert_eq!(user.tenant.as_deref(), Some("t-a"));
+        assert!(user.in_group("system:masters") && user.in_group("team, with comma"), "{:?}", user.groups);
+
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from_pem_slice(ca.cert_pem.as_bytes()).expect("ca pem")).expect("root");
+        let verifier = rustls::server::WebPkiClientVerifier::builder(Arc::new(roots)).build().expect("verifier");
+        verifier.verify_client_cert(&der, &[], rustls::pki_types::UnixTime::now()).expect("the CA's client certificate verifies");
+
+        let (two_tenants, _) = ca.client_cert("eve", &["tenant:a".to_owned(), "tenant:b".to_owned()]).expect("cert");
+        let der = CertificateDer::from_pem_slice(two_tenants.as_bytes()).expect("pem");
+        assert!(crate::filters::authenticate::from_certificate(&der).is_none(), "two tenants authenticate nobody");
     }
 }

@@ -61,8 +61,8 @@ async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
     }
 }
 
-/// Loads every tenant into the cache, makes sure the system tenant, the system space and the default tenant
-/// exist, and finds the namespaces left Terminating by the previous run.
+/// Loads every tenant into the cache and makes sure the system tenant, the system space and the default tenant
+/// exist.
 async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
     let failed = |err: ApiError| ServeError::Bootstrap(err.message);
     load_tenants(server).await.map_err(failed)?;
@@ -79,7 +79,7 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
         }
         tenancy::space::initialize(server, &name).await.map_err(failed)?;
     }
-    controllers::namespace::seed(server).await.map_err(failed)
+    Ok(())
 }
 
 /// Reads every Tenant (paged) into the tenant cache.

@@ -315,8 +315,13 @@ fn check_revision(at: Revision, durable: Revision, compacted: Revision) -> Resul
 /// A key during a scan: its bytes, its newest raw `(key, value)` entry at or below the snapshot, and liveness.
 type ScanEntry = (Vec<u8>, Option<(Vec<u8>, Vec<u8>)>, bool);
 
+/// How many keys past a page a scan counts for `remaining` before it gives up and reports none (Kubernetes
+/// lets `remainingItemCount` be absent). Without a bound, each page of a 100,000-key range reads to its end.
+const REMAINING_COUNT_CAP: u64 = 10_000;
+
 /// Scans versions in `[from, end)` and keeps, per key, the newest live version at or below `at`. Past `limit`,
-/// it only counts the remaining live keys (headers only, no value copies) for `remaining`.
+/// it only counts the remaining live keys (headers only, no value copies) for `remaining`, up to
+/// [`REMAINING_COUNT_CAP`].
 fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<usize>) -> Result<RawPage> {
     let mut items: Vec<Record> = Vec::new();
     let mut beyond: u64 = 0;
@@ -333,21 +338,22 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
     }
     let mut stop = vec![b'v'];
     stop.extend_from_slice(end.as_bytes());
-    let mut finish = |entry: Option<ScanEntry>, items: &mut Vec<Record>| -> Result<()> {
-        let Some((_, Some((raw_key, raw_value)), true)) = entry else { return Ok(()) };
+    // Adds a finished key to the page (or to the count past it); true once the count reaches its cap.
+    let mut finish = |entry: Option<ScanEntry>, items: &mut Vec<Record>| -> Result<bool> {
+        let Some((_, Some((raw_key, raw_value)), true)) = entry else { return Ok(false) };
         if limit.is_some_and(|limit| items.len() >= limit) {
             beyond += 1;
-            return Ok(());
+            return Ok(beyond >= REMAINING_COUNT_CAP);
         }
         let (key, version) = Version::decode(&raw_key, &raw_value)?;
         items.push(version.record(&Key::from_stored(&key)));
-        Ok(())
+        Ok(false)
     };
     for entry in tree.range(start..stop) {
         let (raw_key, raw_value) = entry.map_err(backend_err)?;
         let (key_bytes, revision, tombstone) = header(&raw_key, &raw_value)?;
-        if current.as_ref().is_some_and(|(k, _, _)| k.as_slice() != key_bytes) {
-            finish(current.take(), &mut items)?;
+        if current.as_ref().is_some_and(|(k, _, _)| k.as_slice() != key_bytes) && finish(current.take(), &mut items)? {
+            break;
         }
         let entry = current.get_or_insert_with(|| (key_bytes.to_vec(), None, false));
         if revision <= at {
@@ -359,7 +365,8 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
     }
     finish(current, &mut items)?;
     let more = beyond > 0;
-    Ok(RawPage { items, revision: at, more, remaining: more.then_some(beyond) })
+    let counted = beyond < REMAINING_COUNT_CAP;
+    Ok(RawPage { items, revision: at, more, remaining: (more && counted).then_some(beyond) })
 }
 
 /// The key bytes, revision and tombstone flag of a `v` entry, without copying its value.

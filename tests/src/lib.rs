@@ -22,6 +22,14 @@ pub fn kspaces_binary() -> PathBuf {
             let profile = profile_dir.file_name().and_then(|n| n.to_str()).unwrap_or("debug");
             let mut build = Command::new(cargo);
             build.args(["build", "-p", "kspaces-apiserver", "--bin", "kspaces"]);
+            // Cargo sets CARGO_PKG_*, CARGO_MANIFEST_DIR, ... for the running test or bench; passed on, they make
+            // build scripts that watch them (ring's) rebuild, and the next ordinary build rebuild again.
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy().into_owned();
+                if name.starts_with("CARGO_") && name != "CARGO_HOME" && name != "CARGO_TARGET_DIR" {
+                    build.env_remove(&name);
+                }
+            }
             if profile == "release" {
                 build.arg("--release");
             }
@@ -202,4 +210,99 @@ pub fn eventually(timeout: Duration, mut probe: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(100));
     }
     probe()
+}
+
+// ---- Tenancy helpers: credentials for tenant users and tenants created through kubectl. ----
+
+/// A fresh path for a kubeconfig written by a test, under the server's data dir (removed with it).
+fn test_kubeconfig_path(server: &Server, label: &str) -> PathBuf {
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = server.data_dir.path().join("test-kubeconfigs");
+    std::fs::create_dir_all(&dir).expect("create the test kubeconfig dir");
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let label: String = label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    dir.join(format!("{n}-{label}.kubeconfig"))
+}
+
+/// Runs `kspaces kubeconfig --data-dir <server's data dir> --tenant T --user U [--group G ...] [--server URL]`
+/// and writes its stdout to a file; returns the file's path.
+pub fn certificate_kubeconfig_with(server: &Server, tenant: &str, user: &str, groups: &[&str], url: Option<&str>) -> PathBuf {
+    let mut command = Command::new(kspaces_binary());
+    command.args(["kubeconfig", "--data-dir"]).arg(server.data_dir.path()).args(["--tenant", tenant, "--user", user]);
+    for group in groups {
+        command.args(["--group", group]);
+    }
+    if let Some(url) = url {
+        command.args(["--server", url]);
+    }
+    let output = command.output().expect("run kspaces kubeconfig");
+    assert!(
+        output.status.success(),
+        "kspaces kubeconfig --tenant {tenant} --user {user} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let path = test_kubeconfig_path(server, &format!("cert-{tenant}-{user}"));
+    std::fs::write(&path, &output.stdout).expect("write kubeconfig");
+    path
+}
+
+/// A client-certificate kubeconfig (CN=user, O=groups, O=tenant:T) for the running server.
+pub fn certificate_kubeconfig(server: &Server, tenant: &str, user: &str, groups: &[&str]) -> PathBuf {
+    certificate_kubeconfig_with(server, tenant, user, groups, None)
+}
+
+/// The base64 CA bundle (`certificate-authority-data`) of the server's admin.kubeconfig.
+pub fn certificate_authority_data(server: &Server) -> String {
+    let admin = std::fs::read_to_string(&server.kubeconfig).expect("read admin.kubeconfig");
+    admin
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("certificate-authority-data:"))
+        .map(|data| data.trim().to_owned())
+        .expect("admin.kubeconfig has certificate-authority-data")
+}
+
+/// A bearer-token kubeconfig for `url` (e.g. `server.url`, or `server.url` + `/clusters/root:t`).
+pub fn token_kubeconfig_for_url(server: &Server, token: &str, url: &str) -> PathBuf {
+    let yaml = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: kspaces\n  cluster:\n    server: {url}\n    certificate-authority-data: {ca}\nusers:\n- name: token-user\n  user:\n    token: {token}\ncontexts:\n- name: token\n  context:\n    cluster: kspaces\n    user: token-user\ncurrent-context: token\n",
+        ca = certificate_authority_data(server),
+    );
+    let path = test_kubeconfig_path(server, "token");
+    std::fs::write(&path, yaml).expect("write kubeconfig");
+    path
+}
+
+/// A bearer-token kubeconfig pointing at the server.
+pub fn token_kubeconfig(server: &Server, token: &str) -> PathBuf {
+    token_kubeconfig_for_url(server, token, &server.url)
+}
+
+/// A copy of `kubeconfig` whose cluster `server:` is `url`.
+pub fn kubeconfig_with_server_url(server: &Server, kubeconfig: &Path, url: &str) -> PathBuf {
+    let original = std::fs::read_to_string(kubeconfig).expect("read kubeconfig");
+    let rewritten: Vec<String> = original
+        .lines()
+        .map(|line| match line.find("server: ") {
+            Some(at) if line.trim_start().starts_with("server: ") => format!("{}server: {url}", &line[..at]),
+            _ => line.to_owned(),
+        })
+        .collect();
+    let path = test_kubeconfig_path(server, "rewritten");
+    std::fs::write(&path, rewritten.join("\n") + "\n").expect("write kubeconfig");
+    path
+}
+
+/// A `--token-auth-file` with these CSV lines.
+pub fn token_file(lines: &[&str]) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    for line in lines {
+        writeln!(file, "{line}").expect("write token file");
+    }
+    file.flush().expect("flush token file");
+    file
+}
+
+/// Creates tenant `name` with `kubectl apply -f -` (as a system user); returns kubectl's stdout.
+pub fn create_tenant(kubectl: &Kubectl, name: &str) -> String {
+    kubectl.ok_with_stdin(&["apply", "-f", "-"], &format!("apiVersion: v1\nkind: Tenant\nmetadata: {{name: {name}}}\n"))
 }

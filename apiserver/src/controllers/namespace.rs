@@ -68,8 +68,13 @@ pub async fn seed(server: &ApiServer) -> ApiResult<()> {
     }
 }
 
-/// Runs forever, checking the Terminating namespaces every `interval`.
+/// Finds the namespaces left Terminating by the previous run, then runs forever, checking the Terminating
+/// namespaces every `interval`.
 pub async fn run(server: Arc<ApiServer>, interval: Duration) {
+    while let Err(err) = seed(&server).await {
+        tracing::warn!(%err, "namespace controller: scanning for Terminating namespaces");
+        tokio::time::sleep(interval).await;
+    }
     let mut ticker = tokio::time::interval(interval);
     loop {
         ticker.tick().await;

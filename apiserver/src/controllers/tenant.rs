@@ -2,6 +2,7 @@
 //! honoured: such objects stay until their finalizers are removed), then lifts the tenant's `arktos`
 //! finalizer, which removes the Tenant. A tenant re-created with the same name therefore starts empty.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,18 +20,34 @@ const BATCH: usize = 500;
 /// Runs forever, checking the Terminating tenants every `interval`.
 pub async fn run(server: Arc<ApiServer>, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
+    let mut empty_before = HashSet::new();
     loop {
         ticker.tick().await;
-        for tenant in server.tenants.terminating() {
-            if let Err(err) = reconcile(&server, &tenant).await {
-                tracing::warn!(%err, tenant, "tenant controller");
+        let terminating = server.tenants.terminating();
+        empty_before.retain(|t| terminating.contains(t));
+        for tenant in terminating {
+            match empty_space(&server, &tenant).await {
+                // A create admitted just before the tenant turned Terminating may still be landing: finalize only
+                // after two empty passes in a row, `interval` apart.
+                Ok(true) if empty_before.contains(&tenant) => {
+                    if let Err(err) = finalize(&server, &tenant).await {
+                        tracing::warn!(%err, tenant, "tenant controller");
+                    }
+                }
+                Ok(true) => {
+                    empty_before.insert(tenant);
+                }
+                Ok(false) => {
+                    empty_before.remove(&tenant);
+                }
+                Err(err) => tracing::warn!(%err, tenant, "tenant controller"),
             }
         }
     }
 }
 
-/// One pass over a Terminating tenant: delete what is left in its space; finalize the tenant once it is empty.
-pub async fn reconcile(server: &ApiServer, tenant: &str) -> ApiResult<()> {
+/// One pass over a Terminating tenant's space: deletes what is left; true if nothing was left.
+pub async fn empty_space(server: &ApiServer, tenant: &str) -> ApiResult<bool> {
     let space = space_of(tenant)?;
     let mut empty = true;
     for resource in server.resources.all().iter().filter(|r| !r.system_only) {
@@ -48,9 +65,11 @@ pub async fn reconcile(server: &ApiServer, tenant: &str) -> ApiResult<()> {
             }
         }
     }
-    if !empty {
-        return Ok(());
-    }
+    Ok(empty)
+}
+
+/// Lifts the tenant's content finalizer, which removes the Tenant (it is already being deleted).
+pub async fn finalize(server: &ApiServer, tenant: &str) -> ApiResult<()> {
     let tenants = server.resources.by_kind("", "Tenant").cloned().ok_or_else(|| ApiError::internal("no Tenant resource"))?;
     let system = Scope::one(space_of(tenancy::SYSTEM)?, None);
     let finalized = server.registry.guaranteed_update(&tenants, &system, tenant, Part::Finalize, false, |old| {

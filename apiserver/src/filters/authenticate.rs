@@ -10,7 +10,8 @@ use kspaces_authz::UserInfo;
 #[derive(Clone, Debug)]
 pub struct PeerIdentity(pub UserInfo);
 
-/// Identity from a verified client certificate.
+/// Identity from a verified client certificate. A certificate naming two different tenants names none that
+/// can be trusted: it authenticates nobody.
 pub fn from_certificate(der: &[u8]) -> Option<UserInfo> {
     let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
     let subject = cert.subject();
@@ -19,6 +20,7 @@ pub fn from_certificate(der: &[u8]) -> Option<UserInfo> {
     let mut tenant = None;
     for org in subject.iter_organization().filter_map(|o| o.as_str().ok()) {
         match org.strip_prefix("tenant:") {
+            Some(t) if tenant.as_deref().is_some_and(|known| known != t) => return None,
             Some(t) if !t.is_empty() => tenant = Some(t.to_owned()),
             _ => groups.push(org.to_owned()),
         }

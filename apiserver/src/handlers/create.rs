@@ -5,7 +5,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::Ctx;
-use crate::negotiate;
+use crate::{admission, negotiate};
 use crate::status::ApiResult;
 use crate::tenancy;
 
@@ -13,6 +13,7 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let object = negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, &body)?;
     let namespaces = ctx.server.namespaces();
     let dry_run = ctx.dry_run()?;
+    admission::check_create(&ctx.server, &ctx.resource, &ctx.scope)?;
     let created = ctx.server.registry.create(&ctx.resource, &ctx.scope, object, &namespaces, dry_run).await?;
     if ctx.resource.is("", "Tenant") && !dry_run {
         let name = created.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
