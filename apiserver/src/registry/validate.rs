@@ -47,7 +47,7 @@ pub enum NameRule {
 
 pub fn name_rule(resource: &ResourceInfo) -> NameRule {
     match (resource.group.as_str(), resource.plural.as_str()) {
-        ("", "namespaces" | "services") => NameRule::Label,
+        ("", "namespaces" | "services" | "tenants") => NameRule::Label,
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
         _ => NameRule::Subdomain,
     }
