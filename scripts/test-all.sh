@@ -29,5 +29,5 @@ fi
 
 cargo build --workspace --all-features --bins
 # The black-box tests run the binary built just above (with every feature), not a rebuild of their own.
-export KSPACES_BIN="$PWD/target/debug/kspaces"
+export KSPACES_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/kspaces"
 cargo test --workspace --all-features --no-fail-fast
