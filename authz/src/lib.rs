@@ -1,7 +1,10 @@
-//! kspaces authorization vocabulary: who is asking. Pure: fed identities and policy objects, does no IO.
+//! kspaces authorization vocabulary: who is asking, and Kubernetes RBAC rule semantics (`rbac`). Pure: fed
+//! identities and policy objects, does no IO.
 //!
-//! The RBAC evaluator comes with the authorization issue; until then the server allows every authenticated
-//! request (`--authorization-mode=AlwaysAllow` semantics).
+//! The server does not enforce RBAC yet (the authorization issue wires `rbac` in behind a per-space, cached
+//! evaluator); until then it allows every authenticated request that tenancy lets through.
+
+pub mod rbac;
 
 /// Every authenticated identity is in this group.
 pub const AUTHENTICATED: &str = "system:authenticated";

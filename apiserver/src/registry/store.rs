@@ -398,61 +398,9 @@ impl GenericStore {
         Err(ApiError::stale(&resource.group, &resource.plural, name))
     }
 
-    fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, mut new: Value, part: Part) -> ApiResult<Value> {
-        let status_only = part == Part::Status;
-        if part == Part::Finalize {
-            let finalizers = new.pointer("/spec/finalizers").cloned().unwrap_or_else(|| json!([]));
-            new = old.clone();
-            if !new.get("spec").is_some_and(Value::is_object) {
-                new["spec"] = json!({});
-            }
-            new["spec"]["finalizers"] = finalizers;
-        } else if status_only {
-            let mut merged = old.clone();
-            merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
-            if merged["status"].is_null() {
-                if let Some(object) = merged.as_object_mut() {
-                    object.remove("status");
-                }
-            }
-            new = merged;
-        } else if resource.has_subresource(Subresource::Status) {
-            match (old.get("status"), new.as_object_mut()) {
-                (Some(status), Some(object)) => {
-                    object.insert("status".into(), status.clone());
-                }
-                (None, Some(object)) => {
-                    object.remove("status");
-                }
-                _ => {}
-            }
-        }
-        let metadata = metadata_mut(&mut new)?;
-        for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
-            match old.pointer(&format!("/metadata/{field}")) {
-                Some(value) => metadata.insert(field.into(), value.clone()),
-                None => metadata.remove(field),
-            };
-        }
-        metadata.insert("name".into(), old.pointer("/metadata/name").cloned().unwrap_or(Value::Null));
-        match (&scope.namespace, resource.namespaced) {
-            (Some(namespace), true) => {
-                metadata.insert("namespace".into(), json!(namespace));
-            }
-            _ => {
-                metadata.remove("namespace");
-            }
-        }
-        metadata.remove("selfLink");
-        set_tenant(resource, scope, metadata)?;
-        if is_deleting(old) {
-            let old_finalizers: Vec<&Value> = old.pointer("/metadata/finalizers").and_then(Value::as_array).map(|f| f.iter().collect()).unwrap_or_default();
-            let new_finalizers = new.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
-            if let Some(added) = new_finalizers.iter().find(|f| !old_finalizers.contains(f)) {
-                return Err(ApiError::forbidden(format!(
-                    "no new finalizers can be added if the object is being deleted, found new finalizers {added}")));
-            }
-        }
+    fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, new: Value, part: Part) -> ApiResult<Value> {
+        let mut new = take_part(resource, old, new, part);
+        keep_server_metadata(resource, scope, old, &mut new)?;
         defaults::apply(&resource.group, &resource.kind, &mut new);
         tenancy::strategy::prepare_update(resource, old, &mut new, part);
         if part == Part::Main && old.get("spec") != new.get("spec") && new.get("spec").is_some() {
@@ -551,6 +499,80 @@ impl GenericStore {
         }
         Err(ApiError::stale(&resource.group, &resource.plural, name))
     }
+}
+
+/// The object a write of `part` leaves: `/finalize` changes only `spec.finalizers`, `/status` only `status`,
+/// and the main resource everything but `status` (for resources with a status subresource).
+fn take_part(resource: &ResourceInfo, old: &Value, mut new: Value, part: Part) -> Value {
+    match part {
+        Part::Finalize => {
+            let finalizers = new.pointer("/spec/finalizers").cloned().unwrap_or_else(|| json!([]));
+            let mut merged = old.clone();
+            if !merged.get("spec").is_some_and(Value::is_object) {
+                merged["spec"] = json!({});
+            }
+            merged["spec"]["finalizers"] = finalizers;
+            merged
+        }
+        Part::Status => {
+            let mut merged = old.clone();
+            match (new.get_mut("status").map(Value::take), merged.as_object_mut()) {
+                (Some(status), Some(object)) if !status.is_null() => {
+                    object.insert("status".into(), status);
+                }
+                (_, Some(object)) => {
+                    object.remove("status");
+                }
+                _ => {}
+            }
+            merged
+        }
+        Part::Main if resource.has_subresource(Subresource::Status) => {
+            match (old.get("status"), new.as_object_mut()) {
+                (Some(status), Some(object)) => {
+                    object.insert("status".into(), status.clone());
+                }
+                (None, Some(object)) => {
+                    object.remove("status");
+                }
+                _ => {}
+            }
+            new
+        }
+        Part::Main => new,
+    }
+}
+
+/// Keeps what clients may not change through an update: identity, timestamps, generation, name, namespace,
+/// tenant; and refuses new finalizers on an object being deleted.
+fn keep_server_metadata(resource: &ResourceInfo, scope: &Scope, old: &Value, new: &mut Value) -> ApiResult<()> {
+    let metadata = metadata_mut(new)?;
+    for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+        match old.pointer(&format!("/metadata/{field}")) {
+            Some(value) => metadata.insert(field.into(), value.clone()),
+            None => metadata.remove(field),
+        };
+    }
+    metadata.insert("name".into(), old.pointer("/metadata/name").cloned().unwrap_or(Value::Null));
+    match (&scope.namespace, resource.namespaced) {
+        (Some(namespace), true) => {
+            metadata.insert("namespace".into(), json!(namespace));
+        }
+        _ => {
+            metadata.remove("namespace");
+        }
+    }
+    metadata.remove("selfLink");
+    set_tenant(resource, scope, metadata)?;
+    if is_deleting(old) {
+        let old_finalizers: Vec<&Value> = old.pointer("/metadata/finalizers").and_then(Value::as_array).map(|f| f.iter().collect()).unwrap_or_default();
+        let new_finalizers = new.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+        if let Some(added) = new_finalizers.iter().find(|f| !old_finalizers.contains(f)) {
+            return Err(ApiError::forbidden(format!(
+                "no new finalizers can be added if the object is being deleted, found new finalizers {added}")));
+        }
+    }
+    Ok(())
 }
 
 /// True if two objects differ at most in `metadata.resourceVersion` (an update that changes nothing).
