@@ -6,6 +6,7 @@ pub mod delete;
 pub mod get;
 pub mod list;
 pub mod patch;
+pub mod review;
 pub mod scale;
 pub mod update;
 pub mod watch;
@@ -155,6 +156,9 @@ pub async fn dispatch(ctx: Ctx, payload: web::Payload) -> ApiResult<HttpResponse
         ("get", _) => get::handle(ctx).await,
         ("list", _) => list::handle(ctx).await,
         ("watch", _) => watch::handle(ctx).await,
+        ("create", "") if ctx.resource.is("authentication.k8s.io", "SelfSubjectReview") => {
+            review::self_subject(ctx, read_body(payload).await?)
+        }
         ("create", "") => create::handle(ctx, read_body(payload).await?).await,
         ("update", _) => update::handle(ctx, read_body(payload).await?).await,
         ("patch", _) => patch::handle(ctx, read_body(payload).await?).await,

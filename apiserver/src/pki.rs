@@ -232,7 +232,6 @@ mod tests {
     /// Every group survives (rcgen would keep only the last O), and rustls' client verifier accepts the result.
     #[test]
     fn client_certificates_carry_every_group_and_verify_against_the_ca() {
-        use rustls::server::danger::ClientCertVerifier;
         let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = tempfile::tempdir().expect("temp dir");
         let ca = CertificateAuthority::load_or_create(&PkiPaths::new(dir.path())).expect("create CA");

@@ -80,7 +80,7 @@ pub fn build_table(
 ) -> Value {
     let api_version = resource.api_version();
     let type_meta = Some((resource.kind.as_str(), api_version.as_str()));
-    let (specs, print): (&[columns::ColumnSpec], fn(&Value, DateTime<Utc>) -> printers::Row) =
+    let (specs, print): (&[columns::ColumnSpec], PrintFn) =
         match printers::printer_for(&resource.group, &resource.kind) {
             Some(printer) => (printer.columns, printer.print),
             None => (&columns::DEFAULT_COLUMNS, default_row),
@@ -98,6 +98,9 @@ pub fn object_table_metadata(object: &Value) -> Value {
 }
 
 /// The default convertor's row: the name and the creation time in RFC 3339.
+/// A printer's row function.
+type PrintFn = fn(&Value, DateTime<Utc>) -> printers::Row;
+
 fn default_row(object: &Value, _now: DateTime<Utc>) -> printers::Row {
     vec![Value::String(fields::name(object).to_string()), Value::String(age::created_at(object))].into()
 }

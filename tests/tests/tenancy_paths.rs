@@ -681,3 +681,24 @@ fn daemonsets_are_forbidden_outside_the_system_space() {
     let created = f.a.ok_with_stdin(&["create", "-f", "-"], DEPLOYMENT);
     assert_eq!(created.trim(), "deployment.apps/app created", "t-a's admin may create other workloads");
 }
+
+/// `kubectl auth whoami` (SelfSubjectReview) names the caller's tenant as the extra `kspaces.io/tenant`.
+#[test]
+fn auth_whoami_names_the_callers_tenant() {
+    for credentials in [Credentials::Certificates, Credentials::Tokens] {
+        let fixture = fixture(credentials);
+        for (kubectl, user, tenant) in [(&fixture.system, "", "system"), (&fixture.a, "admin", "t-a"), (&fixture.b, "admin", "t-b")] {
+            let review: Value = serde_json::from_str(&kubectl.ok(&["auth", "whoami", "-o", "json"])).expect("json");
+            let info = &review["status"]["userInfo"];
+            assert_eq!(info["extra"]["kspaces.io/tenant"], serde_json::json!([tenant]), "{credentials:?}: {review}");
+            if !user.is_empty() {
+                assert_eq!(info["username"], user, "{credentials:?}: {review}");
+            }
+            let groups = info["groups"].as_array().cloned().unwrap_or_default();
+            assert!(groups.iter().any(|g| g == "system:authenticated"), "{credentials:?}: {review}");
+            assert!(!groups.iter().any(|g| g.as_str().is_some_and(|g| g.starts_with("tenant:"))), "the tenant O is not a group: {review}");
+        }
+        let table = fixture.a.ok(&["auth", "whoami"]);
+        assert!(table.contains("Extra: kspaces.io/tenant") && table.contains("[t-a]"), "{table}");
+    }
+}

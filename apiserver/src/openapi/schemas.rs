@@ -1,7 +1,7 @@
 //! Definitions of the built-in types: generated with schemars from k8s-openapi, plus synthesized `XList` kinds.
 
 use k8s_openapi::api::{
-    admissionregistration, apps, autoscaling, batch, coordination, core, discovery, events, networking, node, policy,
+    admissionregistration, apps, authentication, autoscaling, batch, coordination, core, discovery, events, networking, node, policy,
     rbac,
 };
 use k8s_openapi::api::{scheduling, storage};
@@ -69,7 +69,7 @@ pub(crate) fn generate(form: Form) -> Map<String, Value> {
         core::v1::PodTemplate, core::v1::ReplicationController, core::v1::PersistentVolume,
         core::v1::PersistentVolumeClaim, core::v1::Node, core::v1::ComponentStatus, node::v1::RuntimeClass,
         storage::v1::CSIDriver, storage::v1::CSINode, admissionregistration::v1::MutatingWebhookConfiguration,
-        admissionregistration::v1::ValidatingWebhookConfiguration,
+        admissionregistration::v1::ValidatingWebhookConfiguration, authentication::v1::SelfSubjectReview,
         apps::v1::Deployment, apps::v1::ReplicaSet, apps::v1::StatefulSet, apps::v1::DaemonSet,
         apps::v1::ControllerRevision, batch::v1::Job, batch::v1::CronJob, coordination::v1::Lease,
         events::v1::Event, discovery::v1::EndpointSlice, networking::v1::Ingress, networking::v1::IngressClass,

@@ -72,6 +72,8 @@ const fn system(row: Row) -> Row {
 
 /// `componentstatuses` are read-only.
 const READ_ONLY: &[&str] = &["get", "list"];
+/// Reviews are created, answered and never stored.
+const CREATE_ONLY: &[&str] = &["create"];
 
 const CORE: (&str, &str, &str) = ("", "v1", "core.v1");
 const APPS: (&str, &str, &str) = ("apps", "v1", "apps.v1");
@@ -85,6 +87,7 @@ const STORAGE: (&str, &str, &str) = ("storage.k8s.io", "v1", "storage.v1");
 const SCHEDULING: (&str, &str, &str) = ("scheduling.k8s.io", "v1", "scheduling.v1");
 const RBAC: (&str, &str, &str) = ("rbac.authorization.k8s.io", "v1", "rbac.v1");
 const NODE: (&str, &str, &str) = ("node.k8s.io", "v1", "node.v1");
+const AUTHENTICATION: (&str, &str, &str) = ("authentication.k8s.io", "v1", "authentication.v1");
 const ADMISSION: (&str, &str, &str) = ("admissionregistration.k8s.io", "v1", "admissionregistration.v1");
 
 /// The table itself. Subresources other than `status` and `scale` (pods/log, serviceaccounts/token, ...)
@@ -266,6 +269,7 @@ const ROWS: &[Row] = &[
     system(row(STORAGE, "csinodes", "CSINode", &[], false, false, NONE)),
     system(row(ADMISSION, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &[], false, false, NONE)),
     system(row(ADMISSION, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", &[], false, false, NONE)),
+    Row { verbs: CREATE_ONLY, ..row(AUTHENTICATION, "selfsubjectreviews", "SelfSubjectReview", &[], false, false, NONE) },
     row(RBAC, "roles", "Role", &[], false, true, NONE),
     row(RBAC, "rolebindings", "RoleBinding", &[], false, true, NONE),
     row(RBAC, "clusterroles", "ClusterRole", &[], false, false, NONE),
@@ -393,7 +397,7 @@ mod tests {
     #[test]
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
-        assert_eq!(resources.len(), 41);
+        assert_eq!(resources.len(), 42);
         let mut keys: Vec<_> = resources
             .iter()
             .map(|r| (r.group.clone(), r.plural.clone()))

@@ -170,6 +170,14 @@ fn generated_name(prefix: &str) -> String {
     format!("{}{suffix}", &prefix[..keep])
 }
 
+/// The stored object an update replaces: where it is, what it was, and at which revision.
+struct Stored<'a> {
+    key: &'a Key,
+    name: &'a str,
+    object: &'a Value,
+    revision: Revision,
+}
+
 /// Serves every resource of the table over one store.
 #[derive(Clone)]
 pub struct GenericStore {
@@ -367,7 +375,7 @@ impl GenericStore {
         }
         let old = decode(&current)?;
         let new = self.prepare_update(resource, scope, &old, object, part)?;
-        self.commit_update(resource, &key, name, &old, new, current.revision, dry_run).await
+        self.commit_update(resource, Stored { key: &key, name, object: &old, revision: current.revision }, new, dry_run).await
     }
 
     /// Read-modify-write with retries on conflict: `change` maps the current object to the desired one.
@@ -390,7 +398,7 @@ impl GenericStore {
             }
             check_type_meta(resource, &desired)?;
             let new = self.prepare_update(resource, scope, &old, desired, part)?;
-            match self.commit_update(resource, &key, name, &old, new, current.revision, dry_run).await {
+            match self.commit_update(resource, Stored { key: &key, name, object: &old, revision: current.revision }, new, dry_run).await {
                 Err(err) if err.reason == "Conflict" => continue,
                 other => return other,
             }
@@ -411,7 +419,8 @@ impl GenericStore {
         Ok(new)
     }
 
-    async fn commit_update(&self, resource: &ResourceInfo, key: &Key, name: &str, old: &Value, mut new: Value, revision: Revision, dry_run: bool) -> ApiResult<Value> {
+    async fn commit_update(&self, resource: &ResourceInfo, stored: Stored<'_>, mut new: Value, dry_run: bool) -> ApiResult<Value> {
+        let Stored { key, name, object: old, revision } = stored;
         let finished = is_deleting(&new) && !has_finalizers(&new) && !spec_finalizers_pending(resource, &new);
         if dry_run {
             set_resource_version(&mut new, revision);

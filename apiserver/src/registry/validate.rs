@@ -164,7 +164,7 @@ macro_rules! typed_checks {
     };
 }
 
-use k8s_openapi::api::{admissionregistration, apps, batch, coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage};
+use k8s_openapi::api::{admissionregistration, apps, authentication, batch, coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage};
 
 typed_checks! {
     "io.k8s.api.core.v1.Namespace" => core::v1::Namespace,
@@ -183,6 +183,7 @@ typed_checks! {
     "io.k8s.api.core.v1.PersistentVolumeClaim" => core::v1::PersistentVolumeClaim,
     "io.k8s.api.core.v1.Node" => core::v1::Node,
     "io.k8s.api.core.v1.ComponentStatus" => core::v1::ComponentStatus,
+    "io.k8s.api.authentication.v1.SelfSubjectReview" => authentication::v1::SelfSubjectReview,
     "io.k8s.api.node.v1.RuntimeClass" => node::v1::RuntimeClass,
     "io.k8s.api.storage.v1.CSIDriver" => storage::v1::CSIDriver,
     "io.k8s.api.storage.v1.CSINode" => storage::v1::CSINode,

@@ -227,7 +227,7 @@ fn kinds_without_printer_use_default_convertor() {
         reader   2024-06-01T10:20:30Z
         new      0001-01-01T00:00:00Z
     ");
-    check("", "LimitRange", &[role.clone()], "
+    check("", "LimitRange", std::slice::from_ref(&role), "
         NAME     CREATED AT
         reader   2024-06-01T10:20:30Z
     ");
@@ -284,7 +284,7 @@ fn workloads_batch_and_cluster_kinds() {
 fn include_object_modes() {
     let secret = fixtures::secret();
     let info = resource("", "v1", "Secret");
-    let metadata = build_table(&info, &[secret.clone()], json!(null), IncludeObject::Metadata, now());
+    let metadata = build_table(&info, std::slice::from_ref(&secret), json!(null), IncludeObject::Metadata, now());
     assert_eq!(metadata["kind"], json!("Table"));
     assert_eq!(metadata["apiVersion"], json!("meta.k8s.io/v1"));
     assert_eq!(metadata["metadata"], json!({}));
@@ -292,7 +292,7 @@ fn include_object_modes() {
         metadata["rows"][0]["object"],
         json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": secret["metadata"].clone()})
     );
-    let full = build_table(&info, &[secret.clone()], super::object_table_metadata(&secret), IncludeObject::Object, now());
+    let full = build_table(&info, std::slice::from_ref(&secret), super::object_table_metadata(&secret), IncludeObject::Object, now());
     assert_eq!(full["rows"][0]["object"]["data"], secret["data"]);
     assert_eq!(full["rows"][0]["object"]["kind"], json!("Secret"));
     assert_eq!(full["rows"][0]["object"]["apiVersion"], json!("v1"));
