@@ -194,6 +194,13 @@ fn deleting_a_tenant_empties_its_space_then_removes_it_and_a_recreated_tenant_st
     assert!(terminating, "the tenant goes Terminating: {}", system.ok(&["get", "tenant", "t-a", "-o", "yaml"]));
     let stamp = system.ok(&["get", "tenant", "t-a", "-o", "jsonpath={.metadata.deletionTimestamp}"]);
     assert!(!stamp.is_empty(), "a terminating tenant has a deletionTimestamp");
+    // A repeated delete while content remains is a Conflict, as kube-apiserver answers for namespaces.
+    let again = system.fails(&["delete", "tenant", "t-a", "--wait=false"]);
+    assert!(again.contains("Error from server (Conflict)") && again.contains("ensuring all content is removed from this tenant"), "{again}");
+    let work_terminating = eventually(TIMEOUT, || a.ok(&["get", "namespace", "work", "-o", "jsonpath={.status.phase}"]) == "Terminating");
+    assert!(work_terminating, "the tenant controller deletes the tenant's namespaces");
+    let again = a.fails(&["delete", "namespace", "work", "--wait=false"]);
+    assert!(again.contains("Error from server (Conflict)") && again.contains("removed from this namespace"), "{again}");
 
     // Cluster-scoped creates: refused by the tenant, whatever state its namespaces are in.
     let refused = a.fails_with_stdin(&["create", "-f", "-"], "apiVersion: v1\nkind: Namespace\nmetadata: {name: late}\n");

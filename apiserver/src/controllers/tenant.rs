@@ -60,7 +60,8 @@ pub async fn empty_space(server: &ApiServer, tenant: &str) -> ApiResult<bool> {
             let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
             let scope = Scope::one(space.clone(), namespace.filter(|_| resource.namespaced));
             match server.registry.delete(resource, &scope, name, &DeleteOptions::default()).await {
-                Ok(_) | Err(ApiError { code: 404, .. }) => {}
+                // 409: a namespace already Terminating, emptied by the namespace controller.
+                Ok(_) | Err(ApiError { code: 404 | 409, .. }) => {}
                 Err(err) => return Err(err),
             }
         }

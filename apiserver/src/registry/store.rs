@@ -472,6 +472,13 @@ impl GenericStore {
             }
             let pending = has_finalizers(&object) || spec_finalizers_pending(resource, &object);
             if pending {
+                if is_deleting(&object) && spec_finalizers_pending(resource, &object) {
+                    // kube-apiserver (namespaces) and Arktos (tenants) answer a repeated delete with 409.
+                    let kind = resource.kind.to_ascii_lowercase();
+                    return Err(ApiError::conflict(&resource.group, &resource.plural, name, &format!(
+                        "The system is ensuring all content is removed from this {kind}.  Upon completion, this {kind} \
+                         will automatically be purged by the system.")));
+                }
                 if is_deleting(&object) {
                     return Ok(DeleteOutcome::Pending(object));
                 }
