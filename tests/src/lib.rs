@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -198,6 +199,84 @@ fn check(args: &[&str], output: Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     stdout
+}
+
+/// The output of a background `kubectl get -w` (or a raw watch): its stdout lines arrive on a channel, read by a
+/// thread; the process is killed on drop.
+pub struct WatchOutput {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl WatchOutput {
+    pub fn start(kubectl: &Kubectl, args: &[&str]) -> WatchOutput {
+        let mut child = kubectl.spawn(args);
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        WatchOutput { child, lines, seen: Vec::new() }
+    }
+
+    /// Reads lines until `count` lines seen so far satisfy `wanted` (true) or `timeout` passes (false).
+    pub fn wait_for_nth(&mut self, timeout: Duration, count: usize, wanted: impl Fn(&str) -> bool) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut found = self.seen.iter().filter(|line| wanted(line)).count();
+        while found < count {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else { return false };
+            let Ok(line) = self.lines.recv_timeout(left) else { return false };
+            found += usize::from(wanted(&line));
+            self.seen.push(line);
+        }
+        true
+    }
+
+    /// Reads lines until one satisfies `wanted` (true) or `timeout` passes (false).
+    pub fn wait_for(&mut self, timeout: Duration, wanted: impl Fn(&str) -> bool) -> bool {
+        self.wait_for_nth(timeout, 1, wanted)
+    }
+
+    /// Every line read so far.
+    pub fn lines(&self) -> &[String] {
+        &self.seen
+    }
+
+    /// The first line read so far that satisfies `wanted`.
+    pub fn find(&self, wanted: impl Fn(&str) -> bool) -> Option<&str> {
+        self.seen.iter().map(String::as_str).find(|line| wanted(line))
+    }
+
+    /// True if a line read so far satisfies `wanted`.
+    pub fn saw(&self, wanted: impl Fn(&str) -> bool) -> bool {
+        self.find(wanted).is_some()
+    }
+
+    pub fn transcript(&self) -> String {
+        self.seen.join("\n")
+    }
+}
+
+impl Drop for WatchOutput {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A line predicate: the line contains `needle`.
+pub fn contains(needle: &str) -> impl Fn(&str) -> bool + '_ {
+    move |line| line.contains(needle)
+}
+
+/// A line predicate over a table row's whitespace-separated cells.
+pub fn cells(wanted: impl Fn(&[&str]) -> bool) -> impl Fn(&str) -> bool {
+    move |line| wanted(&line.split_whitespace().collect::<Vec<_>>())
 }
 
 /// Polls `probe` until it returns true or `timeout` passes.

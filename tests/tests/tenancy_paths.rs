@@ -3,14 +3,11 @@
 //! tenants, with client certificates from `kspaces kubeconfig` and with static tokens; isolation between tenants,
 //! default-tenant routing, system-only resources, `metadata.tenant`.
 
-use std::io::{BufRead, BufReader};
-use std::process::Child;
-use std::sync::mpsc::{self, Receiver};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kspaces_tests::{
-    certificate_kubeconfig, certificate_kubeconfig_with, create_tenant, eventually, kubeconfig_with_server_url, token_file,
-    token_kubeconfig, token_kubeconfig_for_url, Kubectl, Server,
+    certificate_kubeconfig, certificate_kubeconfig_with, contains, create_tenant, eventually, kubeconfig_with_server_url, token_file,
+    token_kubeconfig, token_kubeconfig_for_url, Kubectl, Server, WatchOutput,
 };
 use serde_json::Value;
 
@@ -269,16 +266,16 @@ fn watches_on_full_and_workspace_paths_see_only_their_tenant() {
     let revision = raw(&f.a, "/api/v1/tenants/t-a/configmaps")["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_owned();
     assert!(!revision.is_empty(), "the list has a resourceVersion");
     let mut watches = [
-        ("t-a's admin, full path", Watcher::start(&f.a, &["get", "--raw", &format!("/api/v1/tenants/t-a/configmaps?watch=true&resourceVersion={revision}")])),
-        ("t-a's admin, workspace path", Watcher::start(&f.a, &["get", "--raw", &format!("/clusters/root:t-a/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={revision}")])),
-        ("the system admin, full path", Watcher::start(&f.system, &["get", "--raw", &format!("/api/v1/tenants/t-a/namespaces/default/configmaps?watch=true&resourceVersion={revision}")])),
+        ("t-a's admin, full path", WatchOutput::start(&f.a, &["get", "--raw", &format!("/api/v1/tenants/t-a/configmaps?watch=true&resourceVersion={revision}")])),
+        ("t-a's admin, workspace path", WatchOutput::start(&f.a, &["get", "--raw", &format!("/clusters/root:t-a/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={revision}")])),
+        ("the system admin, full path", WatchOutput::start(&f.system, &["get", "--raw", &format!("/api/v1/tenants/t-a/namespaces/default/configmaps?watch=true&resourceVersion={revision}")])),
     ];
     configmap(&f.b, "default", "event-b", "b");
     configmap(&f.system, "default", "event-system", "s");
     configmap(&f.a, "default", "event-a", "a");
     for (who, watch) in &mut watches {
-        assert!(watch.wait_for(TIMEOUT, "event-a"), "{who}: the watch missed t-a's create: {}", watch.transcript());
-        assert!(!watch.saw("event-b") && !watch.saw("event-system"), "{who}: the watch saw another space: {}", watch.transcript());
+        assert!(watch.wait_for(TIMEOUT, contains("event-a")), "{who}: the watch missed t-a's create: {}", watch.transcript());
+        assert!(!watch.saw(contains("event-b")) && !watch.saw(contains("event-system")), "{who}: the watch saw another space: {}", watch.transcript());
     }
 }
 
@@ -327,99 +324,44 @@ fn same_name_objects_in_two_tenants_are_independent() {
     assert!(gone.contains("configmaps \"shared\" not found"), "{gone}");
 }
 
-/// A background `kubectl get -w`: its stdout lines arrive on a channel, read by a thread.
-struct Watcher {
-    child: Child,
-    lines: Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Watcher {
-    fn start(kubectl: &Kubectl, args: &[&str]) -> Watcher {
-        let mut child = kubectl.spawn(args);
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Watcher { child, lines, seen: Vec::new() }
-    }
-
-    /// Reads lines until one contains `needle` (true) or `timeout` passes (false).
-    fn wait_for(&mut self, timeout: Duration, needle: &str) -> bool {
-        if self.seen.iter().any(|line| line.contains(needle)) {
-            return true;
-        }
-        let deadline = Instant::now() + timeout;
-        loop {
-            let Some(left) = deadline.checked_duration_since(Instant::now()) else { return false };
-            let Ok(line) = self.lines.recv_timeout(left) else { return false };
-            let found = line.contains(needle);
-            self.seen.push(line);
-            if found {
-                return true;
-            }
-        }
-    }
-
-    /// Creates probe config maps in `namespace` until the watch reports one, so later events are surely watched.
-    fn sync(&mut self, kubectl: &Kubectl, namespace: &str, prefix: &str) {
-        let mut attempt = 0;
-        let synced = eventually(TIMEOUT, || {
-            attempt += 1;
-            let probe = format!("{prefix}-{attempt}");
-            configmap(kubectl, namespace, &probe, "probe");
-            self.wait_for(Duration::from_millis(500), &probe)
-        });
-        assert!(synced, "the watch never reported a probe: {}", self.transcript());
-    }
-
-    fn saw(&self, needle: &str) -> bool {
-        self.seen.iter().any(|line| line.contains(needle))
-    }
-
-    fn transcript(&self) -> String {
-        self.seen.join("\n")
-    }
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Creates probe config maps in `namespace` until `watch` reports one, so later events are surely watched.
+fn sync(watch: &mut WatchOutput, kubectl: &Kubectl, namespace: &str, prefix: &str) {
+    let mut attempt = 0;
+    let synced = eventually(TIMEOUT, || {
+        attempt += 1;
+        let probe = format!("{prefix}-{attempt}");
+        configmap(kubectl, namespace, &probe, "probe");
+        watch.wait_for(Duration::from_millis(500), contains(&probe))
+    });
+    assert!(synced, "the watch never reported a probe: {}", watch.transcript());
 }
 
 #[test]
 fn watch_on_a_short_path_sees_only_the_callers_tenant() {
     let f = fixture(Credentials::Certificates);
-    let mut watch_a = Watcher::start(&f.a, &["get", "cm", "-w"]);
-    let mut watch_a_all = Watcher::start(&f.a, &["get", "cm", "-A", "-w"]);
-    let mut watch_b = Watcher::start(&f.b, &["get", "cm", "-w"]);
-    let mut watch_system = Watcher::start(&f.system, &["get", "cm", "-A", "-w"]);
-    watch_a.sync(&f.a, "default", "probe-a");
-    watch_a_all.sync(&f.a, "kube-system", "probe-a-all");
-    watch_b.sync(&f.b, "default", "probe-b");
-    watch_system.sync(&f.system, "default", "probe-system");
+    let mut watch_a = WatchOutput::start(&f.a, &["get", "cm", "-w"]);
+    let mut watch_a_all = WatchOutput::start(&f.a, &["get", "cm", "-A", "-w"]);
+    let mut watch_b = WatchOutput::start(&f.b, &["get", "cm", "-w"]);
+    let mut watch_system = WatchOutput::start(&f.system, &["get", "cm", "-A", "-w"]);
+    sync(&mut watch_a, &f.a, "default", "probe-a");
+    sync(&mut watch_a_all, &f.a, "kube-system", "probe-a-all");
+    sync(&mut watch_b, &f.b, "default", "probe-b");
+    sync(&mut watch_system, &f.system, "default", "probe-system");
 
     configmap(&f.b, "default", "event-b", "b");
     configmap(&f.b, "kube-system", "event-b-system", "b");
     configmap(&f.a, "default", "event-a", "a");
-    assert!(watch_a.wait_for(TIMEOUT, "event-a"), "t-a's watch missed its create: {}", watch_a.transcript());
-    assert!(watch_a_all.wait_for(TIMEOUT, "event-a"), "t-a's -A watch missed its create: {}", watch_a_all.transcript());
-    assert!(watch_b.wait_for(TIMEOUT, "event-b"), "t-b's watch missed its create: {}", watch_b.transcript());
+    assert!(watch_a.wait_for(TIMEOUT, contains("event-a")), "t-a's watch missed its create: {}", watch_a.transcript());
+    assert!(watch_a_all.wait_for(TIMEOUT, contains("event-a")), "t-a's -A watch missed its create: {}", watch_a_all.transcript());
+    assert!(watch_b.wait_for(TIMEOUT, contains("event-b")), "t-b's watch missed its create: {}", watch_b.transcript());
     // Markers written after the other tenants' events: one revision order, so a leaked event would come first.
     configmap(&f.a, "default", "last-a", "a");
     configmap(&f.b, "default", "last-b", "b");
     configmap(&f.system, "default", "last-system", "s");
-    assert!(watch_a.wait_for(TIMEOUT, "last-a"), "{}", watch_a.transcript());
-    assert!(watch_a_all.wait_for(TIMEOUT, "last-a"), "{}", watch_a_all.transcript());
-    assert!(watch_b.wait_for(TIMEOUT, "last-b"), "{}", watch_b.transcript());
-    assert!(watch_system.wait_for(TIMEOUT, "last-system"), "{}", watch_system.transcript());
+    assert!(watch_a.wait_for(TIMEOUT, contains("last-a")), "{}", watch_a.transcript());
+    assert!(watch_a_all.wait_for(TIMEOUT, contains("last-a")), "{}", watch_a_all.transcript());
+    assert!(watch_b.wait_for(TIMEOUT, contains("last-b")), "{}", watch_b.transcript());
+    assert!(watch_system.wait_for(TIMEOUT, contains("last-system")), "{}", watch_system.transcript());
 
     for (watch, foreign) in [
         (&watch_a, ["event-b", "probe-b", "probe-system", "last-b"]),
@@ -428,10 +370,10 @@ fn watch_on_a_short_path_sees_only_the_callers_tenant() {
         (&watch_system, ["event-a", "event-b", "probe-a", "probe-b"]),
     ] {
         for name in foreign {
-            assert!(!watch.saw(name), "a watch saw another space's {name}: {}", watch.transcript());
+            assert!(!watch.saw(contains(name)), "a watch saw another space's {name}: {}", watch.transcript());
         }
     }
-    assert!(!watch_a_all.saw("event-b-system"), "t-a's -A watch saw t-b's kube-system: {}", watch_a_all.transcript());
+    assert!(!watch_a_all.saw(contains("event-b-system")), "t-a's -A watch saw t-b's kube-system: {}", watch_a_all.transcript());
 }
 
 #[test]
@@ -629,15 +571,15 @@ fn tenants_all_watch_sees_events_of_every_tenant() {
     let revision = list["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_owned();
     assert!(!revision.is_empty(), "the list has a resourceVersion: {list}");
     let path = format!("/api/v1/tenants/all/configmaps?watch=true&resourceVersion={revision}");
-    let mut watch = Watcher::start(&f.system, &["get", "--raw", &path]);
+    let mut watch = WatchOutput::start(&f.system, &["get", "--raw", &path]);
 
     configmap(&f.a, "default", "watched-a", "a");
     configmap(&f.b, "default", "watched-b", "b");
     configmap(&f.system, "default", "watched-system", "s");
     for name in ["watched-a", "watched-b", "watched-system"] {
-        assert!(watch.wait_for(TIMEOUT, name), "tenants/all watch missed {name}: {}", watch.transcript());
+        assert!(watch.wait_for(TIMEOUT, contains(name)), "tenants/all watch missed {name}: {}", watch.transcript());
     }
-    let event_a = watch.seen.iter().find(|l| l.contains("watched-a")).cloned().unwrap_or_default();
+    let event_a = watch.find(contains("watched-a")).unwrap_or_default().to_owned();
     let event: Value = serde_json::from_str(&event_a).unwrap_or_else(|e| panic!("a watch event is one JSON line ({e}): {event_a}"));
     assert_eq!(event["type"], "ADDED", "{event_a}");
     assert_eq!(event["object"]["metadata"]["tenant"], "t-a", "{event_a}");
