@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client, Config, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use kspaces_tests::Server;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-type Result<T> = std::result::Result<T, BoxError>;
+mod support;
+
+use support::{client, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(4);
@@ -75,7 +75,7 @@ async fn run() -> Result<Vec<Row>> {
     let client = client(&server).await?;
     wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let idle = rss_kib(server.pid())?;
+    let idle = status_kib(server.pid(), "VmRSS:")?;
     let idle_mib = idle as f64 / 1024.0;
     rows.push(Row::new("idle RSS after start (VmRSS)", format!("{idle_mib:.1} MiB")).target("≤ 30 MiB", idle_mib <= 30.0));
 
@@ -89,15 +89,9 @@ async fn run() -> Result<Vec<Row>> {
     }
     rows.extend(list_rows(&server, &client).await?);
     rows.push(watch_row(&server, &client).await?);
-    let loaded = rss_kib(server.pid())? as f64 / 1024.0;
+    let loaded = status_kib(server.pid(), "VmRSS:")? as f64 / 1024.0;
     rows.push(Row::new(format!("RSS after the run ({} objects stored)", LIST_SIZE + 2000), format!("{loaded:.1} MiB")));
     Ok(rows)
-}
-
-async fn client(server: &Server) -> Result<Client> {
-    let kubeconfig = Kubeconfig::read_from(&server.kubeconfig)?;
-    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
 }
 
 fn configmap(name: String) -> ConfigMap {
@@ -105,18 +99,6 @@ fn configmap(name: String) -> ConfigMap {
         metadata: ObjectMeta { name: Some(name), ..ObjectMeta::default() },
         data: Some([("key".to_owned(), "a small value".to_owned())].into()),
         ..ConfigMap::default()
-    }
-}
-
-/// Polls `GET /readyz` every millisecond until it answers 200.
-async fn wait_ready(client: &Client, deadline: Instant) -> Result<()> {
-    loop {
-        let request = http::Request::get("/readyz").body(Vec::new())?;
-        match client.request_text(request).await {
-            Ok(_) => return Ok(()),
-            Err(error) if Instant::now() > deadline => return Err(format!("/readyz never answered: {error}").into()),
-            Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
-        }
     }
 }
 
@@ -176,21 +158,6 @@ impl CpuClock {
             client: (cpu_seconds(std::process::id())? - self.client) / wall,
         })
     }
-}
-
-/// CPU time (user + system) of a process in seconds, from `/proc/<pid>/stat` (clock ticks of 1/100 s).
-fn cpu_seconds(pid: u32) -> Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let after_name = stat.rsplit_once(") ").ok_or("malformed /proc/pid/stat")?.1;
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
-    Ok(ticks as f64 / 100.0)
-}
-
-fn rss_kib(pid: u32) -> Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).ok_or("no VmRSS")?;
-    Ok(line.split_whitespace().nth(1).ok_or("malformed VmRSS")?.parse()?)
 }
 
 /// Throughput, per-request latencies and the server's CPU use (cores) of one closed-loop phase.
@@ -406,11 +373,3 @@ where
     Ok(arrivals)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((p / 100.0) * (sorted.len().saturating_sub(1)) as f64).round() as usize;
-    sorted.get(index).copied().unwrap_or_default()
-}
-
-fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
-}

@@ -14,13 +14,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
+use kube::Client;
 use kspaces_tests::Server;
 use serde_json::Value;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-type Result<T> = std::result::Result<T, BoxError>;
+mod support;
+
+use support::{client, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 const CONCURRENCY: usize = 48;
 const IDLE: Duration = Duration::from_secs(5);
@@ -137,23 +137,6 @@ async fn run(tenants: usize, deadline: Instant) -> Result<()> {
     sanity_check(&client, tenants).await
 }
 
-async fn client(server: &Server) -> Result<Client> {
-    let kubeconfig = Kubeconfig::read_from(&server.kubeconfig)?;
-    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
-}
-
-async fn wait_ready(client: &Client, deadline: Instant) -> Result<()> {
-    loop {
-        let request = http::Request::get("/readyz").body(Vec::new())?;
-        match client.request_text(request).await {
-            Ok(_) => return Ok(()),
-            Err(error) if Instant::now() > deadline => return Err(format!("/readyz never answered: {error}").into()),
-            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
-        }
-    }
-}
-
 fn tenant_request(i: usize) -> Result<http::Request<Vec<u8>>> {
     let body = format!(r#"{{"apiVersion":"v1","kind":"Tenant","metadata":{{"name":"t-{i}"}}}}"#);
     Ok(http::Request::post("/api/v1/tenants").header(http::header::CONTENT_TYPE, "application/json").body(body.into_bytes())?)
@@ -234,12 +217,6 @@ fn sample(server: &Server, tenants: usize) -> Result<Sample> {
     Ok(Sample { tenants, rss_kib, hwm_kib, disk_bytes, apparent_bytes })
 }
 
-fn status_kib(pid: u32, field: &str) -> Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let line = status.lines().find(|l| l.starts_with(field)).ok_or_else(|| format!("no {field} in /proc/{pid}/status"))?;
-    Ok(line.split_whitespace().nth(1).ok_or("malformed /proc/pid/status")?.parse()?)
-}
-
 /// (allocated bytes as `du` counts them, apparent bytes) of every file under `dir`.
 fn dir_size(dir: &Path) -> Result<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
@@ -257,15 +234,6 @@ fn dir_size(dir: &Path) -> Result<(u64, u64)> {
         }
     }
     Ok((allocated, apparent))
-}
-
-/// CPU time (user + system) of a process in seconds, from `/proc/<pid>/stat` (clock ticks of 1/100 s).
-fn cpu_seconds(pid: u32) -> Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let after_name = stat.rsplit_once(") ").ok_or("malformed /proc/pid/stat")?.1;
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
-    Ok(ticks as f64 / 100.0)
 }
 
 fn print_tables(samples: &[Sample], segments: &mut [Segment], errors: &Errors) {
@@ -354,15 +322,6 @@ async fn sanity_check(client: &Client, tenants: usize) -> Result<()> {
         return Err(format!("GET {path} listed {names:?}, expected the 3 tenant namespaces").into());
     }
     Ok(())
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((p / 100.0) * (sorted.len().saturating_sub(1)) as f64).round() as usize;
-    sorted.get(index).copied().unwrap_or_default()
-}
-
-fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
 
 fn mib(bytes: u64) -> f64 {
