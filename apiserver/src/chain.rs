@@ -8,7 +8,6 @@ use std::time::Instant;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use kspaces_authz::UserInfo;
-use kspaces_storage::SpaceName;
 
 use crate::filters::authenticate::PeerIdentity;
 use crate::filters::request_info::{self, RequestInfo, SpacePath};
@@ -71,9 +70,7 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
         return Err(ApiError::no_route());
     }
     let request = tenancy::Request { user: &user, verb: &info.verb, resource: &info.resource, path: &info.space };
-    tenancy::check_resource(&request, &resource, &spaces, server.is_system_user(&user))?;
-    // System-only resources live in the system space, whichever path form a system user reached them by.
-    let spaces = if resource.system_only { Spaces::One(SpaceName::system()) } else { spaces };
+    let spaces = tenancy::check_resource(&request, &resource, spaces, server.is_system_user(&user))?;
     let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
     admission::check_request(&server, &resource, &scope, info)?;
     let ctx = Ctx::new(server, req, info.clone(), resource, scope, user);

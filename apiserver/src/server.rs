@@ -14,7 +14,6 @@ use crate::config::{ServeArgs, StorageBackend};
 use crate::filters::authenticate::{from_certificate, PeerIdentity, TokenFile};
 use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::builtin::builtin_resources;
-use crate::registry::store::ListOptions;
 use crate::registry::{ResourceTable, Scope};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
@@ -72,7 +71,7 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
     let mut wanted = vec![tenancy::SYSTEM.to_owned()];
     wanted.extend(server.default_tenant.clone());
     for name in wanted {
-        let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": name}, "spec": {"storageClusterId": "0"}});
+        let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": name}});
         match server.registry.create(&tenants, &system, tenant, &namespaces, false).await {
             Ok(_) | Err(ApiError { code: 409, .. }) => {}
             Err(err) => return Err(failed(err)),
@@ -86,19 +85,11 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
 async fn load_tenants(server: &ApiServer) -> ApiResult<()> {
     let Some(tenants) = server.resources.by_kind("", "Tenant").cloned() else { return Ok(()) };
     let scope = Scope::one(server.system_space(), None);
-    let mut options = ListOptions { limit: Some(1000), ..ListOptions::default() };
-    loop {
-        let (items, meta) = server.registry.list(&tenants, &scope, &options).await?;
-        for tenant in &items {
-            let name = tenant.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-            let revision = tenant.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok());
-            server.tenants.apply(name, Some(Phase::of(tenant)), revision.unwrap_or(meta.resource_version));
-        }
-        match meta.continue_token {
-            Some(token) => options.continue_token = Some(token),
-            None => return Ok(()),
-        }
-    }
+    server.registry.for_each(&tenants, &scope, 1000, |tenant| {
+        let name = tenant.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let revision = tenant.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok());
+        server.tenants.apply(name, Some(Phase::of(tenant)), revision.unwrap_or_default());
+    }).await
 }
 
 /// Completes the space of any Active tenant whose creation was interrupted before its space was made.

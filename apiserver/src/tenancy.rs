@@ -108,11 +108,11 @@ pub fn tenant_of(space: &SpaceName) -> &str {
     space.as_str()
 }
 
-/// Checks a resource against the spaces a request reaches: system-only resources are for system users and
-/// live only in the system space.
-pub fn check_resource(request: &Request<'_>, resource: &ResourceInfo, spaces: &Spaces, system_user: bool) -> ApiResult<()> {
+/// The spaces a request for `resource` covers: system-only resources are for system users and live only in the
+/// system space, whichever path form (`all` included) a system user reached them by.
+pub fn check_resource(request: &Request<'_>, resource: &ResourceInfo, spaces: Spaces, system_user: bool) -> ApiResult<Spaces> {
     if !resource.system_only {
-        return Ok(());
+        return Ok(spaces);
     }
     if !system_user {
         return Err(ApiError::forbidden(format!(
@@ -121,7 +121,7 @@ pub fn check_resource(request: &Request<'_>, resource: &ResourceInfo, spaces: &S
     }
     match spaces {
         Spaces::One(space) if !space.is_system() => Err(ApiError::no_route()),
-        _ => Ok(()),
+        _ => Ok(Spaces::One(SpaceName::system())),
     }
 }
 

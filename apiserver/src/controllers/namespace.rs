@@ -9,7 +9,7 @@ use std::time::Duration;
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::{json, Value};
 
-use crate::registry::store::{DeleteOptions, ListOptions, Part, WriteObserver};
+use crate::registry::store::{is_deleting, DeleteOptions, ListOptions, Part, WriteObserver};
 use crate::registry::{ResourceInfo, Scope, Spaces};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
@@ -18,10 +18,6 @@ use crate::status::{ApiError, ApiResult};
 #[derive(Debug, Default)]
 pub struct TerminatingNamespaces {
     pending: Mutex<BTreeSet<(SpaceName, String)>>,
-}
-
-fn is_deleting(object: &Value) -> bool {
-    object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
 }
 
 impl TerminatingNamespaces {
@@ -49,23 +45,17 @@ impl WriteObserver for TerminatingNamespaces {
 
 /// Finds the namespaces already Terminating when the server starts (one paged scan of every space).
 pub async fn seed(server: &ApiServer) -> ApiResult<()> {
-    let namespaces = server.namespaces();
     let scope = Scope { spaces: Spaces::All, namespace: None };
-    let mut options = ListOptions { limit: Some(500), ..ListOptions::default() };
-    loop {
-        let (items, meta) = server.registry.list(&namespaces, &scope, &options).await?;
-        for namespace in items.iter().filter(|ns| is_deleting(ns)) {
-            let space = namespace.pointer("/metadata/tenant").and_then(Value::as_str).unwrap_or("system");
-            let name = namespace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-            if let Ok(space) = crate::tenancy::space_of(space) {
-                server.terminating_namespaces.set(&space, name, true);
-            }
+    server.registry.for_each(&server.namespaces(), &scope, 500, |namespace| {
+        if !is_deleting(namespace) {
+            return;
         }
-        match meta.continue_token {
-            Some(token) => options.continue_token = Some(token),
-            None => return Ok(()),
+        let tenant = namespace.pointer("/metadata/tenant").and_then(Value::as_str).unwrap_or(crate::tenancy::SYSTEM);
+        let name = namespace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        if let Ok(space) = crate::tenancy::space_of(tenant) {
+            server.terminating_namespaces.set(&space, name, true);
         }
-    }
+    }).await
 }
 
 /// Finds the namespaces left Terminating by the previous run, then runs forever, checking the Terminating

@@ -156,7 +156,8 @@ fn has_finalizers(object: &Value) -> bool {
     object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
 }
 
-fn is_deleting(object: &Value) -> bool {
+/// True once an object has a deletion timestamp.
+pub fn is_deleting(object: &Value) -> bool {
     object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
 }
 
@@ -172,6 +173,7 @@ fn generated_name(prefix: &str) -> String {
 
 /// The stored object an update replaces: where it is, what it was, and at which revision.
 struct Stored<'a> {
+    space: &'a SpaceName,
     key: &'a Key,
     name: &'a str,
     object: &'a Value,
@@ -190,14 +192,9 @@ impl GenericStore {
         GenericStore { store, observers }
     }
 
-    fn notify(&self, resource: &ResourceInfo, key: &Key, name: &str, object: Option<&Value>, revision: Revision) {
-        if self.observers.is_empty() {
-            return;
-        }
-        let Ok(parts) = key.parts(self.store.layout()) else { return };
-        let Ok(space) = SpaceName::new(parts.space) else { return };
+    fn notify(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
         for observer in &self.observers {
-            observer.written(resource, &space, name, object, revision);
+            observer.written(resource, space, name, object, revision);
         }
     }
 
@@ -257,6 +254,19 @@ impl GenericStore {
                 return Ok((items, meta));
             }
             request = ListRequest { revision: None, limit: options.limit.map(|l| l - items.len()), continue_token: page.continue_token };
+        }
+    }
+
+    /// Visits every object in `scope`, reading `page` objects at a time (one snapshot for all pages).
+    pub async fn for_each(&self, resource: &ResourceInfo, scope: &Scope, page: usize, mut visit: impl FnMut(&Value)) -> ApiResult<()> {
+        let mut options = ListOptions { limit: Some(page), ..ListOptions::default() };
+        loop {
+            let (items, meta) = self.list(resource, scope, &options).await?;
+            items.iter().for_each(&mut visit);
+            match meta.continue_token {
+                Some(token) => options.continue_token = Some(token),
+                None => return Ok(()),
+            }
         }
     }
 
@@ -345,7 +355,7 @@ impl GenericStore {
             match self.store.create(&key, encode(&candidate)).await? {
                 Ok(record) => {
                     set_resource_version(&mut candidate, record.revision);
-                    self.notify(resource, &key, &name, Some(&candidate), record.revision);
+                    self.notify(resource, scope.space()?, &name, Some(&candidate), record.revision);
                     return Ok(candidate);
                 }
                 Err(_) if generated => continue,
@@ -375,7 +385,7 @@ impl GenericStore {
         }
         let old = decode(&current)?;
         let new = self.prepare_update(resource, scope, &old, object, part)?;
-        self.commit_update(resource, Stored { key: &key, name, object: &old, revision: current.revision }, new, dry_run).await
+        self.commit_update(resource, Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision }, new, dry_run).await
     }
 
     /// Read-modify-write with retries on conflict: `change` maps the current object to the desired one.
@@ -398,7 +408,7 @@ impl GenericStore {
             }
             check_type_meta(resource, &desired)?;
             let new = self.prepare_update(resource, scope, &old, desired, part)?;
-            match self.commit_update(resource, Stored { key: &key, name, object: &old, revision: current.revision }, new, dry_run).await {
+            match self.commit_update(resource, Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision }, new, dry_run).await {
                 Err(err) if err.reason == "Conflict" => continue,
                 other => return other,
             }
@@ -420,7 +430,7 @@ impl GenericStore {
     }
 
     async fn commit_update(&self, resource: &ResourceInfo, stored: Stored<'_>, mut new: Value, dry_run: bool) -> ApiResult<Value> {
-        let Stored { key, name, object: old, revision } = stored;
+        let Stored { space, key, name, object: old, revision } = stored;
         let finished = is_deleting(&new) && !has_finalizers(&new) && !spec_finalizers_pending(resource, &new);
         if dry_run {
             set_resource_version(&mut new, revision);
@@ -430,7 +440,7 @@ impl GenericStore {
             return match self.store.delete(key, Some(revision)).await? {
                 Ok(deleted) => {
                     set_resource_version(&mut new, deleted.revision);
-                    self.notify(resource, key, name, None, deleted.revision);
+                    self.notify(resource, space, name, None, deleted.revision);
                     Ok(new)
                 }
                 Err(conflict) => Err(conflict_error(resource, name, conflict)),
@@ -444,7 +454,7 @@ impl GenericStore {
         match self.store.update(key, encode(&new), Some(revision)).await? {
             Ok(record) => {
                 set_resource_version(&mut new, record.revision);
-                self.notify(resource, key, name, Some(&new), record.revision);
+                self.notify(resource, space, name, Some(&new), record.revision);
                 Ok(new)
             }
             Err(conflict) => Err(conflict_error(resource, name, conflict)),
@@ -494,7 +504,7 @@ impl GenericStore {
                 match self.store.update(&key, encode(&object), Some(current.revision)).await? {
                     Ok(record) => {
                         set_resource_version(&mut object, record.revision);
-                        self.notify(resource, &key, name, Some(&object), record.revision);
+                        self.notify(resource, scope.space()?, name, Some(&object), record.revision);
                         return Ok(DeleteOutcome::Pending(object));
                     }
                     Err(_) => continue,
@@ -506,7 +516,7 @@ impl GenericStore {
             match self.store.delete(&key, Some(current.revision)).await? {
                 Ok(deleted) => {
                     set_resource_version(&mut object, deleted.revision);
-                    self.notify(resource, &key, name, None, deleted.revision);
+                    self.notify(resource, scope.space()?, name, None, deleted.revision);
                     return Ok(DeleteOutcome::Deleted(object));
                 }
                 Err(Conflict::NotFound) => return Err(ApiError::not_found(&resource.group, &resource.plural, name)),

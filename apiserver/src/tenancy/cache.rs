@@ -12,7 +12,7 @@ use std::sync::RwLock;
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
-use crate::registry::store::WriteObserver;
+use crate::registry::store::{is_deleting, WriteObserver};
 use crate::registry::ResourceInfo;
 
 /// A tenant's lifecycle phase (`status.phase`).
@@ -25,8 +25,7 @@ pub enum Phase {
 impl Phase {
     /// The phase of a stored Tenant: Terminating once it has a deletion timestamp.
     pub fn of(object: &Value) -> Phase {
-        let deleting = object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null());
-        if deleting || object.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
+        if is_deleting(object) || object.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
             Phase::Terminating
         } else {
             Phase::Active
