@@ -94,6 +94,10 @@ fn check_tenant(object: &Value, causes: &mut Vec<Cause>) {
     if object.pointer("/metadata/name").and_then(Value::as_str) == Some(ALL) {
         causes.push(Cause::invalid("metadata.name", ALL, "\"all\" is reserved: it names every tenant in /api/v1/tenants/all/..."));
     }
+    if let Some(spec) = object.get("spec").filter(|spec| !spec.is_object()) {
+        causes.push(Cause::invalid("spec", &spec.to_string(), "must be an object"));
+        return;
+    }
     match object.pointer("/spec/storageClusterId") {
         Some(Value::String(id)) if id.parse::<u8>().is_ok_and(|n| n <= 63) && !id.starts_with('+') => {}
         Some(Value::String(id)) => causes.push(Cause::invalid("spec.storageClusterId", id, "must be integer 0-63")),
@@ -157,6 +161,9 @@ mod tests {
         assert!(found.iter().any(|c| c.contains("must be integer 0-63")), "{found:?}");
         let inconsistent = json!({"metadata": {"name": "t"}, "spec": {"storageClusterId": "3"}, "status": {"phase": "Terminating"}});
         assert_eq!(causes(&tenant(), &inconsistent).len(), 1);
+        let mut not_an_object = json!({"metadata": {"name": "t"}, "spec": "nope"});
+        prepare_create(&tenant(), &mut not_an_object);
+        assert_eq!(causes(&tenant(), &not_an_object), ["spec: Invalid value: \"\\\"nope\\\"\": must be an object"]);
     }
 
     #[test]
