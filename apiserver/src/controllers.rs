@@ -3,3 +3,45 @@
 pub mod compaction;
 pub mod namespace;
 pub mod tenant;
+
+use serde_json::{json, Value};
+
+use crate::registry::store::{DeleteOptions, ListOptions, Part};
+use crate::registry::{ResourceInfo, Scope};
+use crate::state::ApiServer;
+use crate::status::{ApiError, ApiResult};
+
+/// How many objects of one resource a pass deletes at most (the next pass takes the rest).
+const BATCH: usize = 500;
+
+/// Deletes the objects of `resources` in `scope` (one space; a namespace, or all of the space), honouring
+/// finalizers: an object with finalizers only gets its deletion timestamp. True if nothing was left to delete.
+/// 404 (gone meanwhile) and 409 (a Terminating namespace, emptied by its own controller) are not failures.
+pub async fn delete_content<'a>(server: &ApiServer, resources: impl Iterator<Item = &'a ResourceInfo>, scope: &Scope) -> ApiResult<bool> {
+    let space = scope.space()?;
+    let mut empty = true;
+    for resource in resources {
+        let options = ListOptions { limit: Some(BATCH), ..ListOptions::default() };
+        let (items, _) = server.registry.list(resource, scope, &options).await?;
+        for item in &items {
+            empty = false;
+            let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
+            let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).filter(|_| resource.namespaced);
+            let item_scope = Scope::one(space.clone(), namespace.map(str::to_owned));
+            match server.registry.delete(resource, &item_scope, name, &DeleteOptions::default()).await {
+                Ok(_) | Err(ApiError { code: 404 | 409, .. }) => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
+    Ok(empty)
+}
+
+/// Empties the `spec.finalizers` of a namespace or tenant being deleted (its `/finalize`), which removes it.
+pub async fn finalize(server: &ApiServer, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<()> {
+    server.registry.guaranteed_update(resource, scope, name, Part::Finalize, false, |old| {
+        let mut new = old.clone();
+        new["spec"]["finalizers"] = json!([]);
+        Ok(new)
+    }).await.map(drop)
+}

@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kspaces_storage::{Revision, SpaceName};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::registry::store::{is_deleting, DeleteOptions, ListOptions, Part, WriteObserver};
+use super::{delete_content, finalize};
+use crate::registry::store::{is_deleting, WriteObserver};
 use crate::registry::{ResourceInfo, Scope, Spaces};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
@@ -79,14 +80,12 @@ pub async fn reconcile(server: &ApiServer) -> ApiResult<()> {
     let namespaces = server.namespaces();
     for (space, name) in server.terminating_namespaces.snapshot() {
         let cluster = Scope::one(space.clone(), None);
-        if !empty_namespace(server, &space, &name).await? {
+        let content = Scope::one(space.clone(), Some(name.clone()));
+        let namespaced = server.resources.all().iter().filter(|r| r.namespaced).map(|r| &**r);
+        if !delete_content(server, namespaced, &content).await? {
             continue;
         }
-        let finalized = server.registry.guaranteed_update(&namespaces, &cluster, &name, Part::Finalize, false, |old| {
-            let mut new = old.clone();
-            new["spec"]["finalizers"] = json!([]);
-            Ok(new)
-        }).await;
+        let finalized = finalize(server, &namespaces, &cluster, &name).await;
         match finalized {
             Ok(_) => {}
             Err(ApiError { code: 404, .. }) => server.terminating_namespaces.set(&space, &name, false),
@@ -94,23 +93,4 @@ pub async fn reconcile(server: &ApiServer) -> ApiResult<()> {
         }
     }
     Ok(())
-}
-
-/// Deletes everything in the namespace; true once nothing is left.
-async fn empty_namespace(server: &ApiServer, space: &SpaceName, namespace: &str) -> ApiResult<bool> {
-    let scope = Scope::one(space.clone(), Some(namespace.to_owned()));
-    let mut empty = true;
-    for resource in server.resources.all().iter().filter(|r| r.namespaced) {
-        let (items, _) = server.registry.list(resource, &scope, &ListOptions::default()).await?;
-        for item in &items {
-            empty = false;
-            let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
-            if let Err(err) = server.registry.delete(resource, &scope, name, &DeleteOptions::default()).await {
-                if err.code != 404 {
-                    return Err(err);
-                }
-            }
-        }
-    }
-    Ok(empty)
 }

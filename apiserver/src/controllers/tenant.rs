@@ -6,16 +6,11 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
-
-use crate::registry::store::{DeleteOptions, ListOptions, Part};
+use super::delete_content;
 use crate::registry::Scope;
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::{self, space_of};
-
-/// How many objects of one resource a pass deletes at most (the next pass takes the rest).
-const BATCH: usize = 500;
 
 /// Runs forever, checking the Terminating tenants every `interval`.
 pub async fn run(server: Arc<ApiServer>, interval: Duration) {
@@ -48,38 +43,15 @@ pub async fn run(server: Arc<ApiServer>, interval: Duration) {
 
 /// One pass over a Terminating tenant's space: deletes what is left; true if nothing was left.
 pub async fn empty_space(server: &ApiServer, tenant: &str) -> ApiResult<bool> {
-    let space = space_of(tenant)?;
-    let mut empty = true;
-    for resource in server.resources.all().iter().filter(|r| !r.system_only) {
-        let scope = Scope::one(space.clone(), None);
-        let options = ListOptions { limit: Some(BATCH), ..ListOptions::default() };
-        let (items, _) = server.registry.list(resource, &scope, &options).await?;
-        for item in &items {
-            empty = false;
-            let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
-            let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
-            let scope = Scope::one(space.clone(), namespace.filter(|_| resource.namespaced));
-            match server.registry.delete(resource, &scope, name, &DeleteOptions::default()).await {
-                // 409: a namespace already Terminating, emptied by the namespace controller.
-                Ok(_) | Err(ApiError { code: 404 | 409, .. }) => {}
-                Err(err) => return Err(err),
-            }
-        }
-    }
-    Ok(empty)
+    let space = Scope::one(space_of(tenant)?, None);
+    delete_content(server, server.resources.all().iter().filter(|r| !r.system_only).map(|r| &**r), &space).await
 }
 
 /// Lifts the tenant's content finalizer, which removes the Tenant (it is already being deleted).
 pub async fn finalize(server: &ApiServer, tenant: &str) -> ApiResult<()> {
     let tenants = server.resources.by_kind("", "Tenant").cloned().ok_or_else(|| ApiError::internal("no Tenant resource"))?;
-    let system = Scope::one(space_of(tenancy::SYSTEM)?, None);
-    let finalized = server.registry.guaranteed_update(&tenants, &system, tenant, Part::Finalize, false, |old| {
-        let mut new = old.clone();
-        new["spec"]["finalizers"] = json!([]);
-        Ok(new)
-    }).await;
-    match finalized {
-        Ok(_) | Err(ApiError { code: 404, .. }) => Ok(()),
+    match super::finalize(server, &tenants, &Scope::one(space_of(tenancy::SYSTEM)?, None), tenant).await {
+        Ok(()) | Err(ApiError { code: 404, .. }) => Ok(()),
         Err(err) => Err(err),
     }
 }
