@@ -10,14 +10,11 @@ use crate::tenancy::{self, Phase};
 /// they go only with the tenant (the tenant controller deletes them directly).
 pub const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
-/// Checks a request against the state of its space, before its body is read.
-pub fn check_request(server: &ApiServer, resource: &ResourceInfo, scope: &Scope, info: &RequestInfo) -> ApiResult<()> {
+/// Checks a request against its space, before its body is read.
+pub fn check_request(resource: &ResourceInfo, scope: &Scope, info: &RequestInfo) -> ApiResult<()> {
     let Spaces::One(space) = &scope.spaces else { return Ok(()) };
     let tenant = tenancy::tenant_of(space);
     let writes = matches!(info.verb.as_str(), "create" | "update" | "patch");
-    if info.verb == "create" {
-        check_create(server, resource, scope)?;
-    }
     if writes && resource.is("apps", "DaemonSet") && !space.is_system() {
         // Arktos' SystemDaemonSet admission: daemons run on every node, which only the system tenant owns.
         return Err(ApiError::forbidden(format!(
@@ -26,8 +23,9 @@ pub fn check_request(server: &ApiServer, resource: &ResourceInfo, scope: &Scope,
     Ok(())
 }
 
-/// Refuses creates in a Terminating tenant. Checked before the body is read and again just before the write
-/// (a slow body must not slip past the start of a deletion).
+/// Refuses creates in a Terminating tenant. Checked by the create handler once the body is decoded, just before
+/// the write, as kube-apiserver's lifecycle admission runs after decoding (a slow body cannot slip past the start
+/// of a deletion).
 pub fn check_create(server: &ApiServer, resource: &ResourceInfo, scope: &Scope) -> ApiResult<()> {
     let Spaces::One(space) = &scope.spaces else { return Ok(()) };
     let tenant = tenancy::tenant_of(space);

@@ -72,7 +72,7 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
     let request = tenancy::Request { user: &user, verb: &info.verb, resource: &info.resource, path: &info.space };
     let spaces = tenancy::check_resource(&request, &resource, spaces, server.is_system_user(&user))?;
     let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
-    admission::check_request(&server, &resource, &scope, info)?;
+    admission::check_request(&resource, &scope, info)?;
     let ctx = Ctx::new(server, req, info.clone(), resource, scope, user);
     handlers::dispatch(ctx, payload).await
 }
