@@ -1,5 +1,7 @@
 //! Admission: rules that hold across resources, checked before a write reaches the registry.
 
+pub mod escalation;
+
 use crate::filters::request_info::RequestInfo;
 use crate::registry::{ResourceInfo, Scope, Spaces};
 use crate::state::ApiServer;

@@ -1,34 +1,66 @@
-//! The handler chain, one line per stage, in order: authenticate → parse the request → resolve the space →
-//! authorize → resolve the resource → admit the request (tenancy rules) → decode, admit, validate (in the verb
-//! handler) → storage.
+//! The handler chain, one line per stage, in order: authenticate → impersonate → parse the request → resolve
+//! the space → authorize → resolve the resource → admit the request (tenancy rules) → decode, admit, validate (in
+//! the verb handler) → storage; then the audit event.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use actix_web::http::header;
+use actix_web::body::{BoxBody, MessageBody};
 use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use kspaces_authz::policy::Decision;
 use kspaces_authz::UserInfo;
+use kspaces_storage::SpaceName;
+use serde_json::Value;
 
-use crate::filters::authenticate::PeerIdentity;
+use crate::audit::{AuditOutcome, AuditRequest, Level};
+use crate::filters::authenticate::{self, PeerIdentity};
+use crate::filters::impersonate;
 use crate::filters::request_info::{self, RequestInfo, SpacePath};
-use crate::handlers::{self, Ctx};
+use crate::handlers::{self, Body, Ctx};
 use crate::metrics::RequestLabels;
 use crate::registry::{Scope, Spaces};
 use crate::routes;
-use crate::{admission, tenancy};
+use crate::{admission, authorization, tenancy};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
+
+/// What the chain learned about a request, for the audit log.
+#[derive(Default)]
+struct Trail {
+    /// The identity the request acts as (the impersonated one, when impersonating).
+    user: Option<UserInfo>,
+    impersonator: Option<UserInfo>,
+    tenant: Option<String>,
+    decision: Option<Decision>,
+    /// The `Status` of a failed request.
+    status: Option<Value>,
+    /// The audit level, once known.
+    level: Option<Level>,
+    /// The request body, read early when the audit level records it.
+    body: Option<bytes::Bytes>,
+}
 
 /// The single entry point for every request.
 pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<Arc<ApiServer>>) -> HttpResponse {
     let started = Instant::now();
+    let received = chrono::Utc::now();
     let server = server.get_ref().clone();
     server.metrics.start();
     let info = request_info::parse(req.method().as_str(), req.path(), req.query_string());
-    let response = match serve(&req, payload, server.clone(), &info).await {
+    let mut trail = Trail::default();
+    let mut response = match serve(&req, payload, server.clone(), &info, &mut trail).await {
         Ok(response) => response,
-        Err(err) => err.error_response(),
+        Err(err) => {
+            if server.auditor.enabled() {
+                trail.status = Some(err.to_status());
+            }
+            err.error_response()
+        }
     };
+    if server.auditor.enabled() {
+        response = audit(&server, &req, &info, &trail, response, received);
+    }
     let labels = RequestLabels {
         verb: info.verb.to_ascii_uppercase(),
         group: info.group.clone(),
@@ -41,18 +73,28 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     response
 }
 
-async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>, info: &RequestInfo) -> ApiResult<HttpResponse> {
-    let user = authenticate(req, &server)?;
+async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail) -> ApiResult<HttpResponse> {
+    let mut user = authenticate(req, &server).await?;
+    trail.user = user.clone();
+    if let Some(requested) = impersonate::requested(req.headers())? {
+        let impersonator = user.take().ok_or_else(ApiError::unauthorized)?;
+        let impersonated = impersonate::impersonate(&server, &impersonator, requested).await?;
+        trail.impersonator = Some(impersonator);
+        trail.user = Some(impersonated.clone());
+        user = Some(impersonated);
+    }
     if !info.is_resource {
         let route = routes::route(&info.path);
-        if user.is_none() && !route.is_public() {
-            return Err(ApiError::unauthorized());
-        }
-        if let Some(user) = &user {
-            if info.space != SpacePath::Short {
-                // Discovery and OpenAPI under `/clusters/<ws>/...` or a tenant path: the caller must reach that space.
-                resolve_space(&server, info, user, "get", "")?;
-            }
+        match &user {
+            None if !route.is_public() => return Err(ApiError::unauthorized()),
+            None => {}
+            Some(user) => match resolve_space(&server, info, user, "get", "") {
+                Ok(spaces) => authorize(&server, trail, user, &spaces, info).await?,
+                // A caller with no space (no tenant, no --default-tenant) still reaches /version, health and
+                // discovery, so kubectl gets as far as the resource request and its explanation.
+                Err(_) if (route.is_public() || route.is_discovery()) && info.space == SpacePath::Short => {}
+                Err(err) => return Err(err),
+            },
         }
         let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
         let host = req.connection_info().host().to_owned();
@@ -60,7 +102,7 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
     }
     let user = user.ok_or_else(ApiError::unauthorized)?;
     let spaces = resolve_space(&server, info, &user, &info.verb, &info.resource)?;
-    authorize(&user, info)?;
+    authorize(&server, trail, &user, &spaces, info).await?;
     let resource = server
         .resources
         .lookup(&info.group, &info.version, &info.resource)
@@ -73,15 +115,32 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
     let spaces = tenancy::check_resource(&request, &resource, spaces, server.is_system_user(&user))?;
     let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
     admission::check_request(&resource, &scope, info)?;
+    let mut body = Body::Stream(payload);
+    if server.auditor.enabled() && matches!(info.verb.as_str(), "create" | "update" | "patch") {
+        let level = audit_level(&server, req, info, trail, &audit_request_uri(req));
+        trail.level = Some(level);
+        if level >= Level::Request {
+            let bytes = handlers::read_body(body).await?;
+            trail.body = Some(bytes.clone());
+            body = Body::Read(bytes);
+        }
+    }
     let ctx = Ctx::new(server, req, info.clone(), resource, scope, user);
-    handlers::dispatch(ctx, payload).await
+    handlers::dispatch(ctx, body).await
 }
 
-/// Bearer token first, then the verified client certificate; `None` is anonymous; a bad token is 401.
-fn authenticate(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option<UserInfo>> {
+/// A bearer token (the token file, then service-account tokens), else the verified client certificate; `None`
+/// is anonymous; a bad token is 401.
+async fn authenticate(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option<UserInfo>> {
     if let Some(value) = req.headers().get(header::AUTHORIZATION) {
         let token = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim).unwrap_or_default();
-        return server.tokens.authenticate(token).cloned().map(Some).ok_or_else(ApiError::unauthorized);
+        return match authenticate::bearer(server, token, None).await {
+            Ok(authenticated) => Ok(Some(authenticated.user)),
+            Err(why) => {
+                tracing::debug!(why, "bearer token rejected");
+                Err(ApiError::unauthorized())
+            }
+        };
     }
     Ok(req.conn_data::<PeerIdentity>().map(|identity| identity.0.clone()))
 }
@@ -96,7 +155,92 @@ fn resolve_space(server: &ApiServer, info: &RequestInfo, user: &UserInfo, verb: 
     Ok(spaces)
 }
 
-/// Authorization: every authenticated user is allowed until RBAC lands (`--authorization-mode=AlwaysAllow`).
-fn authorize(_user: &UserInfo, _info: &RequestInfo) -> ApiResult<()> {
-    Ok(())
+/// Asks the authorizer (`--authorization-mode`) whether `user` may make this request in `spaces` (a request
+/// across every space is judged in the system space, whose users alone may make one). 403 if not.
+async fn authorize(server: &ApiServer, trail: &mut Trail, user: &UserInfo, spaces: &Spaces, info: &RequestInfo) -> ApiResult<()> {
+    let space = match spaces {
+        Spaces::One(space) => space.clone(),
+        Spaces::All => SpaceName::system(),
+    };
+    trail.tenant = Some(tenancy::tenant_of(&space).to_owned());
+    let attributes = authorization::attributes(info);
+    let decision = server.authorizer.authorize(server, &space, user, &attributes).await?;
+    let denied = (!decision.allowed).then(|| authorization::forbidden(user, &attributes, &decision.reason));
+    trail.decision = Some(decision);
+    denied.map_or(Ok(()), Err)
+}
+
+fn audit_request_uri(req: &HttpRequest) -> String {
+    match req.query_string() {
+        "" => req.path().to_owned(),
+        query => format!("{}?{query}", req.path()),
+    }
+}
+
+/// The audit event's view of a request.
+fn audit_request<'a>(req: &'a HttpRequest, info: &'a RequestInfo, trail: &'a Trail, audit_id: &'a str, request_uri: &'a str,
+    source_ip: Option<&'a str>, received: chrono::DateTime<chrono::Utc>) -> AuditRequest<'a> {
+    AuditRequest {
+        audit_id,
+        user: trail.user.as_ref(),
+        impersonator: trail.impersonator.as_ref(),
+        tenant: trail.tenant.as_deref(),
+        verb: &info.verb,
+        is_resource: info.is_resource,
+        api_group: &info.group,
+        api_version: &info.version,
+        resource: &info.resource,
+        subresource: &info.subresource,
+        namespace: info.namespace.as_deref(),
+        name: &info.name,
+        path: &info.path,
+        request_uri,
+        source_ip,
+        user_agent: req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()),
+        received,
+        watch: info.verb == "watch",
+    }
+}
+
+/// The audit policy's level for a request.
+fn audit_level(server: &ApiServer, req: &HttpRequest, info: &RequestInfo, trail: &Trail, request_uri: &str) -> Level {
+    server.auditor.level(&audit_request(req, info, trail, "", request_uri, None, chrono::Utc::now()))
+}
+
+/// Writes the request's audit event and sets the `Audit-Id` response header. At `RequestResponse`, a response
+/// whose body is already complete (not a watch stream) is logged too.
+fn audit(server: &ApiServer, req: &HttpRequest, info: &RequestInfo, trail: &Trail, response: HttpResponse, received: chrono::DateTime<chrono::Utc>) -> HttpResponse {
+    let audit_id = uuid::Uuid::new_v4().to_string();
+    let connection = req.connection_info();
+    let request_uri = audit_request_uri(req);
+    let request = audit_request(req, info, trail, &audit_id, &request_uri, connection.peer_addr(), received);
+    let level = trail.level.unwrap_or_else(|| server.auditor.level(&request));
+    let mut response = response;
+    if level != Level::None {
+        let mut response_body = None;
+        if level >= Level::RequestResponse {
+            let (head, body) = response.into_parts();
+            let body = match body.try_into_bytes() {
+                Ok(bytes) => {
+                    response_body = Some(bytes.clone());
+                    BoxBody::new(bytes)
+                }
+                Err(body) => body,
+            };
+            response = head.set_body(body);
+        }
+        let outcome = AuditOutcome {
+            code: response.status().as_u16(),
+            decision: trail.decision.as_ref().map(|d| d.allowed),
+            reason: trail.decision.as_ref().map_or("", |d| d.reason.as_str()),
+            status: trail.status.as_ref(),
+            request_body: trail.body.as_deref(),
+            response_body: response_body.as_deref(),
+        };
+        server.auditor.log(level, &request, &outcome);
+    }
+    if let Ok(value) = header::HeaderValue::from_str(&audit_id) {
+        response.headers_mut().insert(header::HeaderName::from_static("audit-id"), value);
+    }
+    response
 }

@@ -2,6 +2,7 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -15,7 +16,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the API server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Print a kubeconfig with a client certificate signed by the server's CA.
     Kubeconfig(KubeconfigArgs),
 }
@@ -58,6 +59,56 @@ pub struct ServeArgs {
     /// Tenant for users whose credentials name none (created at startup if missing).
     #[arg(long)]
     pub default_tenant: Option<String>,
+    /// Authorizers, in order, comma separated: `RBAC` (default) and `AlwaysAllow`.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "RBAC", ignore_case = true)]
+    pub authorization_mode: Vec<AuthorizationMode>,
+    /// `iss` of service-account tokens.
+    #[arg(long, default_value = "https://kubernetes.default.svc.cluster.local")]
+    pub service_account_issuer: String,
+    /// Audiences tokens must name, comma separated; the issuer when empty.
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
+    /// Key that signs service-account tokens (PEM, EC P-256); generated as DIR/sa.key when not given.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// More keys accepted when verifying service-account tokens (PEM).
+    #[arg(long)]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// The longest lifetime a TokenRequest gets, e.g. `24h`, `3600s`; unlimited when not given.
+    #[arg(long, value_parser = parse_duration)]
+    pub service_account_max_token_expiration: Option<Duration>,
+    /// Write one `audit.k8s.io/v1` Event per request to this file, as JSON lines.
+    #[arg(long)]
+    pub audit_log_path: Option<PathBuf>,
+    /// Which requests the audit log records and at what level (an `audit.k8s.io/v1` Policy); every request at
+    /// `Metadata` when not given.
+    #[arg(long, requires = "audit_log_path")]
+    pub audit_policy_file: Option<PathBuf>,
+}
+
+/// `--authorization-mode` values (kube-apiserver's spelling).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AuthorizationMode {
+    #[value(name = "RBAC")]
+    Rbac,
+    #[value(name = "AlwaysAllow")]
+    AlwaysAllow,
+}
+
+/// A Go-style duration: a number followed by `h`, `m` or `s` (`24h`, `90m`, `3600s`), or bare seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let value: u64 = number.parse().map_err(|_| format!("invalid duration {text:?}"))?;
+    let seconds = match unit {
+        "h" => value * 3600,
+        "m" => value * 60,
+        "s" => value,
+        _ => return Err(format!("invalid duration {text:?}: use h, m or s")),
+    };
+    Ok(Duration::from_secs(seconds))
 }
 
 #[derive(Clone, Debug, Args)]

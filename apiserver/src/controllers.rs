@@ -1,5 +1,6 @@
 //! Background controllers that run inside the server.
 
+pub mod aggregation;
 pub mod compaction;
 pub mod namespace;
 pub mod tenant;

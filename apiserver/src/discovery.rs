@@ -71,6 +71,10 @@ fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str
     if r.is("", "Namespace") || r.is("", "Tenant") {
         entries.push(("finalize".to_owned(), own_kind.clone(), vec!["update"]));
     }
+    if r.is("", "ServiceAccount") {
+        let request = json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"});
+        entries.push(("token".to_owned(), request, vec!["create"]));
+    }
     for subresource in &r.subresources {
         match subresource {
             Subresource::Status => entries.push(("status".to_owned(), own_kind.clone(), vec!["get", "patch", "update"])),

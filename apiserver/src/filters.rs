@@ -2,4 +2,6 @@
 //! space, authorize.
 
 pub mod authenticate;
+pub mod impersonate;
 pub mod request_info;
+pub mod serviceaccount;

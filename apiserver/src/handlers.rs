@@ -8,6 +8,7 @@ pub mod list;
 pub mod patch;
 pub mod review;
 pub mod scale;
+pub mod token;
 pub mod update;
 pub mod watch;
 
@@ -100,8 +101,18 @@ pub fn respond(code: u16, output: Output, body: &Value) -> ApiResult<HttpRespons
     }
 }
 
+/// A request body: still streaming, or already read (when the audit log records it).
+pub enum Body {
+    Stream(web::Payload),
+    Read(Bytes),
+}
+
 /// Reads the request body, refusing more than [`MAX_BODY_BYTES`] with 413.
-pub async fn read_body(mut payload: web::Payload) -> ApiResult<Bytes> {
+pub async fn read_body(body: Body) -> ApiResult<Bytes> {
+    let mut payload = match body {
+        Body::Read(bytes) => return Ok(bytes),
+        Body::Stream(payload) => payload,
+    };
     let mut body = BytesMut::new();
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|err| ApiError::bad_request(format!("error reading the request body: {err}")))?;
@@ -125,10 +136,17 @@ pub fn success_status(resource: &ResourceInfo, name: &str, uid: Option<&str>) ->
 }
 
 /// Dispatches a resource request to its verb.
-pub async fn dispatch(ctx: Ctx, payload: web::Payload) -> ApiResult<HttpResponse> {
+pub async fn dispatch(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
     let subresource = ctx.info.subresource.clone();
-    if !subresource.is_empty() && !matches!(subresource.as_str(), "status" | "scale" | "finalize") {
+    if !subresource.is_empty() && !matches!(subresource.as_str(), "status" | "scale" | "finalize" | "token") {
         return Err(ApiError::no_route());
+    }
+    if subresource == "token" {
+        return match (ctx.resource.is("", "ServiceAccount"), ctx.info.verb.as_str()) {
+            (true, "create") => token::create(ctx, read_body(payload).await?).await,
+            (true, verb) => Err(ApiError::method_not_supported(verb, "serviceaccounts/token")),
+            (false, _) => Err(ApiError::no_route()),
+        };
     }
     if subresource == "scale" && !ctx.resource.has_subresource(crate::registry::Subresource::Scale) {
         return Err(ApiError::no_route());
@@ -156,8 +174,14 @@ pub async fn dispatch(ctx: Ctx, payload: web::Payload) -> ApiResult<HttpResponse
         ("get", _) => get::handle(ctx).await,
         ("list", _) => list::handle(ctx).await,
         ("watch", _) => watch::handle(ctx).await,
-        ("create", "") if ctx.resource.is("authentication.k8s.io", "SelfSubjectReview") => {
-            review::self_subject(ctx, read_body(payload).await?)
+        ("create", "") if ctx.resource.group == "authentication.k8s.io" || ctx.resource.group == "authorization.k8s.io" => {
+            let body = read_body(payload).await?;
+            match ctx.resource.kind.as_str() {
+                "SelfSubjectReview" => review::self_subject(ctx, body),
+                "TokenReview" => review::token(ctx, body).await,
+                "SelfSubjectRulesReview" => review::rules(ctx, body).await,
+                _ => review::access(ctx, body).await,
+            }
         }
         ("create", "") => create::handle(ctx, read_body(payload).await?).await,
         ("update", _) => update::handle(ctx, read_body(payload).await?).await,

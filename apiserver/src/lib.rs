@@ -4,6 +4,8 @@
 //! authorize, resolve the resource ([`registry`]), then the verb [`handlers`] decode, validate and store.
 
 pub mod admission;
+pub mod audit;
+pub mod authorization;
 pub mod chain;
 pub mod config;
 pub mod controllers;

@@ -13,7 +13,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let result = match cli.command {
-        Command::Serve(args) => actix_web::rt::System::new().block_on(server::run(args)).map_err(|e| e.to_string()),
+        Command::Serve(args) => actix_web::rt::System::new().block_on(server::run(*args)).map_err(|e| e.to_string()),
         Command::Kubeconfig(args) => kubeconfig::print(&args),
     };
     match result {

@@ -1,4 +1,5 @@
-//! Every non-resource route in one table: version, health, metrics, discovery and OpenAPI. Resource URLs
+//! Every non-resource route in one table: version, health, metrics, discovery, OpenAPI and the service-account
+//! issuer's OIDC documents. Resource URLs
 //! are parsed by `filters::request_info` and served by `handlers`.
 
 use actix_web::http::header;
@@ -27,6 +28,10 @@ pub enum Route {
     OpenApiV2,
     OpenApiV3Index,
     OpenApiV3(String),
+    /// `/.well-known/openid-configuration`: service-account token discovery (OIDC).
+    OpenIdConfiguration,
+    /// `/openid/v1/jwks`: the keys that verify service-account tokens.
+    Jwks,
     NotFound,
 }
 
@@ -46,6 +51,8 @@ pub fn route(path: &str) -> Route {
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiV3Index,
         ["openapi", "v3", rest @ ..] if !rest.is_empty() => Route::OpenApiV3(rest.join("/")),
+        [".well-known", "openid-configuration"] => Route::OpenIdConfiguration,
+        ["openid", "v1", "jwks"] => Route::Jwks,
         _ => Route::NotFound,
     }
 }
@@ -54,6 +61,13 @@ impl Route {
     /// Routes anonymous users may call (kube's `system:public-info-viewer`).
     pub fn is_public(&self) -> bool {
         matches!(self, Route::Version | Route::Health(_))
+    }
+
+    /// Discovery and OpenAPI: what every authenticated user may read (kube's `system:discovery`), served even to
+    /// a user with no space to judge them in, so that kubectl gets as far as the real refusal.
+    pub fn is_discovery(&self) -> bool {
+        matches!(self, Route::Api | Route::Apis | Route::Group(_) | Route::GroupVersion(..) | Route::OpenApiV2
+            | Route::OpenApiV3Index | Route::OpenApiV3(_))
     }
 }
 
@@ -123,6 +137,8 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, route: Route, accept: Op
                 .insert_header((header::CACHE_CONTROL, cache))
                 .body(body))
         }
+        Route::OpenIdConfiguration => Ok(json(server.service_accounts.openid_configuration())),
+        Route::Jwks => Ok(HttpResponse::Ok().content_type("application/jwk-set+json").body(server.service_accounts.jwks().to_string())),
         Route::NotFound => Err(ApiError::no_route()),
     }
 }
@@ -144,6 +160,8 @@ mod tests {
             ("/apis/apps/v1", Route::GroupVersion("apps".into(), "v1".into())),
             ("/openapi/v3/apis/apps/v1", Route::OpenApiV3("apis/apps/v1".into())),
             ("/openapi/v2", Route::OpenApiV2),
+            ("/.well-known/openid-configuration", Route::OpenIdConfiguration),
+            ("/openid/v1/jwks/", Route::Jwks),
             ("/nope", Route::NotFound),
         ];
         for (path, expected) in cases {

@@ -11,11 +11,13 @@ use kspaces_storage::{KeyLayout, Store, StoreConfig};
 use serde_json::{json, Value};
 
 use crate::config::{ServeArgs, StorageBackend};
+use crate::audit::Auditor;
 use crate::filters::authenticate::{from_certificate, PeerIdentity, TokenFile};
+use crate::filters::serviceaccount::{TokenIssuer, TokenOptions};
 use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::builtin::builtin_resources;
 use crate::registry::{ResourceTable, Scope};
-use crate::state::ApiServer;
+use crate::state::{ApiServer, Settings};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::{self, Phase};
 use crate::{chain, controllers};
@@ -31,6 +33,10 @@ pub enum ServeError {
     Storage(#[from] kspaces_storage::StorageError),
     #[error(transparent)]
     Tokens(#[from] crate::filters::authenticate::TokenFileError),
+    #[error("service-account keys: {0}")]
+    ServiceAccounts(#[from] crate::filters::serviceaccount::TokenError),
+    #[error("audit: {0}")]
+    Audit(#[from] crate::audit::AuditError),
     #[error("bootstrap: {0}")]
     Bootstrap(String),
     #[error("{0}")]
@@ -146,6 +152,17 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         Some(path) => TokenFile::load(path)?,
         None => TokenFile::default(),
     };
+    let service_accounts = TokenIssuer::load_or_create(&args.data_dir, TokenOptions {
+        issuer: args.service_account_issuer.clone(),
+        api_audiences: args.api_audiences.clone(),
+        signing_key_file: args.service_account_signing_key_file.clone(),
+        key_files: args.service_account_key_file.clone(),
+        max_expiration: args.service_account_max_token_expiration,
+    })?;
+    let auditor = match &args.audit_log_path {
+        Some(path) => Auditor::open(path, args.audit_policy_file.as_deref())?,
+        None => Auditor::disabled(),
+    };
     if let Some(tenant) = &args.default_tenant {
         if tenant == tenancy::SYSTEM || tenant == tenancy::ALL || !crate::registry::validate::is_dns_label(tenant) {
             return Err(ServeError::Config(format!(
@@ -155,7 +172,14 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let store = open_store(&args).await?;
     let mut resources = builtin_resources();
     resources.extend(tenancy::schemas::resources());
-    let server = ApiServer::new(store, ResourceTable::new(resources), tokens, args.default_tenant.clone());
+    let settings = Settings {
+        tokens,
+        service_accounts,
+        default_tenant: args.default_tenant.clone(),
+        authorization_modes: args.authorization_mode.clone(),
+        auditor,
+    };
+    let server = ApiServer::new(store, ResourceTable::new(resources), settings);
     bootstrap(&server).await?;
 
     let listener = TcpListener::bind((args.bind_address, args.secure_port))
@@ -174,6 +198,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.
     actix_web::rt::spawn(controllers::namespace::run(server.clone(), Duration::from_millis(500)));
     actix_web::rt::spawn(controllers::tenant::run(server.clone(), Duration::from_millis(500)));
+    actix_web::rt::spawn(controllers::aggregation::run(server.clone(), Duration::from_millis(50)));
     actix_web::rt::spawn(complete_spaces(server.clone()));
     actix_web::rt::spawn(controllers::compaction::run(server.registry.storage().clone(), COMPACTION_INTERVAL));
 

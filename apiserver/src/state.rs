@@ -6,8 +6,13 @@ use std::time::Instant;
 use kspaces_authz::UserInfo;
 use kspaces_storage::{SpaceName, Store};
 
+use crate::audit::Auditor;
+use crate::authorization::Authorizer;
+use crate::config::AuthorizationMode;
+use crate::controllers::aggregation::AggregationQueue;
 use crate::controllers::namespace::TerminatingNamespaces;
 use crate::filters::authenticate::TokenFile;
+use crate::filters::serviceaccount::TokenIssuer;
 use crate::metrics::Metrics;
 use crate::openapi::OpenApi;
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable};
@@ -21,29 +26,50 @@ pub struct ApiServer {
     /// What tenant users discover: `resources` without the system-only ones.
     pub tenant_resources: ResourceTable,
     pub tokens: TokenFile,
+    /// Signs and verifies service-account tokens.
+    pub service_accounts: TokenIssuer,
+    pub authorizer: Arc<Authorizer>,
+    pub auditor: Auditor,
     /// Every tenant's phase, kept current by the registry.
     pub tenants: Arc<TenantCache>,
     /// `--default-tenant`: where callers whose credentials name no tenant go.
     pub default_tenant: Option<String>,
     pub terminating_namespaces: Arc<TerminatingNamespaces>,
+    /// Spaces whose aggregated ClusterRoles need recomputing.
+    pub aggregation: Arc<AggregationQueue>,
     pub metrics: Metrics,
     pub started: Instant,
     openapi: OnceLock<OpenApi>,
 }
 
+/// What a server is made with, besides its store and resources.
+pub struct Settings {
+    pub tokens: TokenFile,
+    pub service_accounts: TokenIssuer,
+    pub default_tenant: Option<String>,
+    pub authorization_modes: Vec<AuthorizationMode>,
+    pub auditor: Auditor,
+}
+
 impl ApiServer {
-    pub fn new(store: Store, resources: ResourceTable, tokens: TokenFile, default_tenant: Option<String>) -> Arc<ApiServer> {
+    pub fn new(store: Store, resources: ResourceTable, settings: Settings) -> Arc<ApiServer> {
         let tenants = Arc::new(TenantCache::default());
         let terminating_namespaces = Arc::new(TerminatingNamespaces::default());
+        let authorizer = Arc::new(Authorizer::new(settings.authorization_modes));
+        let aggregation = Arc::new(AggregationQueue::default());
         let tenant_resources = ResourceTable::new(resources.all().iter().filter(|r| !r.system_only).map(|r| (**r).clone()).collect());
         Arc::new(ApiServer {
-            registry: GenericStore::new(store, vec![tenants.clone(), terminating_namespaces.clone()]),
+            registry: GenericStore::new(store, vec![tenants.clone(), terminating_namespaces.clone(), authorizer.clone(), aggregation.clone()]),
             resources,
             tenant_resources,
-            tokens,
+            tokens: settings.tokens,
+            service_accounts: settings.service_accounts,
+            authorizer,
+            auditor: settings.auditor,
             tenants,
-            default_tenant,
+            default_tenant: settings.default_tenant,
             terminating_namespaces,
+            aggregation,
             metrics: Metrics::default(),
             started: Instant::now(),
             openapi: OnceLock::new(),

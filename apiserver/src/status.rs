@@ -125,6 +125,13 @@ impl ApiError {
         ApiError::new(403, "Forbidden", message)
     }
 
+    /// `pods "p" is forbidden: <why>`, with details naming the object (kube's `NewForbidden`).
+    pub fn forbidden_object(group: &str, resource: &str, name: &str, why: &str) -> ApiError {
+        let qualified = qualified(group, resource);
+        let subject = if name.is_empty() { qualified } else { format!("{qualified} \"{name}\"") };
+        ApiError::forbidden(format!("{subject} is forbidden: {why}")).with_details(group, resource, name)
+    }
+
     pub fn unauthorized() -> ApiError {
         ApiError::new(401, "Unauthorized", "Unauthorized")
     }

@@ -1,9 +1,18 @@
-//! kspaces authorization vocabulary: who is asking, and Kubernetes RBAC rule semantics (`rbac`). Pure: fed
-//! identities and policy objects, does no IO.
+//! kspaces authorization: who is asking (`UserInfo`) and what Kubernetes RBAC lets them do in a space. Pure: fed
+//! identities and a space's RBAC objects as JSON, does no IO and no async.
 //!
-//! The server does not enforce RBAC yet (the authorization issue wires `rbac` in behind a per-space, cached
-//! evaluator); until then it allows every authenticated request that tenancy lets through.
+//! - `rbac`: rule semantics (`PolicyRule`, `Attributes`, `rule_allows`, `Subject`), exactly as kube-apiserver's.
+//! - `policy`: `SpacePolicy`, one space's Roles and bindings indexed for fast decisions, with a decision cache.
+//! - `escalation`: kube's `Covers` check, so nobody grants rules they do not hold.
+//! - `aggregate`: `aggregationRule` label selectors, as the clusterrole-aggregation controller applies them.
+//! - `bootstrap`: the ClusterRoles and ClusterRoleBindings every space starts with.
+//!
+//! `system:masters` is the server's shortcut, not this crate's: a policy only answers from its space's objects.
 
+pub mod aggregate;
+pub mod bootstrap;
+pub mod escalation;
+pub mod policy;
 pub mod rbac;
 
 /// Every authenticated identity is in this group.

@@ -385,3 +385,17 @@ pub fn token_file(lines: &[&str]) -> tempfile::NamedTempFile {
 pub fn create_tenant(kubectl: &Kubectl, name: &str) -> String {
     kubectl.ok_with_stdin(&["apply", "-f", "-"], &format!("apiVersion: v1\nkind: Tenant\nmetadata: {{name: {name}}}\n"))
 }
+
+/// Binds ClusterRole `role` to `user` of `tenant` in `namespace` (RoleBinding `<role>-<user>`), as a system user
+/// reaching the tenant's space by its full path.
+pub fn grant(system: &Kubectl, tenant: &str, namespace: &str, role: &str, user: &str) -> String {
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": format!("{role}-{user}"), "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    });
+    let path = format!("/apis/rbac.authorization.k8s.io/v1/tenants/{tenant}/namespaces/{namespace}/rolebindings");
+    system.ok_with_stdin(&["create", "--raw", &path, "-f", "-"], &binding.to_string())
+}

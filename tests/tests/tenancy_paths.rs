@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use kspaces_tests::{
-    certificate_kubeconfig, certificate_kubeconfig_with, contains, create_tenant, eventually, kubeconfig_with_server_url, token_file,
+    certificate_kubeconfig, certificate_kubeconfig_with, contains, create_tenant, eventually, grant, kubeconfig_with_server_url, token_file,
     token_kubeconfig, token_kubeconfig_for_url, Kubectl, Server, WatchOutput,
 };
 use serde_json::Value;
@@ -392,6 +392,8 @@ fn users_without_a_tenant_land_in_the_default_tenant() {
     let plain = Kubectl::new(&token_kubeconfig(&server, "plain-token"));
     let alice = Kubectl::new(&token_kubeconfig(&server, "alice-token"));
     let root = Kubectl::new(&token_kubeconfig(&server, "root-token"));
+    grant(&system, "dflt", "default", "edit", "plain");
+    grant(&system, "t-a", "default", "edit", "alice");
 
     configmap(&plain, "default", "from-plain", "p");
     assert_eq!(plain.ok(&["get", "cm", "from-plain", "-o", "jsonpath={.data.k}"]), "p");

@@ -1,5 +1,6 @@
 //! The tenant controller: deletes everything in the space of a Terminating tenant (object finalizers are
-//! honoured: such objects stay until their finalizers are removed), then lifts the tenant's `arktos`
+//! honoured: such objects stay until their finalizers are removed; the space's cluster-wide RBAC goes last), then
+//! lifts the tenant's `arktos`
 //! finalizer, which removes the Tenant. A tenant re-created with the same name therefore starts empty.
 
 use std::collections::HashSet;
@@ -7,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::delete_content;
-use crate::registry::Scope;
+use crate::authorization::RBAC_GROUP;
+use crate::registry::{ResourceInfo, Scope};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::{self, space_of};
@@ -41,10 +43,17 @@ pub async fn run(server: Arc<ApiServer>, interval: Duration) {
     }
 }
 
-/// One pass over a Terminating tenant's space: deletes what is left; true if nothing was left.
+/// One pass over a Terminating tenant's space: deletes what is left; true if nothing was left. ClusterRoles and
+/// ClusterRoleBindings go last, once everything else is gone, so the tenant's administrators keep their access
+/// while the space drains (e.g. to lift a finalizer that holds the deletion up).
 pub async fn empty_space(server: &ApiServer, tenant: &str) -> ApiResult<bool> {
     let space = Scope::one(space_of(tenant)?, None);
-    delete_content(server, server.resources.all().iter().filter(|r| !r.system_only).map(|r| &**r), &space).await
+    let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
+    let content = server.resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r)).map(|r| &**r);
+    if !delete_content(server, content, &space).await? {
+        return Ok(false);
+    }
+    delete_content(server, server.resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &space).await
 }
 
 /// Lifts the tenant's content finalizer, which removes the Tenant (it is already being deleted).

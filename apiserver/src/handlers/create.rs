@@ -5,7 +5,8 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::Ctx;
-use crate::{admission, negotiate};
+use crate::admission::{self, escalation};
+use crate::negotiate;
 use crate::status::ApiResult;
 use crate::tenancy;
 
@@ -14,6 +15,9 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let namespaces = ctx.server.namespaces();
     let dry_run = ctx.dry_run()?;
     admission::check_create(&ctx.server, &ctx.resource, &ctx.scope)?;
+    if let Some(escalation) = escalation::for_write(&ctx.server, &ctx.user, &ctx.resource, ctx.scope.space()?).await? {
+        escalation.check(&ctx.resource, ctx.scope.namespace.as_deref(), &object, None)?;
+    }
     let created = ctx.server.registry.create(&ctx.resource, &ctx.scope, object, &namespaces, dry_run).await?;
     if ctx.resource.is("", "Tenant") && !dry_run {
         let name = created.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::Ctx;
+use crate::admission::escalation;
 use crate::negotiate::{self, PatchKind};
 use crate::registry::store::Part;
 use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
@@ -63,8 +64,14 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
+    let escalation = escalation::for_write(&server, &ctx.user, &resource, ctx.scope.space()?).await?;
+    let namespace = ctx.scope.namespace.as_deref();
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, ctx.dry_run()?, |current| {
-        patch.apply(&server, resource.definition.as_deref(), current)
+        let patched = patch.apply(&server, resource.definition.as_deref(), current)?;
+        if let Some(escalation) = &escalation {
+            escalation.check(&resource, namespace, &patched, Some(current))?;
+        }
+        Ok(patched)
     }).await?;
     ctx.respond_object(200, &updated)
 }

@@ -88,10 +88,11 @@ const SCHEDULING: (&str, &str, &str) = ("scheduling.k8s.io", "v1", "scheduling.v
 const RBAC: (&str, &str, &str) = ("rbac.authorization.k8s.io", "v1", "rbac.v1");
 const NODE: (&str, &str, &str) = ("node.k8s.io", "v1", "node.v1");
 const AUTHENTICATION: (&str, &str, &str) = ("authentication.k8s.io", "v1", "authentication.v1");
+const AUTHORIZATION: (&str, &str, &str) = ("authorization.k8s.io", "v1", "authorization.v1");
 const ADMISSION: (&str, &str, &str) = ("admissionregistration.k8s.io", "v1", "admissionregistration.v1");
 
-/// The table itself. Subresources other than `status` and `scale` (pods/log, serviceaccounts/token, ...)
-/// are not listed because the generic registry does not serve them.
+/// The table itself. Subresources other than `status` and `scale` are not listed: `serviceaccounts/token`
+/// is served by its own handler (and listed by discovery), and others (pods/log, ...) are not served.
 const ROWS: &[Row] = &[
     Row {
         verbs: NO_COLLECTION_DELETE,
@@ -270,6 +271,11 @@ const ROWS: &[Row] = &[
     system(row(ADMISSION, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &[], false, false, NONE)),
     system(row(ADMISSION, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", &[], false, false, NONE)),
     Row { verbs: CREATE_ONLY, ..row(AUTHENTICATION, "selfsubjectreviews", "SelfSubjectReview", &[], false, false, NONE) },
+    Row { verbs: CREATE_ONLY, ..row(AUTHENTICATION, "tokenreviews", "TokenReview", &[], false, false, NONE) },
+    Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "localsubjectaccessreviews", "LocalSubjectAccessReview", &[], false, true, NONE) },
+    Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "selfsubjectaccessreviews", "SelfSubjectAccessReview", &[], false, false, NONE) },
+    Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "selfsubjectrulesreviews", "SelfSubjectRulesReview", &[], false, false, NONE) },
+    Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "subjectaccessreviews", "SubjectAccessReview", &[], false, false, NONE) },
     row(RBAC, "roles", "Role", &[], false, true, NONE),
     row(RBAC, "rolebindings", "RoleBinding", &[], false, true, NONE),
     row(RBAC, "clusterroles", "ClusterRole", &[], false, false, NONE),
@@ -397,7 +403,7 @@ mod tests {
     #[test]
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
-        assert_eq!(resources.len(), 42);
+        assert_eq!(resources.len(), 47);
         let mut keys: Vec<_> = resources
             .iter()
             .map(|r| (r.group.clone(), r.plural.clone()))

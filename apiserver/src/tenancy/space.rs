@@ -1,6 +1,7 @@
 //! What a space starts with, created when its tenant is: namespaces `default`, `kube-system` and `kube-public`;
 //! ClusterRole `admin-role` bound by ClusterRoleBinding `admin-role-binding` to the tenant's user `admin` (as
-//! Arktos' tenant controller does); and the `LogicalCluster` named `cluster` that carries the space's settings.
+//! Arktos' tenant controller does); Kubernetes' bootstrap RBAC roles and bindings (`kspaces_authz::bootstrap`);
+//! and the `LogicalCluster` named `cluster` that carries the space's settings.
 //! The LogicalCluster is made last, so its presence means the space is complete.
 
 use serde_json::{json, Value};
@@ -48,6 +49,7 @@ pub fn initial_objects(tenant: &str) -> Vec<Value> {
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": TENANT_ADMIN}],
         }));
     }
+    objects.extend(kspaces_authz::bootstrap::bootstrap_objects(system));
     let mut logical_cluster = json!({
         "apiVersion": "core.kcp.io/v1alpha1",
         "kind": "LogicalCluster",
@@ -66,22 +68,30 @@ pub fn workspace_path(tenant: &str) -> String {
     if tenant == SYSTEM { "root".to_owned() } else { format!("root:{tenant}") }
 }
 
-/// Creates whatever of the initial objects the space lacks. Idempotent.
+/// Creates whatever of the initial objects the space lacks. Idempotent. Everything but the LogicalCluster is
+/// written at once (one group commit, not one per object); the LogicalCluster goes last.
 pub async fn initialize(server: &ApiServer, tenant: &str) -> ApiResult<()> {
     let space = space_of(tenant)?;
-    let namespaces = server.namespaces();
-    for object in initial_objects(tenant) {
-        let kind = object["kind"].as_str().unwrap_or_default();
-        let group = object["apiVersion"].as_str().and_then(|v| v.rsplit_once('/')).map_or("", |(g, _)| g);
-        let resource = server.resources.by_kind(group, kind).cloned()
-            .ok_or_else(|| ApiError::internal(format!("no resource for {group}/{kind}")))?;
-        let scope = Scope::one(space.clone(), None);
-        match server.registry.create(&resource, &scope, object, &namespaces, false).await {
-            Ok(_) | Err(ApiError { code: 409, .. }) => {}
-            Err(err) => return Err(err),
-        }
+    let mut objects = initial_objects(tenant);
+    let last = objects.pop();
+    futures::future::try_join_all(objects.into_iter().map(|object| create(server, &space, object))).await?;
+    if let Some(logical_cluster) = last {
+        create(server, &space, logical_cluster).await?;
     }
     Ok(())
+}
+
+/// Creates one initial object; one that exists already is fine.
+async fn create(server: &ApiServer, space: &kspaces_storage::SpaceName, object: Value) -> ApiResult<()> {
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let group = object["apiVersion"].as_str().and_then(|v| v.rsplit_once('/')).map_or("", |(g, _)| g);
+    let resource = server.resources.by_kind(group, kind).cloned()
+        .ok_or_else(|| ApiError::internal(format!("no resource for {group}/{kind}")))?;
+    let scope = Scope::one(space.clone(), None);
+    match server.registry.create(&resource, &scope, object, &server.namespaces(), false).await {
+        Ok(_) | Err(ApiError { code: 409, .. }) => Ok(()),
+        Err(err) => Err(err),
+    }
 }
 
 /// True once the space's LogicalCluster exists (the last object `initialize` makes).
@@ -103,12 +113,20 @@ mod tests {
     fn tenant_spaces_get_arktos_admin_objects_and_a_logical_cluster() {
         let objects = initial_objects("t1");
         let names: Vec<String> = objects.iter().map(|o| format!("{}/{}", o["kind"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or(""))).collect();
-        assert_eq!(names, ["Namespace/default", "Namespace/kube-system", "Namespace/kube-public", "ClusterRole/admin-role",
-            "ClusterRoleBinding/admin-role-binding", "LogicalCluster/cluster"]);
-        assert_eq!(objects[5]["spec"]["crdPolicy"], "LocalCRDFirst");
-        assert_eq!(objects[5]["metadata"]["annotations"]["kcp.io/path"], "root:t1");
+        assert_eq!(names[..5], ["Namespace/default", "Namespace/kube-system", "Namespace/kube-public", "ClusterRole/admin-role",
+            "ClusterRoleBinding/admin-role-binding"]);
+        for role in ["ClusterRole/cluster-admin", "ClusterRole/admin", "ClusterRole/edit", "ClusterRole/view", "ClusterRoleBinding/system:discovery"] {
+            assert!(names.iter().any(|n| n == role), "{role} in {names:?}");
+        }
+        assert!(!names.iter().any(|n| n == "ClusterRoleBinding/cluster-admin"), "system:masters is powerless in a tenant space");
+        let last = objects.last().expect("objects");
+        assert_eq!(last["kind"], "LogicalCluster", "the LogicalCluster comes last: its presence means the space is complete");
+        assert_eq!(last["spec"]["crdPolicy"], "LocalCRDFirst");
+        assert_eq!(last["metadata"]["annotations"]["kcp.io/path"], "root:t1");
         let system = initial_objects("system");
-        assert_eq!(system.len(), 5);
-        assert_eq!(system[4]["metadata"]["annotations"]["kcp.io/path"], "root");
+        let system_names: Vec<String> = system.iter().map(|o| format!("{}/{}", o["kind"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or(""))).collect();
+        assert!(system_names.iter().any(|n| n == "ClusterRoleBinding/cluster-admin"));
+        assert!(!system_names.iter().any(|n| n == "ClusterRole/admin-role"));
+        assert_eq!(system.last().expect("objects")["metadata"]["annotations"]["kcp.io/path"], "root");
     }
 }

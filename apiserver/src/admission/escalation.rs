@@ -1,0 +1,147 @@
+//! RBAC escalation prevention, as kube-apiserver's RBAC storage does it: a user may create or change a Role or
+//! ClusterRole only with rules they already hold (or the `escalate` verb on it), and bind a role only if they
+//! hold all its rules (or the `bind` verb on it). An `aggregationRule` needs `escalate` (it can pull in any rule).
+//! `roleRef` never changes.
+
+use std::sync::Arc;
+
+use kspaces_authz::escalation::{escalation_message, uncovered};
+use kspaces_authz::policy::{RoleRef, SpacePolicy};
+use kspaces_authz::rbac::{Attributes, PolicyRule};
+use kspaces_authz::{UserInfo, MASTERS};
+use kspaces_storage::SpaceName;
+use serde_json::Value;
+
+use crate::authorization::{self, RBAC_GROUP};
+use crate::registry::ResourceInfo;
+use crate::state::ApiServer;
+use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy;
+
+/// What one user may grant in one space, loaded once per request so the check itself is synchronous (a patch
+/// runs it on every attempt of its read-modify-write loop).
+pub struct Escalation {
+    user: UserInfo,
+    /// `system:masters` of the system tenant, or authorization without RBAC: may grant anything.
+    unrestricted: bool,
+    /// The policy whose bindings give the user their rights: their own space's, or the system space's for
+    /// system users.
+    judge: Option<Arc<SpacePolicy>>,
+    /// The policy of the space written to (where a binding's role is looked up).
+    target: Option<Arc<SpacePolicy>>,
+    space: SpaceName,
+    system_user: bool,
+}
+
+impl Escalation {
+    pub async fn load(server: &ApiServer, user: &UserInfo, space: &SpaceName) -> ApiResult<Escalation> {
+        let system_user = server.is_system_user(user);
+        let unrestricted = !server.authorizer.rbac() || (system_user && user.in_group(MASTERS));
+        let (judge, target) = if unrestricted {
+            (None, None)
+        } else {
+            let target = server.authorizer.policy(server, space).await?;
+            let judge = if system_user { server.authorizer.policy(server, &SpaceName::system()).await? } else { target.clone() };
+            (Some(judge), Some(target))
+        };
+        Ok(Escalation { user: user.clone(), unrestricted, judge, target, space: space.clone(), system_user })
+    }
+
+    /// The namespace as the judging policy sees it (see `authorization::for_system_policy`).
+    fn judged_namespace(&self, namespace: Option<&str>) -> Option<String> {
+        namespace.map(|ns| {
+            if self.system_user && !self.space.is_system() { format!("{}/{ns}", tenancy::tenant_of(&self.space)) } else { ns.to_owned() }
+        })
+    }
+
+    fn may(&self, verb: &str, resource: &str, name: &str, namespace: Option<&str>) -> bool {
+        let Some(judge) = &self.judge else { return true };
+        let attributes = Attributes::Resource {
+            verb: verb.into(),
+            group: RBAC_GROUP.into(),
+            resource: resource.into(),
+            subresource: String::new(),
+            name: name.into(),
+            namespace: self.judged_namespace(namespace),
+        };
+        judge.decide(&self.user, &attributes).allowed
+    }
+
+    fn held(&self, namespace: Option<&str>) -> Vec<PolicyRule> {
+        self.judge.as_ref().map(|judge| judge.rules_for(&self.user, self.judged_namespace(namespace).as_deref())).unwrap_or_default()
+    }
+
+    /// Checks a create (`old` None) or update of a Role, ClusterRole, RoleBinding or ClusterRoleBinding.
+    pub fn check(&self, resource: &ResourceInfo, namespace: Option<&str>, new: &Value, old: Option<&Value>) -> ApiResult<()> {
+        let name = new.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        match resource.kind.as_str() {
+            "Role" | "ClusterRole" => self.check_role(resource, namespace, name, new, old),
+            "RoleBinding" | "ClusterRoleBinding" => self.check_binding(resource, namespace, name, new, old),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_role(&self, resource: &ResourceInfo, namespace: Option<&str>, name: &str, new: &Value, old: Option<&Value>) -> ApiResult<()> {
+        if self.unrestricted || self.may("escalate", &resource.plural, name, namespace) {
+            return Ok(());
+        }
+        let aggregates = |role: Option<&Value>| role.is_some_and(|r| r.get("aggregationRule").is_some_and(|a| !a.is_null()));
+        if aggregates(Some(new)) || aggregates(old) {
+            return Err(ApiError::forbidden_object(RBAC_GROUP, &resource.plural, name,
+                "must have cluster-admin privileges to use an aggregationRule (the escalate verb on this role)"));
+        }
+        let rules = rules_of(new);
+        let missing = uncovered(&self.held(namespace), &rules);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(ApiError::forbidden_object(RBAC_GROUP, &resource.plural, name, &escalation_message(&self.user, namespace, &missing)))
+    }
+
+    fn check_binding(&self, resource: &ResourceInfo, namespace: Option<&str>, name: &str, new: &Value, old: Option<&Value>) -> ApiResult<()> {
+        if let Some(old) = old {
+            if old.get("roleRef") != new.get("roleRef") {
+                return Err(ApiError::invalid(RBAC_GROUP, &resource.kind, name, vec![Cause::invalid("roleRef", "", "cannot change roleRef")]));
+            }
+        }
+        let kind = new.pointer("/roleRef/kind").and_then(Value::as_str).unwrap_or_default();
+        let role_name = new.pointer("/roleRef/name").and_then(Value::as_str).unwrap_or_default();
+        let (role, role_plural, role_namespace) = match (kind, namespace) {
+            ("ClusterRole", _) => (RoleRef::ClusterRole(role_name.to_owned()), "clusterroles", namespace),
+            ("Role", Some(ns)) => (RoleRef::Role { namespace: ns.to_owned(), name: role_name.to_owned() }, "roles", Some(ns)),
+            _ => {
+                let supported: &[&str] = if namespace.is_some() { &["Role", "ClusterRole"] } else { &["ClusterRole"] };
+                return Err(ApiError::invalid(RBAC_GROUP, &resource.kind, name, vec![Cause::not_supported("roleRef.kind", kind, supported)]));
+            }
+        };
+        if new.pointer("/roleRef/apiGroup").and_then(Value::as_str) != Some(RBAC_GROUP) {
+            let group = new.pointer("/roleRef/apiGroup").and_then(Value::as_str).unwrap_or_default();
+            return Err(ApiError::invalid(RBAC_GROUP, &resource.kind, name, vec![Cause::not_supported("roleRef.apiGroup", group, &[RBAC_GROUP])]));
+        }
+        if self.unrestricted || self.may("bind", role_plural, role_name, role_namespace) {
+            return Ok(());
+        }
+        let Some(rules) = self.target.as_ref().and_then(|target| target.role_rules(&role)) else {
+            return Err(ApiError::forbidden_object(RBAC_GROUP, &resource.plural, name, &format!(
+                "user \"{}\" cannot bind {kind} \"{role_name}\": it does not exist, and binding it needs the bind verb on it",
+                self.user.name)));
+        };
+        let missing = uncovered(&self.held(namespace), &rules);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(ApiError::forbidden_object(RBAC_GROUP, &resource.plural, name, &escalation_message(&self.user, namespace, &missing)))
+    }
+}
+
+fn rules_of(role: &Value) -> Vec<PolicyRule> {
+    role.get("rules").and_then(Value::as_array).map(|rules| rules.iter().filter_map(PolicyRule::from_json).collect()).unwrap_or_default()
+}
+
+/// Loads the escalation check for a write to `resource`, if it is an RBAC kind.
+pub async fn for_write(server: &ApiServer, user: &UserInfo, resource: &ResourceInfo, space: &SpaceName) -> ApiResult<Option<Escalation>> {
+    if !authorization::is_rbac(resource) {
+        return Ok(None);
+    }
+    Escalation::load(server, user, space).await.map(Some)
+}

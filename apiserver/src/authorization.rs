@@ -1,0 +1,257 @@
+//! Authorization: `--authorization-mode` (RBAC, AlwaysAllow) over one RBAC policy per space.
+//!
+//! Each space's Roles, ClusterRoles and bindings are read into a `kspaces_authz::policy::SpacePolicy` the first
+//! time a request needs them and kept until one of them is written: the registry tells this module of every
+//! committed RBAC write (`WriteObserver`) before the write is acknowledged, and the space's policy (decision cache
+//! included) is dropped and read again on next use. A load that overlaps a write is used once but not kept.
+//!
+//! Whose rules decide (docs/authorization.md):
+//! - a tenant user: their own space's bindings (tenancy already refused every other space);
+//! - a system user: `system:masters` may do anything anywhere; otherwise the system space's ClusterRoleBindings,
+//!   which reach into tenant spaces (the platform's own administrators), but never the system space's
+//!   RoleBindings (a RoleBinding in the system space's `default` says nothing about a tenant's `default`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use kspaces_authz::policy::{Decision, SpacePolicy};
+use kspaces_authz::rbac::Attributes;
+use kspaces_authz::{UserInfo, MASTERS};
+use kspaces_storage::{Revision, SpaceName};
+use serde_json::Value;
+
+use crate::config::AuthorizationMode;
+use crate::registry::store::WriteObserver;
+use crate::registry::{ResourceInfo, Scope};
+use crate::state::ApiServer;
+use crate::filters::request_info::RequestInfo;
+use crate::status::{ApiError, ApiResult};
+use crate::tenancy;
+
+/// The RBAC API group.
+pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+/// The kinds a space's policy is built from.
+pub const RBAC_KINDS: [&str; 4] = ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"];
+
+/// True for Roles, ClusterRoles and their bindings.
+pub fn is_rbac(resource: &ResourceInfo) -> bool {
+    resource.group == RBAC_GROUP && RBAC_KINDS.contains(&resource.kind.as_str())
+}
+
+#[derive(Default)]
+struct Slot {
+    /// Bumped by every RBAC write to the space.
+    generation: u64,
+    policy: Option<Arc<SpacePolicy>>,
+}
+
+/// The authorizer chain and the per-space policies.
+pub struct Authorizer {
+    modes: Vec<AuthorizationMode>,
+    spaces: RwLock<HashMap<SpaceName, Slot>>,
+}
+
+impl Authorizer {
+    pub fn new(modes: Vec<AuthorizationMode>) -> Authorizer {
+        Authorizer { modes, spaces: RwLock::new(HashMap::new()) }
+    }
+
+    /// True if some mode evaluates RBAC (reviews and escalation checks then mean something).
+    pub fn rbac(&self) -> bool {
+        self.modes.contains(&AuthorizationMode::Rbac)
+    }
+
+    /// Decides whether `user` may do `attributes` in `space`, asking each mode in order.
+    pub async fn authorize(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, attributes: &Attributes) -> ApiResult<Decision> {
+        for mode in &self.modes {
+            let decision = match mode {
+                AuthorizationMode::AlwaysAllow => Decision { allowed: true, reason: String::new() },
+                AuthorizationMode::Rbac => self.rbac_decision(server, space, user, attributes).await?,
+            };
+            if decision.allowed {
+                return Ok(decision);
+            }
+        }
+        Ok(Decision { allowed: false, reason: String::new() })
+    }
+
+    async fn rbac_decision(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, attributes: &Attributes) -> ApiResult<Decision> {
+        if server.is_system_user(user) {
+            if user.in_group(MASTERS) {
+                return Ok(Decision { allowed: true, reason: String::new() });
+            }
+            let policy = self.policy(server, &SpaceName::system()).await?;
+            return Ok(policy.decide(user, &for_system_policy(space, attributes)));
+        }
+        Ok(self.policy(server, space).await?.decide(user, attributes))
+    }
+
+    /// The rules `user` holds for `namespace` of `space`, as SelfSubjectRulesReview and escalation checks see them.
+    /// `None` means everything (`system:masters`, or no RBAC mode).
+    pub async fn rules_for(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, namespace: Option<&str>) -> ApiResult<Option<Vec<kspaces_authz::rbac::PolicyRule>>> {
+        if !self.rbac() || (server.is_system_user(user) && user.in_group(MASTERS)) {
+            return Ok(None);
+        }
+        if server.is_system_user(user) {
+            let policy = self.policy(server, &SpaceName::system()).await?;
+            return Ok(Some(if space.is_system() { policy.rules_for(user, namespace) } else { policy.rules_for(user, None) }));
+        }
+        Ok(Some(self.policy(server, space).await?.rules_for(user, namespace)))
+    }
+
+    /// The policy of `space`, read from storage if it is not held.
+    pub async fn policy(&self, server: &ApiServer, space: &SpaceName) -> ApiResult<Arc<SpacePolicy>> {
+        if let Some(Slot { policy: Some(policy), .. }) = self.spaces.read().unwrap_or_else(|e| e.into_inner()).get(space) {
+            return Ok(policy.clone());
+        }
+        // The slot exists before the read starts, so a write during the read bumps its generation.
+        let generation = self.spaces.write().unwrap_or_else(|e| e.into_inner()).entry(space.clone()).or_default().generation;
+        let policy = Arc::new(load(server, space).await?);
+        let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = spaces.get_mut(space).filter(|slot| slot.generation == generation) {
+            slot.policy = Some(policy.clone());
+        }
+        Ok(policy)
+    }
+
+    /// Forgets `space`'s policy (its RBAC objects changed, or the space is gone). Spaces never read cost nothing.
+    pub fn invalidate(&self, space: &SpaceName) {
+        let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = spaces.get_mut(space) {
+            slot.generation += 1;
+            slot.policy = None;
+        }
+    }
+
+    /// How many spaces' policies are held (for tests and metrics).
+    pub fn loaded(&self) -> usize {
+        self.spaces.read().unwrap_or_else(|e| e.into_inner()).values().filter(|s| s.policy.is_some()).count()
+    }
+}
+
+impl WriteObserver for Authorizer {
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, _object: Option<&Value>, _revision: Revision) {
+        if is_rbac(resource) {
+            self.invalidate(space);
+        } else if resource.is("", "Tenant") {
+            // A tenant deleted and made again must not see the old space's policy.
+            if let Ok(space) = tenancy::space_of(name) {
+                self.invalidate(&space);
+            }
+        }
+    }
+}
+
+/// The attributes of a parsed request. A namespace's own requests (`GET /api/v1/namespaces/dev`) are in that
+/// namespace, as kube's RequestInfo has it, so a RoleBinding in `dev` may grant reading `dev` itself.
+pub fn attributes(info: &RequestInfo) -> Attributes {
+    if !info.is_resource {
+        return Attributes::NonResource { verb: info.verb.clone(), path: info.path.clone() };
+    }
+    let namespace = match &info.namespace {
+        None if info.resource == "namespaces" && !info.name.is_empty() => Some(info.name.clone()),
+        other => other.clone(),
+    };
+    Attributes::Resource {
+        verb: info.verb.clone(),
+        group: info.group.clone(),
+        resource: info.resource.clone(),
+        subresource: info.subresource.clone(),
+        name: info.name.clone(),
+        namespace,
+    }
+}
+
+/// kube-apiserver's 403: `pods "p" is forbidden: User "u" cannot get resource "pods" in API group "" in the
+/// namespace "ns"`, `... at the cluster scope`, or `forbidden: User "u" cannot get path "/metrics"`.
+pub fn forbidden(user: &UserInfo, attributes: &Attributes, reason: &str) -> ApiError {
+    let suffix = if reason.is_empty() { String::new() } else { format!(": {reason}") };
+    match attributes {
+        Attributes::NonResource { verb, path } => {
+            ApiError::forbidden(format!("forbidden: User \"{}\" cannot {verb} path \"{path}\"{suffix}", user.name))
+        }
+        Attributes::Resource { verb, group, resource, subresource, name, namespace } => {
+            let what = if subresource.is_empty() { resource.clone() } else { format!("{resource}/{subresource}") };
+            let place = match namespace {
+                Some(namespace) => format!("in the namespace \"{namespace}\""),
+                None => "at the cluster scope".to_owned(),
+            };
+            let why = format!("User \"{}\" cannot {verb} resource \"{what}\" in API group \"{group}\" {place}{suffix}", user.name);
+            ApiError::forbidden_object(group, resource, name, &why)
+        }
+    }
+}
+
+/// A system user's request to any space, as the system space's policy sees it: namespaced requests outside the
+/// system space get a namespace no RoleBinding can have (`<tenant>/<ns>`), so only ClusterRoleBindings apply.
+fn for_system_policy(space: &SpaceName, attributes: &Attributes) -> Attributes {
+    match attributes {
+        Attributes::Resource { verb, group, resource, subresource, name, namespace: Some(namespace) } if !space.is_system() => {
+            Attributes::Resource {
+                verb: verb.clone(),
+                group: group.clone(),
+                resource: resource.clone(),
+                subresource: subresource.clone(),
+                name: name.clone(),
+                namespace: Some(format!("{}/{namespace}", tenancy::tenant_of(space))),
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+/// Reads every Role, ClusterRole, RoleBinding and ClusterRoleBinding of `space`.
+async fn load(server: &ApiServer, space: &SpaceName) -> ApiResult<SpacePolicy> {
+    let mut objects = Vec::new();
+    for kind in RBAC_KINDS {
+        let Some(resource) = server.resources.by_kind(RBAC_GROUP, kind).cloned() else { continue };
+        let scope = Scope::one(space.clone(), None);
+        server.registry.for_each(&resource, &scope, 1000, |object| objects.push(object.clone())).await?;
+    }
+    let policy = SpacePolicy::new(&objects);
+    if policy.skipped() > 0 {
+        tracing::warn!(space = %space, skipped = policy.skipped(), "RBAC objects that could not be read were ignored");
+    }
+    Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_users_in_tenant_spaces_are_judged_by_cluster_bindings_only() {
+        let t1 = SpaceName::new("t1").expect("space");
+        let request = Attributes::Resource {
+            verb: "get".into(), group: String::new(), resource: "pods".into(), subresource: String::new(),
+            name: "p".into(), namespace: Some("default".into()),
+        };
+        match for_system_policy(&t1, &request) {
+            Attributes::Resource { namespace, .. } => assert_eq!(namespace.as_deref(), Some("t1/default")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(for_system_policy(&SpaceName::system(), &request), request);
+    }
+
+    fn info(method: &str, path: &str) -> RequestInfo {
+        crate::filters::request_info::parse(method, path, "")
+    }
+
+    #[test]
+    fn forbidden_messages_have_kube_apiserver_shape() {
+        let alice = UserInfo::authenticated("alice".into(), String::new(), vec![], Some("t1".into()));
+        let message = |method: &str, path: &str| forbidden(&alice, &attributes(&info(method, path)), "").message;
+        assert_eq!(message("GET", "/api/v1/namespaces/dev/pods"),
+            r#"pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "dev""#);
+        assert_eq!(message("GET", "/apis/apps/v1/namespaces/dev/deployments/web/scale"),
+            r#"deployments.apps "web" is forbidden: User "alice" cannot get resource "deployments/scale" in API group "apps" in the namespace "dev""#);
+        assert_eq!(message("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterroles/x"),
+            r#"clusterroles.rbac.authorization.k8s.io "x" is forbidden: User "alice" cannot delete resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope"#);
+        assert_eq!(message("GET", "/api/v1/namespaces/dev"),
+            r#"namespaces "dev" is forbidden: User "alice" cannot get resource "namespaces" in API group "" in the namespace "dev""#);
+        assert_eq!(message("GET", "/metrics"), r#"forbidden: User "alice" cannot get path "/metrics""#);
+        let err = forbidden(&alice, &attributes(&info("GET", "/api/v1/namespaces/dev/pods/p")), "");
+        let details = err.details.expect("details");
+        assert_eq!((details.kind.as_deref(), details.name.as_deref(), err.code, err.reason), (Some("pods"), Some("p"), 403, "Forbidden"));
+    }
+}
