@@ -326,20 +326,7 @@ mod tests {
     use super::*;
 
     fn request<'a>(audit_id: &'a str, user: Option<&'a UserInfo>) -> AuditRequest<'a> {
-        AuditRequest {
-            audit_id,
-            user,
-            verb: "get",
-            is_resource: true,
-            api_version: "v1",
-            resource: "pods",
-            namespace: Some("default"),
-            name: "web",
-            path: "/api/v1/namespaces/default/pods/web",
-            request_uri: "/api/v1/namespaces/default/pods/web",
-            received: Utc::now(),
-            ..AuditRequest::default()
-        }
+        AuditRequest { audit_id, ..event::tests::pod_get(user) }
     }
 
     fn ok() -> AuditOutcome<'static> {

@@ -221,7 +221,7 @@ fn micro_time(time: DateTime<Utc>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use chrono::TimeZone;
     use serde_json::json;
 
@@ -233,7 +233,8 @@ mod tests {
         UserInfo { name: "alice".to_owned(), uid: "u-1".to_owned(), groups: vec!["dev".to_owned(), "system:authenticated".to_owned()], tenant: Some("t1".to_owned()) }
     }
 
-    fn pod_get(user: Option<&UserInfo>) -> AuditRequest<'_> {
+    /// A GET of pod `default/web` in tenant t1 (the writer's tests in `audit.rs` use it too).
+    pub(crate) fn pod_get(user: Option<&UserInfo>) -> AuditRequest<'_> {
         AuditRequest {
             audit_id: "6a5f3a9e-0000-4000-8000-000000000001",
             user,
