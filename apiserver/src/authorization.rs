@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use kspaces_authz::policy::{Decision, SpacePolicy};
-use kspaces_authz::rbac::Attributes;
+use kspaces_authz::rbac::{Attributes, PolicyRule};
 use kspaces_authz::{UserInfo, MASTERS};
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
@@ -76,27 +76,28 @@ impl Authorizer {
     }
 
     async fn rbac_decision(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, attributes: &Attributes) -> ApiResult<Decision> {
-        if server.is_system_user(user) {
-            if user.in_group(MASTERS) {
-                return Ok(Decision { allowed: true, reason: String::new() });
-            }
-            let policy = self.policy(server, &SpaceName::system()).await?;
-            return Ok(policy.decide(user, &for_system_policy(space, attributes)));
-        }
-        Ok(self.policy(server, space).await?.decide(user, attributes))
+        Ok(self.judge(server, space, user).await?.decide(user, attributes))
     }
 
-    /// The rules `user` holds for `namespace` of `space`, as SelfSubjectRulesReview and escalation checks see them.
-    /// `None` means everything (`system:masters`, or no RBAC mode).
-    pub async fn rules_for(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, namespace: Option<&str>) -> ApiResult<Option<Vec<kspaces_authz::rbac::PolicyRule>>> {
-        if !self.rbac() || (server.is_system_user(user) && user.in_group(MASTERS)) {
+    /// The rules `user` holds for `namespace` of `space`, as SelfSubjectRulesReview sees them. `None` means
+    /// everything (`system:masters`, or no RBAC mode).
+    pub async fn rules_for(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, namespace: Option<&str>) -> ApiResult<Option<Vec<PolicyRule>>> {
+        if !self.rbac() {
             return Ok(None);
         }
-        if server.is_system_user(user) {
-            let policy = self.policy(server, &SpaceName::system()).await?;
-            return Ok(Some(if space.is_system() { policy.rules_for(user, namespace) } else { policy.rules_for(user, None) }));
+        Ok(self.judge(server, space, user).await?.rules_for(user, namespace))
+    }
+
+    /// Whose bindings judge `user` in `space` (the table in the module doc).
+    pub async fn judge(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo) -> ApiResult<Judge> {
+        if !server.is_system_user(user) {
+            return Ok(Judge { policy: Some(self.policy(server, space).await?), tenant: None });
         }
-        Ok(Some(self.policy(server, space).await?.rules_for(user, namespace)))
+        if user.in_group(MASTERS) {
+            return Ok(Judge { policy: None, tenant: None });
+        }
+        let tenant = (!space.is_system()).then(|| tenancy::tenant_of(space).to_owned());
+        Ok(Judge { policy: Some(self.policy(server, &SpaceName::system()).await?), tenant })
     }
 
     /// The policy of `space`, read from storage if it is not held.
@@ -182,21 +183,49 @@ pub fn forbidden(user: &UserInfo, attributes: &Attributes, reason: &str) -> ApiE
     }
 }
 
-/// A system user's request to any space, as the system space's policy sees it: namespaced requests outside the
-/// system space get a namespace no RoleBinding can have (`<tenant>/<ns>`), so only ClusterRoleBindings apply.
-fn for_system_policy(space: &SpaceName, attributes: &Attributes) -> Attributes {
-    match attributes {
-        Attributes::Resource { verb, group, resource, subresource, name, namespace: Some(namespace) } if !space.is_system() => {
-            Attributes::Resource {
-                verb: verb.clone(),
-                group: group.clone(),
-                resource: resource.clone(),
-                subresource: subresource.clone(),
-                name: name.clone(),
-                namespace: Some(format!("{}/{namespace}", tenancy::tenant_of(space))),
+/// The RBAC policy that judges one user in one space, loaded, so decisions and rules are synchronous (an escalation
+/// check runs on every attempt of a patch's read-modify-write loop).
+pub struct Judge {
+    /// `None`: unrestricted (`system:masters` of the system tenant).
+    policy: Option<Arc<SpacePolicy>>,
+    /// Set when a system user is judged in tenant space `tenant`: namespaced requests get a namespace no
+    /// RoleBinding can have (`<tenant>/<ns>`), so only the system space's ClusterRoleBindings apply.
+    tenant: Option<String>,
+}
+
+impl Judge {
+    /// True if nothing is refused.
+    pub fn unrestricted(&self) -> bool {
+        self.policy.is_none()
+    }
+
+    fn namespace(&self, namespace: Option<&str>) -> Option<String> {
+        namespace.map(|ns| match &self.tenant {
+            Some(tenant) => format!("{tenant}/{ns}"),
+            None => ns.to_owned(),
+        })
+    }
+
+    pub fn decide(&self, user: &UserInfo, attributes: &Attributes) -> Decision {
+        let Some(policy) = &self.policy else { return Decision { allowed: true, reason: String::new() } };
+        match attributes {
+            Attributes::Resource { verb, group, resource, subresource, name, namespace } if self.tenant.is_some() => {
+                policy.decide(user, &Attributes::Resource {
+                    verb: verb.clone(),
+                    group: group.clone(),
+                    resource: resource.clone(),
+                    subresource: subresource.clone(),
+                    name: name.clone(),
+                    namespace: self.namespace(namespace.as_deref()),
+                })
             }
+            _ => policy.decide(user, attributes),
         }
-        other => other.clone(),
+    }
+
+    /// The rules `user` holds for `namespace`; `None` means everything.
+    pub fn rules_for(&self, user: &UserInfo, namespace: Option<&str>) -> Option<Vec<PolicyRule>> {
+        self.policy.as_ref().map(|policy| policy.rules_for(user, self.namespace(namespace).as_deref()))
     }
 }
 
@@ -221,16 +250,31 @@ mod tests {
 
     #[test]
     fn system_users_in_tenant_spaces_are_judged_by_cluster_bindings_only() {
-        let t1 = SpaceName::new("t1").expect("space");
-        let request = Attributes::Resource {
+        let binding = |kind: &str, namespace: Option<&str>| serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+            "metadata": {"name": "ops-view", "namespace": namespace},
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "reader"},
+            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": "ops"}],
+        });
+        let reader = serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+        });
+        let ops = UserInfo::authenticated("ops".into(), String::new(), vec![], Some("system".into()));
+        let get = Attributes::Resource {
             verb: "get".into(), group: String::new(), resource: "pods".into(), subresource: String::new(),
             name: "p".into(), namespace: Some("default".into()),
         };
-        match for_system_policy(&t1, &request) {
-            Attributes::Resource { namespace, .. } => assert_eq!(namespace.as_deref(), Some("t1/default")),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(for_system_policy(&SpaceName::system(), &request), request);
+        let judge = |objects: &[serde_json::Value], tenant: Option<&str>| {
+            Judge { policy: Some(Arc::new(SpacePolicy::new(objects))), tenant: tenant.map(str::to_owned) }
+        };
+        let role_binding = [reader.clone(), binding("RoleBinding", Some("default"))];
+        assert!(judge(&role_binding, None).decide(&ops, &get).allowed, "in the system space itself");
+        assert!(!judge(&role_binding, Some("t1")).decide(&ops, &get).allowed, "the system space's RoleBinding in default is not t1's default");
+        assert_eq!(judge(&role_binding, Some("t1")).rules_for(&ops, Some("default")), Some(vec![]));
+        let cluster_binding = [reader, binding("ClusterRoleBinding", None)];
+        assert!(judge(&cluster_binding, Some("t1")).decide(&ops, &get).allowed, "a ClusterRoleBinding reaches every space");
+        assert!(Judge { policy: None, tenant: None }.decide(&ops, &get).allowed);
     }
 
     fn info(method: &str, path: &str) -> RequestInfo {

@@ -8,50 +8,38 @@ use std::sync::Arc;
 use kspaces_authz::escalation::{escalation_message, uncovered};
 use kspaces_authz::policy::{RoleRef, SpacePolicy};
 use kspaces_authz::rbac::{Attributes, PolicyRule};
-use kspaces_authz::{UserInfo, MASTERS};
+use kspaces_authz::UserInfo;
 use kspaces_storage::SpaceName;
 use serde_json::Value;
 
-use crate::authorization::{self, RBAC_GROUP};
+use crate::authorization::{self, Judge, RBAC_GROUP};
 use crate::registry::ResourceInfo;
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::tenancy;
 
 /// What one user may grant in one space, loaded once per request so the check itself is synchronous (a patch
 /// runs it on every attempt of its read-modify-write loop).
 pub struct Escalation {
     user: UserInfo,
-    /// `system:masters` of the system tenant, or authorization without RBAC: may grant anything.
-    unrestricted: bool,
-    /// The policy whose bindings give the user their rights: their own space's, or the system space's for
-    /// system users.
-    judge: Option<Arc<SpacePolicy>>,
+    /// Whose bindings give the user their rights; `None` without RBAC (anything may be granted).
+    judge: Option<Judge>,
     /// The policy of the space written to (where a binding's role is looked up).
     target: Option<Arc<SpacePolicy>>,
-    space: SpaceName,
-    system_user: bool,
 }
 
 impl Escalation {
     pub async fn load(server: &ApiServer, user: &UserInfo, space: &SpaceName) -> ApiResult<Escalation> {
-        let system_user = server.is_system_user(user);
-        let unrestricted = !server.authorizer.rbac() || (system_user && user.in_group(MASTERS));
-        let (judge, target) = if unrestricted {
-            (None, None)
-        } else {
-            let target = server.authorizer.policy(server, space).await?;
-            let judge = if system_user { server.authorizer.policy(server, &SpaceName::system()).await? } else { target.clone() };
-            (Some(judge), Some(target))
+        let judge = match server.authorizer.rbac() {
+            true => Some(server.authorizer.judge(server, space, user).await?),
+            false => None,
         };
-        Ok(Escalation { user: user.clone(), unrestricted, judge, target, space: space.clone(), system_user })
+        let unrestricted = judge.as_ref().is_none_or(Judge::unrestricted);
+        let target = if unrestricted { None } else { Some(server.authorizer.policy(server, space).await?) };
+        Ok(Escalation { user: user.clone(), judge, target })
     }
 
-    /// The namespace as the judging policy sees it (see `authorization::for_system_policy`).
-    fn judged_namespace(&self, namespace: Option<&str>) -> Option<String> {
-        namespace.map(|ns| {
-            if self.system_user && !self.space.is_system() { format!("{}/{ns}", tenancy::tenant_of(&self.space)) } else { ns.to_owned() }
-        })
+    fn unrestricted(&self) -> bool {
+        self.judge.as_ref().is_none_or(Judge::unrestricted)
     }
 
     fn may(&self, verb: &str, resource: &str, name: &str, namespace: Option<&str>) -> bool {
@@ -62,13 +50,13 @@ impl Escalation {
             resource: resource.into(),
             subresource: String::new(),
             name: name.into(),
-            namespace: self.judged_namespace(namespace),
+            namespace: namespace.map(str::to_owned),
         };
         judge.decide(&self.user, &attributes).allowed
     }
 
     fn held(&self, namespace: Option<&str>) -> Vec<PolicyRule> {
-        self.judge.as_ref().map(|judge| judge.rules_for(&self.user, self.judged_namespace(namespace).as_deref())).unwrap_or_default()
+        self.judge.as_ref().and_then(|judge| judge.rules_for(&self.user, namespace)).unwrap_or_default()
     }
 
     /// Checks a create (`old` None) or update of a Role, ClusterRole, RoleBinding or ClusterRoleBinding.
@@ -82,7 +70,7 @@ impl Escalation {
     }
 
     fn check_role(&self, resource: &ResourceInfo, namespace: Option<&str>, name: &str, new: &Value, old: Option<&Value>) -> ApiResult<()> {
-        if self.unrestricted || self.may("escalate", &resource.plural, name, namespace) {
+        if self.unrestricted() || self.may("escalate", &resource.plural, name, namespace) {
             return Ok(());
         }
         let aggregates = |role: Option<&Value>| role.is_some_and(|r| r.get("aggregationRule").is_some_and(|a| !a.is_null()));
@@ -118,7 +106,7 @@ impl Escalation {
             let group = new.pointer("/roleRef/apiGroup").and_then(Value::as_str).unwrap_or_default();
             return Err(ApiError::invalid(RBAC_GROUP, &resource.kind, name, vec![Cause::not_supported("roleRef.apiGroup", group, &[RBAC_GROUP])]));
         }
-        if self.unrestricted || self.may("bind", role_plural, role_name, role_namespace) {
+        if self.unrestricted() || self.may("bind", role_plural, role_name, role_namespace) {
             return Ok(());
         }
         let Some(rules) = self.target.as_ref().and_then(|target| target.role_rules(&role)) else {
