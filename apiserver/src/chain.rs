@@ -21,7 +21,7 @@ use crate::handlers::{self, Body, Ctx};
 use crate::metrics::RequestLabels;
 use crate::registry::{Scope, Spaces};
 use crate::routes;
-use crate::{admission, authorization, tenancy};
+use crate::{admission, authorization, crds, tenancy};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -85,11 +85,18 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
     }
     if !info.is_resource {
         let route = routes::route(&info.path);
+        let mut space = None;
         match &user {
             None if !route.is_public() => return Err(ApiError::unauthorized()),
             None => {}
             Some(user) => match resolve_space(&server, info, user, "get", "") {
-                Ok(spaces) => authorize(&server, trail, user, &spaces, info).await?,
+                Ok(spaces) => {
+                    authorize(&server, trail, user, &spaces, info).await?;
+                    space = match spaces {
+                        Spaces::One(space) => Some(space),
+                        Spaces::All => None,
+                    };
+                }
                 // A caller with no space (no tenant, no --default-tenant) still reaches /version, health and
                 // discovery, so kubectl gets as far as the resource request and its explanation.
                 Err(_) if (route.is_public() || route.is_discovery()) && info.space == SpacePath::Short => {}
@@ -98,16 +105,25 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
         }
         let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
         let host = req.connection_info().host().to_owned();
-        return routes::serve(&server, server.resources_for(user.as_ref()), route, accept, req.query_string(), &host);
+        // Discovery and OpenAPI show the space's resources: the built-in ones and its resolved CRDs.
+        let system_user = user.as_ref().is_some_and(|u| server.is_system_user(u));
+        let view = space.as_ref().map(|space| server.crds.view(space));
+        let table = match &view {
+            Some(view) if system_user => &view.system,
+            Some(view) => &view.tenant,
+            None => server.resources_for(user.as_ref()),
+        };
+        let openapi = match route {
+            routes::Route::OpenApiV2 | routes::Route::OpenApiV3Index | routes::Route::OpenApiV3(_) => space.as_ref().and_then(|s| server.crds.openapi(s)),
+            _ => None,
+        };
+        let openapi = openapi.as_deref().unwrap_or_else(|| server.openapi());
+        return routes::serve(&server, table, openapi, route, accept, req.query_string(), &host);
     }
     let user = user.ok_or_else(ApiError::unauthorized)?;
     let spaces = resolve_space(&server, info, &user, &info.verb, &info.resource)?;
     authorize(&server, trail, &user, &spaces, info).await?;
-    let resource = server
-        .resources
-        .lookup(&info.group, &info.version, &info.resource)
-        .cloned()
-        .ok_or_else(ApiError::no_route)?;
+    let resource = server.resource(&spaces, &info.group, &info.version, &info.resource).ok_or_else(ApiError::no_route)?;
     if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
         return Err(ApiError::no_route());
     }
@@ -115,6 +131,9 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
     let spaces = tenancy::check_resource(&request, &resource, spaces, server.is_system_user(&user))?;
     let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
     admission::check_request(&resource, &scope, info)?;
+    if let (Spaces::One(space), "update" | "patch" | "delete") = (&scope.spaces, info.verb.as_str()) {
+        crds::strategy::admit(&server, &resource, space, &info.name)?;
+    }
     let mut body = Body::Stream(payload);
     if server.auditor.enabled() && matches!(info.verb.as_str(), "create" | "update" | "patch") {
         let level = audit_level(&server, req, info, trail, &audit_request_uri(req));

@@ -2,6 +2,7 @@
 
 pub mod aggregation;
 pub mod compaction;
+pub mod crd;
 pub mod namespace;
 pub mod tenant;
 
@@ -13,7 +14,7 @@ use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
 /// How many objects of one resource a pass deletes at most (the next pass takes the rest).
-const BATCH: usize = 500;
+pub(crate) const BATCH: usize = 500;
 
 /// Deletes the objects of `resources` in `scope` (one space; a namespace, or all of the space), honouring
 /// finalizers: an object with finalizers only gets its deletion timestamp. True if nothing was left to delete.

@@ -22,6 +22,7 @@ use futures::StreamExt;
 use kspaces_authz::UserInfo;
 use serde_json::{json, Value};
 
+use crate::crds;
 use crate::filters::request_info::RequestInfo;
 use crate::negotiate::{self, Output};
 use crate::registry::{ResourceInfo, Scope};
@@ -74,6 +75,11 @@ impl Ctx {
     pub fn respond_object(&self, code: u16, object: &Value) -> ApiResult<HttpResponse> {
         let output = negotiate::choose(self.accept.as_deref(), true)?;
         if output != Output::Table {
+            if self.resource.custom.is_some() {
+                let mut object = object.clone();
+                crds::strategy::convert(&self.resource, &mut object);
+                return respond(code, output, &object);
+            }
             return respond(code, output, object);
         }
         let include = self.include_object()?;
@@ -135,8 +141,20 @@ pub fn success_status(resource: &ResourceInfo, name: &str, uid: Option<&str>) ->
     })
 }
 
-/// Dispatches a resource request to its verb.
+/// Dispatches a resource request to its verb; a deprecated CRD version adds its `Warning`.
 pub async fn dispatch(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
+    let warning = ctx.resource.custom.as_ref().and_then(|c| c.version()).filter(|v| v.deprecated).map(|v| {
+        let message = v.deprecation_warning.clone().unwrap_or_else(|| format!("{} {} is deprecated", ctx.resource.api_version(), ctx.resource.kind));
+        format!("299 - {message:?}")
+    });
+    let mut response = dispatch_verb(ctx, payload).await?;
+    if let Some(value) = warning.and_then(|w| header::HeaderValue::from_str(&w).ok()) {
+        response.headers_mut().insert(header::WARNING, value);
+    }
+    Ok(response)
+}
+
+async fn dispatch_verb(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
     let subresource = ctx.info.subresource.clone();
     if !subresource.is_empty() && !matches!(subresource.as_str(), "status" | "scale" | "finalize" | "token") {
         return Err(ApiError::no_route());

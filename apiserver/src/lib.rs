@@ -9,6 +9,7 @@ pub mod authorization;
 pub mod chain;
 pub mod config;
 pub mod controllers;
+pub mod crds;
 pub mod discovery;
 pub mod filters;
 pub mod handlers;

@@ -25,6 +25,7 @@ use serde_json::{json, Map, Value};
 
 use crate::registry::ResourceInfo;
 use documents::Document;
+pub(crate) use model::definition_name;
 use model::Model;
 
 /// The Kubernetes version whose API the documents describe (k8s-openapi feature `v1_33`).

@@ -8,6 +8,6 @@ pub mod store;
 pub mod table;
 pub mod validate;
 
-pub use resource::{ResourceInfo, Subresource};
+pub use resource::{Custom, ResourceInfo, Subresource};
 pub use store::{GenericStore, Scope, Spaces};
 pub use table::ResourceTable;

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::discovery;
 use crate::negotiate::parse_accept;
 use crate::registry::ResourceTable;
+use crate::openapi::OpenApi;
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -99,8 +100,9 @@ fn health(path: &str, verbose: bool) -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain; charset=utf-8").insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff")).body(body)
 }
 
-/// Serves a non-resource request; discovery shows the resources of `table` (what the caller may discover).
-pub fn serve(server: &ApiServer, table: &ResourceTable, route: Route, accept: Option<&str>, query: &str, host: &str) -> ApiResult<HttpResponse> {
+/// Serves a non-resource request; discovery shows the resources of `table` and OpenAPI `openapi` (what the
+/// caller's space serves).
+pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route: Route, accept: Option<&str>, query: &str, host: &str) -> ApiResult<HttpResponse> {
     match route {
         Route::Version => Ok(json(version())),
         Route::Health(path) => Ok(health(&path, query.split('&').any(|p| p == "verbose" || p.starts_with("verbose=")))),
@@ -124,11 +126,11 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, route: Route, accept: Op
             if !wants_json {
                 return Err(ApiError::not_acceptable());
             }
-            Ok(HttpResponse::Ok().content_type("application/json").body(server.openapi().v2_json()))
+            Ok(HttpResponse::Ok().content_type("application/json").body(openapi.v2_json()))
         }
-        Route::OpenApiV3Index => Ok(json(server.openapi().v3_index())),
+        Route::OpenApiV3Index => Ok(json(openapi.v3_index())),
         Route::OpenApiV3(path) => {
-            let (body, hash) = server.openapi().v3_document(&path).ok_or_else(ApiError::no_route)?;
+            let (body, hash) = openapi.v3_document(&path).ok_or_else(ApiError::no_route)?;
             let immutable = query.split('&').any(|p| p == format!("hash={hash}"));
             let cache = if immutable { "public, immutable" } else { "no-cache, private" };
             Ok(HttpResponse::Ok()

@@ -71,6 +71,7 @@ async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
 async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
     let failed = |err: ApiError| ServeError::Bootstrap(err.message);
     load_tenants(server).await.map_err(failed)?;
+    crate::crds::load(server).await.map_err(failed)?;
     let tenants = server.resources.by_kind("", "Tenant").cloned().ok_or_else(|| ServeError::Bootstrap("no Tenant resource".into()))?;
     let system = Scope::one(server.system_space(), None);
     let namespaces = server.namespaces();
@@ -198,6 +199,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.
     actix_web::rt::spawn(controllers::namespace::run(server.clone(), Duration::from_millis(500)));
     actix_web::rt::spawn(controllers::tenant::run(server.clone(), Duration::from_millis(500)));
+    actix_web::rt::spawn(controllers::crd::run(server.clone(), Duration::from_millis(200)));
     actix_web::rt::spawn(controllers::aggregation::run(server.clone(), Duration::from_millis(50)));
     actix_web::rt::spawn(complete_spaces(server.clone()));
     actix_web::rt::spawn(controllers::compaction::run(server.registry.storage().clone(), COMPACTION_INTERVAL));

@@ -11,11 +11,13 @@ use crate::authorization::Authorizer;
 use crate::config::AuthorizationMode;
 use crate::controllers::aggregation::AggregationQueue;
 use crate::controllers::namespace::TerminatingNamespaces;
+use crate::crds::Crds;
 use crate::filters::authenticate::TokenFile;
 use crate::filters::serviceaccount::TokenIssuer;
 use crate::metrics::Metrics;
 use crate::openapi::OpenApi;
-use crate::registry::{GenericStore, ResourceInfo, ResourceTable};
+use crate::registry::store::WriteObserver;
+use crate::registry::{GenericStore, Spaces, ResourceInfo, ResourceTable};
 use crate::tenancy::{self, TenantCache};
 
 /// Shared server state.
@@ -23,8 +25,8 @@ pub struct ApiServer {
     pub registry: GenericStore,
     /// Every resource served.
     pub resources: ResourceTable,
-    /// What tenant users discover: `resources` without the system-only ones.
-    pub tenant_resources: ResourceTable,
+    /// Every space's CRDs, and which custom resources a space serves.
+    pub crds: Arc<Crds>,
     pub tokens: TokenFile,
     /// Signs and verifies service-account tokens.
     pub service_accounts: TokenIssuer,
@@ -57,11 +59,13 @@ impl ApiServer {
         let terminating_namespaces = Arc::new(TerminatingNamespaces::default());
         let authorizer = Arc::new(Authorizer::new(settings.authorization_modes));
         let aggregation = Arc::new(AggregationQueue::default());
-        let tenant_resources = ResourceTable::new(resources.all().iter().filter(|r| !r.system_only).map(|r| (**r).clone()).collect());
+        let crds = Arc::new(Crds::new(resources.clone()));
+        let observers: Vec<Arc<dyn WriteObserver>> =
+            vec![tenants.clone(), terminating_namespaces.clone(), authorizer.clone(), aggregation.clone(), crds.clone()];
         Arc::new(ApiServer {
-            registry: GenericStore::new(store, vec![tenants.clone(), terminating_namespaces.clone(), authorizer.clone(), aggregation.clone()]),
+            registry: GenericStore::new(store, observers),
             resources,
-            tenant_resources,
+            crds,
             tokens: settings.tokens,
             service_accounts: settings.service_accounts,
             authorizer,
@@ -89,12 +93,18 @@ impl ApiServer {
         tenancy::is_system_user(user, self.default_tenant.as_deref())
     }
 
-    /// The resources `user` may discover.
+    /// The built-in resources `user` may discover.
     pub fn resources_for(&self, user: Option<&UserInfo>) -> &ResourceTable {
+        let builtin = self.crds.builtin_view();
         match user {
-            Some(user) if self.is_system_user(user) => &self.resources,
-            _ => &self.tenant_resources,
+            Some(user) if self.is_system_user(user) => &builtin.system,
+            _ => &builtin.tenant,
         }
+    }
+
+    /// The resource a request for `group/version/plural` in `spaces` reaches: built-in, or custom (see `Crds`).
+    pub fn resource(&self, spaces: &Spaces, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.crds.lookup(spaces, group, version, plural)
     }
 
     /// The `Namespace` resource (namespaced creates check their namespace through it).
@@ -113,6 +123,7 @@ impl ApiServer {
                 verbs: vec![],
                 definition: None,
                 system_only: false,
+            custom: None,
             })
         })
     }

@@ -78,6 +78,9 @@ pub fn build_table(
     include: IncludeObject,
     now: DateTime<Utc>,
 ) -> Value {
+    if let Some(columns) = resource.custom.as_ref().and_then(|c| c.columns.as_ref()) {
+        return columns.build_table(objects, list_metadata, include, now);
+    }
     let api_version = resource.api_version();
     let type_meta = Some((resource.kind.as_str(), api_version.as_str()));
     let (specs, print): (&[columns::ColumnSpec], PrintFn) =

@@ -1,5 +1,17 @@
-//! kspaces CRD support: the CRD registry, structural schema validation, defaulting and pruning, and
-//! system-CRD sharing-policy resolution. Pure: fed CRD objects, does no IO.
-//!
-//! Nothing is here yet: CustomResourceDefinitions arrive with the CRD issue. The crate exists so that the
-//! workspace layout (and the dependency direction `apiserver` → `crd`) is fixed from the start.
+//! kspaces CRD support, pure (fed CRD objects, does no IO):
+//! - `definition`: a CustomResourceDefinition parsed and validated once per write, with kube's defaults;
+//! - `structural`: structural schemas of CRD versions: validation (OpenAPI v3 subset and CEL
+//!   `x-kubernetes-validations`), defaulting and pruning;
+//! - `sharing`: which definition serves a resource in a space (forced system CRDs, then the space's
+//!   `crdPolicy`);
+//! - `field`: the field errors every check reports, in Kubernetes' `field.Error` shape.
+
+pub mod definition;
+pub mod field;
+pub mod schema;
+pub mod structural;
+pub mod sharing;
+
+pub use definition::Definition;
+pub use field::FieldError;
+pub use sharing::CrdPolicy;

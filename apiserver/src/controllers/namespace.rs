@@ -81,7 +81,8 @@ pub async fn reconcile(server: &ApiServer) -> ApiResult<()> {
     for (space, name) in server.terminating_namespaces.snapshot() {
         let cluster = Scope::one(space.clone(), None);
         let content = Scope::one(space.clone(), Some(name.clone()));
-        let namespaced = server.resources.all().iter().filter(|r| r.namespaced).map(|r| &**r);
+        let custom = server.crds.stored_in(&space);
+        let namespaced = server.resources.all().iter().chain(&custom).filter(|r| r.namespaced).map(|r| &**r);
         if !delete_content(server, namespaced, &content).await? {
             continue;
         }

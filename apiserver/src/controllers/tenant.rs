@@ -49,7 +49,9 @@ pub async fn run(server: Arc<ApiServer>, interval: Duration) {
 pub async fn empty_space(server: &ApiServer, tenant: &str) -> ApiResult<bool> {
     let space = Scope::one(space_of(tenant)?, None);
     let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
-    let content = server.resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r)).map(|r| &**r);
+    // Custom resources too: of the space's own CRDs and of system CRDs, whichever definition serves them now.
+    let custom = server.crds.stored_in(space.space()?);
+    let content = server.resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r)).chain(&custom).map(|r| &**r);
     if !delete_content(server, content, &space).await? {
         return Ok(false);
     }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::Ctx;
 use crate::admission::{self, escalation};
-use crate::negotiate;
+use crate::{crds, negotiate};
 use crate::status::ApiResult;
 use crate::tenancy;
 
@@ -15,6 +15,9 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let namespaces = ctx.server.namespaces();
     let dry_run = ctx.dry_run()?;
     admission::check_create(&ctx.server, &ctx.resource, &ctx.scope)?;
+    crds::strategy::admit_custom_create(&ctx.resource)?;
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    crds::strategy::admit(&ctx.server, &ctx.resource, ctx.scope.space()?, name)?;
     if let Some(escalation) = escalation::for_write(&ctx.server, &ctx.user, &ctx.resource, ctx.scope.space()?).await? {
         escalation.check(&ctx.resource, ctx.scope.namespace.as_deref(), &object, None)?;
     }

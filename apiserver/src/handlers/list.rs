@@ -53,7 +53,10 @@ pub fn list_metadata(meta: &ListMeta) -> Value {
 pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     let output = negotiate::choose(ctx.accept.as_deref(), true)?;
     let options = options(&ctx)?;
-    let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;
+    let (mut items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;
+    if ctx.resource.custom.is_some() {
+        items.iter_mut().for_each(|item| crate::crds::strategy::convert(&ctx.resource, item));
+    }
     let metadata = list_metadata(&meta);
     let body = match output {
         Output::Table => table::build_table(&ctx.resource, &items, metadata, ctx.include_object()?, chrono::Utc::now()),

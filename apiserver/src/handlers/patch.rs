@@ -20,6 +20,17 @@ pub enum Patch {
 }
 
 impl Patch {
+    /// Custom resources have no strategic merge patch: 415, as kube answers, so kubectl and helm fall back
+    /// to a merge patch.
+    pub fn parse_for(resource: &crate::registry::ResourceInfo, kind: PatchKind, body: &[u8]) -> ApiResult<Patch> {
+        if resource.custom.is_some() && kind == PatchKind::Strategic {
+            return Err(ApiError::new(415, "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, \
+                 application/merge-patch+json, application/apply-patch+yaml"));
+        }
+        Patch::parse(kind, body)
+    }
+
     pub fn parse(kind: PatchKind, body: &[u8]) -> ApiResult<Patch> {
         let value: Value = serde_json::from_slice(body)
             .map_err(|err| ApiError::bad_request(format!("the patch is not valid JSON: {err}")))?;
@@ -60,7 +71,7 @@ impl Patch {
 }
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    let patch = Patch::parse(negotiate::patch_kind(ctx.content_type.as_deref())?, &body)?;
+    let patch = Patch::parse_for(&ctx.resource, negotiate::patch_kind(ctx.content_type.as_deref())?, &body)?;
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();

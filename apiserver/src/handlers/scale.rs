@@ -1,4 +1,5 @@
-//! The `scale` subresource: an `autoscaling/v1 Scale` view of `.spec.replicas`.
+//! The `scale` subresource: an `autoscaling/v1 Scale` view of `.spec.replicas` (of a CRD's `specReplicasPath`,
+//! `statusReplicasPath` and `labelSelectorPath` for custom resources).
 
 use actix_web::HttpResponse;
 use bytes::Bytes;
@@ -7,16 +8,49 @@ use serde_json::{json, Value};
 use super::patch::Patch;
 use super::Ctx;
 use crate::negotiate;
+use crate::registry::ResourceInfo;
 use crate::registry::store::Part;
 use crate::status::{ApiError, ApiResult};
 
+/// Where a resource keeps what its Scale shows, as JSON pointers.
+struct Paths {
+    spec_replicas: String,
+    status_replicas: String,
+    /// A custom resource's selector string; built-in workloads' `spec.selector.matchLabels` when `None`.
+    label_selector: Option<String>,
+}
+
+/// `.spec.replicas` → `/spec/replicas` (CRD scale paths are simple dotted paths).
+fn pointer(path: &str) -> String {
+    path.split('.').filter(|s| !s.is_empty()).fold(String::new(), |mut p, s| {
+        p.push('/');
+        p.push_str(s);
+        p
+    })
+}
+
+fn paths(resource: &ResourceInfo) -> Paths {
+    match resource.custom.as_ref().and_then(|c| c.scale()) {
+        Some(scale) => Paths {
+            spec_replicas: pointer(&scale.spec_replicas),
+            status_replicas: pointer(&scale.status_replicas),
+            label_selector: scale.label_selector.as_deref().map(pointer),
+        },
+        None => Paths { spec_replicas: "/spec/replicas".into(), status_replicas: "/status/replicas".into(), label_selector: None },
+    }
+}
+
 /// The Scale view of a workload.
-pub fn to_scale(object: &Value) -> Value {
+fn to_scale(resource: &ResourceInfo, object: &Value) -> Value {
+    let paths = paths(resource);
     let metadata = object.get("metadata").cloned().unwrap_or_else(|| json!({}));
-    let selector = object.pointer("/spec/selector/matchLabels").and_then(Value::as_object).map(|labels| {
-        labels.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(",")
-    });
-    let mut status = json!({"replicas": object.pointer("/status/replicas").cloned().unwrap_or(json!(0))});
+    let selector = match &paths.label_selector {
+        Some(path) => object.pointer(path).and_then(Value::as_str).map(str::to_owned),
+        None => object.pointer("/spec/selector/matchLabels").and_then(Value::as_object).map(|labels| {
+            labels.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(",")
+        }),
+    };
+    let mut status = json!({"replicas": object.pointer(&paths.status_replicas).cloned().unwrap_or(json!(0))});
     if let Some(selector) = selector {
         status["selector"] = json!(selector);
     }
@@ -30,18 +64,18 @@ pub fn to_scale(object: &Value) -> Value {
             "resourceVersion": metadata.get("resourceVersion"),
             "creationTimestamp": metadata.get("creationTimestamp"),
         },
-        "spec": {"replicas": object.pointer("/spec/replicas").cloned().unwrap_or(json!(0))},
+        "spec": {"replicas": object.pointer(&paths.spec_replicas).cloned().unwrap_or(json!(0))},
         "status": status,
     })
 }
 
-fn respond_scale(object: &Value) -> ApiResult<HttpResponse> {
-    Ok(HttpResponse::Ok().content_type("application/json").body(to_scale(object).to_string()))
+fn respond_scale(resource: &ResourceInfo, object: &Value) -> ApiResult<HttpResponse> {
+    Ok(HttpResponse::Ok().content_type("application/json").body(to_scale(resource, object).to_string()))
 }
 
 pub async fn get(ctx: Ctx) -> ApiResult<HttpResponse> {
     let object = ctx.server.registry.get(&ctx.resource, &ctx.scope, &ctx.info.name).await?;
-    respond_scale(&object)
+    respond_scale(&ctx.resource, &object)
 }
 
 /// PUT or PATCH of the Scale: the new `spec.replicas` is written to the object.
@@ -58,7 +92,7 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, ctx.dry_run()?, |current| {
-        let scale = to_scale(current);
+        let scale = to_scale(&resource, current);
         let desired = match (&patch, &replacement) {
             (Some(patch), _) => patch.apply(&server, None, &scale)?,
             (None, Some(replacement)) => replacement.clone(),
@@ -74,8 +108,25 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
             }
         }
         let mut new = current.clone();
-        new["spec"]["replicas"] = json!(replicas);
+        set_pointer(&mut new, &paths(&resource).spec_replicas, json!(replicas));
         Ok(new)
     }).await?;
-    respond_scale(&updated)
+    respond_scale(&resource, &updated)
+}
+
+/// Sets the value at `pointer`, making the objects on the way.
+fn set_pointer(object: &mut Value, pointer: &str, value: Value) {
+    let mut at = object;
+    let segments: Vec<&str> = pointer.split('/').skip(1).collect();
+    for (i, segment) in segments.iter().enumerate() {
+        if !at.is_object() {
+            *at = json!({});
+        }
+        let Some(map) = at.as_object_mut() else { return };
+        if i + 1 == segments.len() {
+            map.insert((*segment).to_owned(), value);
+            return;
+        }
+        at = map.entry((*segment).to_owned()).or_insert_with(|| json!({}));
+    }
 }

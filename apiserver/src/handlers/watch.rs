@@ -40,8 +40,10 @@ struct Render {
 }
 
 impl Render {
+    /// True when events are not sent as stored: filtered, or a custom resource stored in another version.
     fn filtered(&self) -> bool {
         !(self.options.labels.is_empty() && self.options.fields.is_empty() && self.scope.namespace_filter().is_none())
+            || self.resource.custom.as_ref().is_some_and(|c| c.storage_api_version() != self.resource.api_version())
     }
 
     fn matches(&self, object: &Value) -> bool {
@@ -54,7 +56,11 @@ impl Render {
                 let metadata = table::object_table_metadata(object);
                 table::build_table(&self.resource, std::slice::from_ref(object), metadata, self.include, chrono::Utc::now())
             }
-            _ => object.clone(),
+            _ => {
+                let mut object = object.clone();
+                crate::crds::strategy::convert(&self.resource, &mut object);
+                object
+            }
         };
         let mut line = json!({"type": kind, "object": object}).to_string();
         line.push('\n');

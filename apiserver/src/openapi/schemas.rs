@@ -5,6 +5,7 @@ use k8s_openapi::api::{
     rbac,
 };
 use k8s_openapi::api::{scheduling, storage};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as crd;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use std::sync::OnceLock;
 
@@ -75,7 +76,7 @@ pub(crate) fn generate(form: Form) -> Map<String, Value> {
         events::v1::Event, discovery::v1::EndpointSlice, networking::v1::Ingress, networking::v1::IngressClass,
         networking::v1::NetworkPolicy, policy::v1::PodDisruptionBudget, storage::v1::StorageClass,
         scheduling::v1::PriorityClass, rbac::v1::Role, rbac::v1::RoleBinding, rbac::v1::ClusterRole,
-        rbac::v1::ClusterRoleBinding, autoscaling::v1::Scale,
+        rbac::v1::ClusterRoleBinding, autoscaling::v1::Scale, crd::CustomResourceDefinition,
         meta::DeleteOptions, meta::Status, meta::ListMeta, meta::WatchEvent<Value>, meta::Patch,
         meta::APIResourceList, meta::APIGroup, meta::APIGroupList, meta::APIVersions,
     );

@@ -325,6 +325,7 @@ fn crd_resources_get_placeholder_or_supplied_schemas_without_strategic_merge_pat
         verbs: ["get", "list", "patch"].map(String::from).to_vec(),
         definition: None,
         system_only: false,
+            custom: None,
     });
     let mut extra = Map::new();
     extra.insert("com.example.stable.v1.CronTab".into(), json!({

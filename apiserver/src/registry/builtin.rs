@@ -90,6 +90,8 @@ const NODE: (&str, &str, &str) = ("node.k8s.io", "v1", "node.v1");
 const AUTHENTICATION: (&str, &str, &str) = ("authentication.k8s.io", "v1", "authentication.v1");
 const AUTHORIZATION: (&str, &str, &str) = ("authorization.k8s.io", "v1", "authorization.v1");
 const ADMISSION: (&str, &str, &str) = ("admissionregistration.k8s.io", "v1", "admissionregistration.v1");
+/// A full definition prefix (the CRD type is not under `io.k8s.api`).
+const APIEXTENSIONS: (&str, &str, &str) = ("apiextensions.k8s.io", "v1", "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1");
 
 /// The table itself. Subresources other than `status` and `scale` are not listed: `serviceaccounts/token`
 /// is served by its own handler (and listed by discovery), and others (pods/log, ...) are not served.
@@ -276,6 +278,8 @@ const ROWS: &[Row] = &[
     Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "selfsubjectaccessreviews", "SelfSubjectAccessReview", &[], false, false, NONE) },
     Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "selfsubjectrulesreviews", "SelfSubjectRulesReview", &[], false, false, NONE) },
     Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "subjectaccessreviews", "SubjectAccessReview", &[], false, false, NONE) },
+    // Each space's own CRDs (the system space's are shared with tenants, see `crds.rs`).
+    row(APIEXTENSIONS, "customresourcedefinitions", "CustomResourceDefinition", &["crd", "crds"], false, false, STATUS),
     row(RBAC, "roles", "Role", &[], false, true, NONE),
     row(RBAC, "rolebindings", "RoleBinding", &[], false, true, NONE),
     row(RBAC, "clusterroles", "ClusterRole", &[], false, false, NONE),
@@ -318,8 +322,12 @@ impl Row {
             namespaced: self.namespaced,
             subresources: self.subresources.to_vec(),
             verbs: strings(self.verbs),
-            definition: Some(format!("io.k8s.api.{}.{}", self.package, self.kind)),
+            definition: Some(match self.package.strip_prefix("io.") {
+                Some(_) => format!("{}.{}", self.package, self.kind),
+                None => format!("io.k8s.api.{}.{}", self.package, self.kind),
+            }),
             system_only: self.system_only,
+            custom: None,
         }
     }
 }
@@ -403,7 +411,7 @@ mod tests {
     #[test]
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
-        assert_eq!(resources.len(), 47);
+        assert_eq!(resources.len(), 48);
         let mut keys: Vec<_> = resources
             .iter()
             .map(|r| (r.group.clone(), r.plural.clone()))

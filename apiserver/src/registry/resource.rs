@@ -1,6 +1,11 @@
 //! `ResourceInfo`: one row of the resource table that drives routing, discovery, OpenAPI and tables.
 
-use kspaces_storage::GroupResource;
+use std::sync::Arc;
+
+use kspaces_crd::definition::{Definition, ScalePaths, Version};
+use kspaces_storage::{ApiIdentity, GroupResource};
+
+use crate::table::CustomColumns;
 
 /// Subresources the generic registry knows how to serve.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -11,7 +16,7 @@ pub enum Subresource {
     Scale,
 }
 
-/// Everything the server needs to know to serve one resource (built-in or, later, from a CRD).
+/// Everything the server needs to know to serve one resource (built-in, or one version of a CRD).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceInfo {
     /// API group; `""` for the legacy core group.
@@ -32,7 +37,46 @@ pub struct ResourceInfo {
     /// Lives only in the system space and only system users reach it (Arktos' non-tenanted resources:
     /// tenants, nodes, priorityclasses, ...). Discovery hides it from tenant users.
     pub system_only: bool,
+    /// Served from a CustomResourceDefinition (one of its versions); `None` for built-in resources.
+    pub custom: Option<Arc<Custom>>,
 }
+
+/// What serving one version of a CRD needs beyond the table row.
+#[derive(Debug)]
+pub struct Custom {
+    pub definition: Arc<Definition>,
+    /// Index of the served version in `definition.versions`.
+    pub version: usize,
+    /// `Local` for a CRD of the request's own space; a shared identity for a system CRD used in a tenant space.
+    pub identity: ApiIdentity,
+    /// The version's printer columns, parsed once (`None`: unusable, kube's default table instead).
+    pub columns: Option<CustomColumns>,
+}
+
+impl Custom {
+    pub fn version(&self) -> Option<&Version> {
+        self.definition.versions.get(self.version)
+    }
+
+    /// `<group>/<storage version>`: the apiVersion objects are stored with.
+    pub fn storage_api_version(&self) -> String {
+        let version = self.definition.storage_version().map_or("", |v| v.name.as_str());
+        format!("{}/{version}", self.definition.group)
+    }
+
+    pub fn scale(&self) -> Option<&ScalePaths> {
+        self.version().and_then(|v| v.scale.as_ref())
+    }
+}
+
+/// Two rows serve the same custom resource when they come from the same parsed CRD, version and identity.
+impl PartialEq for Custom {
+    fn eq(&self, other: &Custom) -> bool {
+        Arc::ptr_eq(&self.definition, &other.definition) && self.version == other.version && self.identity == other.identity
+    }
+}
+
+impl Eq for Custom {}
 
 impl ResourceInfo {
     /// `v1` for the core group, `group/version` otherwise.
@@ -59,5 +103,10 @@ impl ResourceInfo {
 
     pub fn has_subresource(&self, subresource: Subresource) -> bool {
         self.subresources.contains(&subresource)
+    }
+
+    /// Which definition the objects' keys belong to.
+    pub fn identity(&self) -> ApiIdentity {
+        self.custom.as_ref().map_or(ApiIdentity::BuiltIn, |c| c.identity.clone())
     }
 }

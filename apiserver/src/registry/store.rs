@@ -3,14 +3,14 @@
 
 use bytes::Bytes;
 use chrono::{SecondsFormat, Utc};
-use kspaces_storage::{ApiIdentity, Conflict, Key, KeyRange, ListRequest, Record, ResourceKeys, Revision, SpaceName, Store};
+use kspaces_storage::{Conflict, Key, KeyRange, ListRequest, Record, ResourceKeys, Revision, SpaceName, Store};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
 use super::selector::{FieldSelector, LabelSelector};
 use super::{defaults, validate, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::tenancy;
+use crate::{crds, tenancy};
 
 /// The spaces a request covers: one, or every space (system users' lists and watches).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -203,7 +203,7 @@ impl GenericStore {
     }
 
     pub fn keys(&self, resource: &ResourceInfo) -> ApiResult<ResourceKeys> {
-        Ok(self.store.layout().resource(&resource.group_resource(), &ApiIdentity::BuiltIn)?)
+        Ok(self.store.layout().resource(&resource.group_resource(), &resource.identity())?)
     }
 
     fn key(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Key> {
@@ -323,7 +323,7 @@ impl GenericStore {
         metadata.remove("deletionTimestamp");
         metadata.remove("deletionGracePeriodSeconds");
         metadata.remove("selfLink");
-        let has_spec = object.get("spec").is_some();
+        let has_spec = object.get("spec").is_some() || resource.custom.is_some();
         if has_spec {
             metadata_mut(object)?.insert("generation".into(), json!(1));
         }
@@ -334,7 +334,9 @@ impl GenericStore {
         }
         defaults::apply(&resource.group, &resource.kind, object);
         tenancy::strategy::prepare_create(resource, object);
-        validate_object(resource, object)
+        crds::strategy::prepare_create(resource, object);
+        crds::strategy::prepare_custom_create(resource, object);
+        validate_object(resource, object, None)
     }
 
     pub async fn create(&self, resource: &ResourceInfo, scope: &Scope, object: Value, namespaces: &ResourceInfo, dry_run: bool) -> ApiResult<Value> {
@@ -397,7 +399,15 @@ impl GenericStore {
         for _attempt in 0..16 {
             let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
             let old = decode(&current)?;
-            let desired = change(&old)?;
+            let desired = match resource.custom {
+                // The change sees the object in the request's version.
+                Some(_) => {
+                    let mut requested = old.clone();
+                    crds::strategy::convert(resource, &mut requested);
+                    change(&requested)?
+                }
+                None => change(&old)?,
+            };
             if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
                 if !rv.is_empty() && rv != current.revision.to_string() {
                     return Err(ApiError::stale(&resource.group, &resource.plural, name));
@@ -421,11 +431,16 @@ impl GenericStore {
         keep_server_metadata(resource, scope, old, &mut new)?;
         defaults::apply(&resource.group, &resource.kind, &mut new);
         tenancy::strategy::prepare_update(resource, old, &mut new, part);
-        if part == Part::Main && old.get("spec") != new.get("spec") && new.get("spec").is_some() {
+        crds::strategy::prepare_update(resource, &mut new, part);
+        let spec_changed = match resource.custom {
+            Some(_) => crds::strategy::custom_spec_changed(resource, old, &new),
+            None => old.get("spec") != new.get("spec") && new.get("spec").is_some(),
+        };
+        if part == Part::Main && spec_changed {
             let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0) + 1;
             metadata_mut(&mut new)?.insert("generation".into(), json!(generation));
         }
-        validate_object(resource, &mut new)?;
+        validate_object(resource, &mut new, Some(old))?;
         Ok(new)
     }
 
@@ -666,14 +681,17 @@ fn check_type_meta(resource: &ResourceInfo, object: &Value) -> ApiResult<()> {
     Ok(())
 }
 
-/// Fills in `kind`/`apiVersion` and runs metadata and typed validation.
-fn validate_object(resource: &ResourceInfo, object: &mut Value) -> ApiResult<()> {
+/// Fills in `kind`/`apiVersion` and runs metadata and typed validation (for custom resources: pruning,
+/// defaulting and validation against the CRD's schema; `old` is the stored object an update replaces).
+fn validate_object(resource: &ResourceInfo, object: &mut Value, old: Option<&Value>) -> ApiResult<()> {
     if let Some(map) = object.as_object_mut() {
         map.insert("kind".into(), json!(resource.kind));
         map.insert("apiVersion".into(), json!(resource.api_version()));
     }
     validate::check_typed(resource, object)?;
     let mut causes = Vec::new();
+    crds::strategy::check_custom(resource, object, old, &mut causes);
+    crds::strategy::check(resource, object, old, &mut causes);
     validate::check_metadata(resource, object, &mut causes);
     validate::check_spec(resource, object, &mut causes);
     tenancy::strategy::check(resource, object, &mut causes);

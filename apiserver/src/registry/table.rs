@@ -14,7 +14,11 @@ pub struct ResourceTable {
 
 impl ResourceTable {
     pub fn new(resources: Vec<ResourceInfo>) -> ResourceTable {
-        let resources: Vec<Arc<ResourceInfo>> = resources.into_iter().map(Arc::new).collect();
+        ResourceTable::shared(resources.into_iter().map(Arc::new).collect())
+    }
+
+    /// A table of rows other tables hold too.
+    pub fn shared(resources: Vec<Arc<ResourceInfo>>) -> ResourceTable {
         let by_path = resources
             .iter()
             .map(|r| ((r.group.clone(), r.version.clone(), r.plural.clone()), r.clone()))

@@ -209,6 +209,8 @@ typed_checks! {
     "io.k8s.api.rbac.v1.RoleBinding" => rbac::v1::RoleBinding,
     "io.k8s.api.rbac.v1.ClusterRole" => rbac::v1::ClusterRole,
     "io.k8s.api.rbac.v1.ClusterRoleBinding" => rbac::v1::ClusterRoleBinding,
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition" =>
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 }
 
 #[cfg(test)]
@@ -227,6 +229,7 @@ mod tests {
             group: String::new(), version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(),
             singular: "configmap".into(), short_names: vec![], categories: vec![], namespaced: true,
             subresources: vec![], verbs: vec![], definition: Some("io.k8s.api.core.v1.ConfigMap".into()), system_only: false,
+            custom: None,
         };
         let object = serde_json::json!({"metadata": {"name": "Bad_Name", "labels": {"ok": "v", "bad key!": "v", "k": "bad value!"}}});
         let mut causes = Vec::new();

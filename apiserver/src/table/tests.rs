@@ -33,6 +33,7 @@ fn resource(group: &str, version: &str, kind: &str) -> ResourceInfo {
         verbs: Vec::new(),
         definition: None,
         system_only: false,
+            custom: None,
     }
 }
 

@@ -34,6 +34,7 @@ pub fn resources() -> Vec<ResourceInfo> {
             verbs: verbs(&["create", "delete", "get", "list", "patch", "update", "watch"]),
             definition: Some(TENANT_DEFINITION.into()),
             system_only: true,
+            custom: None,
         },
         ResourceInfo {
             group: "core.kcp.io".into(),
@@ -49,6 +50,7 @@ pub fn resources() -> Vec<ResourceInfo> {
             verbs: verbs(&["get", "list", "patch", "update", "watch"]),
             definition: Some(LOGICAL_CLUSTER_DEFINITION.into()),
             system_only: false,
+            custom: None,
         },
     ]
 }

@@ -14,8 +14,21 @@ pub(crate) static NAMESPACE: Printer = Printer { columns: &NAMESPACE_COLUMNS, pr
 static TENANT_COLUMNS: [ColumnSpec; 3] = [NAME, col("Status", "string", "The status of the tenant"), AGE];
 /// Tenants print like namespaces (Arktos does the same).
 pub(crate) static TENANT: Printer = Printer { columns: &TENANT_COLUMNS, print: print_namespace };
-static LOGICAL_CLUSTER_COLUMNS: [ColumnSpec; 3] = [NAME, col("Phase", "string", "The phase of the space"), AGE];
-pub(crate) static LOGICAL_CLUSTER: Printer = Printer { columns: &LOGICAL_CLUSTER_COLUMNS, print: print_namespace };
+static LOGICAL_CLUSTER_COLUMNS: [ColumnSpec; 4] = [
+    NAME,
+    col("Phase", "string", "The phase of the space"),
+    col("CRD Policy", "string", "How the space resolves a resource defined both by a system CRD and by its own CRD"),
+    AGE,
+];
+pub(crate) static LOGICAL_CLUSTER: Printer = Printer { columns: &LOGICAL_CLUSTER_COLUMNS, print: print_logical_cluster };
+
+/// NAME, `status.phase`, `spec.crdPolicy`, AGE.
+fn print_logical_cluster(object: &Value, now: DateTime<Utc>) -> Row {
+    let cells = [name(object), str_at(object, &["status", "phase"]), str_at(object, &["spec", "crdPolicy"])];
+    let mut row: Vec<Value> = cells.into_iter().map(text).collect();
+    row.push(text(creation_age(object, now)));
+    row.into()
+}
 
 /// NAME, `status.phase`, AGE.
 fn print_namespace(object: &Value, now: DateTime<Utc>) -> Row {

@@ -1,0 +1,603 @@
+//! `Crds`: every space's CustomResourceDefinitions, in memory, and which of them serves a resource in a space.
+//!
+//! Loaded from storage at startup and kept current by the registry's write observer, like `TenantCache`: a
+//! CRD write, a `LogicalCluster` write (the space's `spec.crdPolicy`) and a Tenant write (its labels, which
+//! system CRDs' `crd.kspaces.io/applicable-tenants` selectors match) take effect before the write is
+//! acknowledged, so `kubectl wait --for condition=established` and a switch of policy are followed at once.
+//!
+//! Resolution (`kspaces_crd::sharing`): in a tenant space, a forced system CRD in range wins; otherwise the
+//! space's policy picks its own CRD or the system one. Objects of a space's own CRD are stored under the
+//! `local` identity, objects a tenant makes through a system CRD under that CRD's shared identity (derived
+//! from its uid), so the losing definition's objects stay stored, untouched, until resolution flips back.
+//! `docs/crd-sharing.md` is the user's view.
+
+pub mod strategy;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+
+use kspaces_crd::definition::{Definition, Scope as CrdScope};
+use kspaces_crd::sharing::{self, CrdPolicy, Source, SystemCandidate};
+use kspaces_storage::{ApiIdentity, Revision, SpaceName};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::openapi::OpenApi;
+use crate::registry::selector::LabelSelector;
+use crate::registry::store::WriteObserver;
+use crate::registry::{Custom, ResourceInfo, ResourceTable, Scope, Spaces, Subresource};
+use crate::state::ApiServer;
+use crate::status::ApiResult;
+use crate::table::custom_columns;
+use crate::tenancy;
+
+/// Every verb a custom resource serves.
+const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+/// How many spaces' OpenAPI documents (with their CRDs) are kept built.
+const OPENAPI_CACHE: usize = 16;
+
+/// One CRD of one space, compiled for serving.
+#[derive(Debug)]
+pub struct Served {
+    pub definition: Arc<Definition>,
+    /// Each served version, under the `local` identity (how the CRD's own space sees it).
+    local: Vec<Arc<ResourceInfo>>,
+    /// System CRDs only: the same rows under the CRD's shared identity (how tenants see it).
+    shared: Vec<Arc<ResourceInfo>>,
+    /// The storage version under each identity (also when it is not served), for deleting objects.
+    storage: Vec<Arc<ResourceInfo>>,
+    /// The parsed `crd.kspaces.io/applicable-tenants` selector; `None` applies everywhere. An unparsable
+    /// selector applies nowhere.
+    applicable: Option<Result<LabelSelector, ()>>,
+}
+
+/// A CRD entry, or the tombstone of a deleted one (so a late, older write cannot bring it back).
+#[derive(Debug)]
+struct Entry {
+    served: Option<Arc<Served>>,
+    revision: Revision,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// CRDs by space, then by name (`<plural>.<group>`). Only spaces that ever held a CRD.
+    spaces: HashMap<SpaceName, BTreeMap<String, Entry>>,
+    /// Spaces whose policy is not the default.
+    policies: HashMap<SpaceName, (CrdPolicy, Revision)>,
+    /// Labels of tenants that have any, as `{"metadata": {"labels": ...}}` for `LabelSelector::matches`.
+    tenant_labels: HashMap<String, (Value, Revision)>,
+    /// Discovery tables of spaces with custom resources, rebuilt on first use after a change.
+    views: HashMap<SpaceName, Arc<View>>,
+    /// The same views by their custom rows (addresses of the shared rows), so that spaces resolving to the same
+    /// CRDs (tenants using only system CRDs) share one view.
+    shared_views: HashMap<Vec<usize>, Arc<View>>,
+}
+
+/// What one space discovers: the built-in resources plus its resolved custom resources.
+#[derive(Debug)]
+pub struct View {
+    /// For the space's tenant users: no system-only resources.
+    pub tenant: ResourceTable,
+    /// For system users: every built-in resource.
+    pub system: ResourceTable,
+    /// The resolved custom resources alone.
+    pub custom: Vec<Arc<ResourceInfo>>,
+}
+
+/// Every space's CRDs and the resolution of custom resources.
+pub struct Crds {
+    builtin: ResourceTable,
+    /// The view of every space without custom resources.
+    builtin_view: Arc<View>,
+    inner: RwLock<Inner>,
+    /// OpenAPI documents of views with custom resources (spaces sharing a view share them), newest last.
+    openapi: Mutex<Vec<(Arc<View>, Arc<OpenApi>)>>,
+}
+
+impl std::fmt::Debug for Crds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Crds").finish_non_exhaustive()
+    }
+}
+
+/// The shared identity of a system CRD's objects in tenant spaces: stable for the CRD's life, new if it is
+/// deleted and created again.
+pub fn shared_identity(definition: &Definition) -> ApiIdentity {
+    let digest = Sha256::digest(format!("system/{}/{}", definition.name, definition.uid).as_bytes());
+    let hash: String = digest.iter().take(10).map(|b| format!("{b:02x}")).collect();
+    ApiIdentity::Shared(format!("s{hash}"))
+}
+
+fn row(definition: &Arc<Definition>, index: usize, identity: &ApiIdentity) -> Arc<ResourceInfo> {
+    let version = &definition.versions[index];
+    let mut subresources = Vec::new();
+    if version.status {
+        subresources.push(Subresource::Status);
+    }
+    if version.scale.is_some() {
+        subresources.push(Subresource::Scale);
+    }
+    let names = &definition.names;
+    Arc::new(ResourceInfo {
+        group: definition.group.clone(),
+        version: version.name.clone(),
+        kind: names.kind.clone(),
+        plural: names.plural.clone(),
+        singular: names.singular.clone(),
+        short_names: names.short_names.clone(),
+        categories: names.categories.clone(),
+        namespaced: definition.scope == CrdScope::Namespaced,
+        subresources,
+        verbs: VERBS.map(String::from).to_vec(),
+        definition: None,
+        system_only: false,
+        custom: Some(Arc::new(Custom {
+            definition: definition.clone(),
+            version: index,
+            identity: identity.clone(),
+            columns: custom_columns(&version.printer_columns).ok(),
+        })),
+    })
+}
+
+impl Served {
+    fn new(definition: Definition, system: bool) -> Served {
+        let definition = Arc::new(definition);
+        let shared_identity = system.then(|| shared_identity(&definition));
+        let rows = |identity: &ApiIdentity| -> Vec<Arc<ResourceInfo>> {
+            (0..definition.versions.len()).filter(|i| definition.versions[*i].served).map(|i| row(&definition, i, identity)).collect()
+        };
+        let local = rows(&ApiIdentity::Local);
+        let shared = shared_identity.as_ref().map(rows).unwrap_or_default();
+        let storage_index = definition.versions.iter().position(|v| v.storage);
+        let storage = storage_index
+            .into_iter()
+            .flat_map(|i| [Some(ApiIdentity::Local), shared_identity.clone()].into_iter().flatten().map(move |id| (i, id)))
+            .map(|(i, identity)| row(&definition, i, &identity))
+            .collect();
+        let applicable = definition.applicable_tenants.as_deref().map(|s| LabelSelector::parse(s).map_err(drop));
+        Served { definition, local, shared, storage, applicable }
+    }
+
+    fn applies(&self, labels: Option<&Value>) -> bool {
+        match &self.applicable {
+            None => true,
+            Some(Err(())) => false,
+            Some(Ok(selector)) => selector.matches(labels.unwrap_or(&Value::Null)),
+        }
+    }
+}
+
+impl Inner {
+    fn served(&self, space: &SpaceName, name: &str) -> Option<&Arc<Served>> {
+        self.spaces.get(space)?.get(name)?.served.as_ref()
+    }
+
+    /// The CRD serving `name` in `space`, and whether it is the system's, shared in.
+    fn resolve(&self, space: &SpaceName, name: &str) -> Option<(&Arc<Served>, bool)> {
+        let local = self.served(space, name);
+        if space.is_system() {
+            return local.map(|s| (s, false));
+        }
+        let system = self.served(&SpaceName::system(), name);
+        let candidate = system.map(|s| SystemCandidate { forced: s.definition.forced, applies: self.applies(s, space) });
+        let policy = self.policies.get(space).map(|p| p.0).unwrap_or_default();
+        match sharing::resolve(policy, local.is_some(), candidate)? {
+            Source::Local => local.map(|s| (s, false)),
+            Source::System => system.map(|s| (s, true)),
+        }
+    }
+
+    fn applies(&self, system: &Served, space: &SpaceName) -> bool {
+        system.applies(self.tenant_labels.get(tenancy::tenant_of(space)).map(|l| &l.0))
+    }
+
+    /// Every CRD name either the space or the system space defines.
+    fn names(&self, space: &SpaceName) -> BTreeSet<&str> {
+        let mut names = BTreeSet::new();
+        for s in [space.clone(), SpaceName::system()] {
+            if let Some(crds) = self.spaces.get(&s) {
+                names.extend(crds.iter().filter(|(_, e)| e.served.is_some()).map(|(n, _)| n.as_str()));
+            }
+        }
+        names
+    }
+
+    fn changed(&mut self, space: Option<&SpaceName>) {
+        match space {
+            Some(space) if !space.is_system() => {
+                self.views.remove(space);
+            }
+            _ => self.views.clear(),
+        }
+        self.shared_views.clear();
+    }
+}
+
+impl Crds {
+    pub fn new(builtin: ResourceTable) -> Crds {
+        let tenant = ResourceTable::shared(builtin.all().iter().filter(|r| !r.system_only).cloned().collect());
+        let builtin_view = Arc::new(View { tenant, system: builtin.clone(), custom: Vec::new() });
+        Crds { builtin, builtin_view, inner: RwLock::new(Inner::default()), openapi: Mutex::new(Vec::new()) }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What a space without custom resources discovers.
+    pub fn builtin_view(&self) -> &View {
+        &self.builtin_view
+    }
+
+    /// The resource a request for `group/version/plural` in `spaces` reaches: a built-in one, else the custom
+    /// resource resolved for the space (a request across every space resolves as the system space does).
+    pub fn lookup(&self, spaces: &Spaces, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        if let Some(builtin) = self.builtin.lookup(group, version, plural) {
+            return Some(builtin.clone());
+        }
+        let system = SpaceName::system();
+        let space = match spaces {
+            Spaces::One(space) => space,
+            Spaces::All => &system,
+        };
+        let inner = self.read();
+        let (served, shared) = inner.resolve(space, &format!("{plural}.{group}"))?;
+        let rows = if shared { &served.shared } else { &served.local };
+        rows.iter().find(|r| r.version == version).cloned()
+    }
+
+    /// The CRD named `name` in the system space, if it is forced on `space`'s tenant (in its range).
+    pub fn forced_on(&self, space: &SpaceName, name: &str) -> Option<Arc<Definition>> {
+        if space.is_system() {
+            return None;
+        }
+        let inner = self.read();
+        let system = inner.served(&SpaceName::system(), name)?;
+        (system.definition.forced && inner.applies(system, space)).then(|| system.definition.clone())
+    }
+
+    /// The space's own CRD named `name`, as parsed at its last write.
+    pub fn local(&self, space: &SpaceName, name: &str) -> Option<Arc<Definition>> {
+        self.read().served(space, name).map(|s| s.definition.clone())
+    }
+
+    /// What `space` discovers (cached until a change).
+    pub fn view(&self, space: &SpaceName) -> Arc<View> {
+        if let Some(view) = self.read().views.get(space) {
+            return view.clone();
+        }
+        let mut inner = self.write();
+        if let Some(view) = inner.views.get(space) {
+            return view.clone();
+        }
+        let mut custom = Vec::new();
+        for name in inner.names(space) {
+            if let Some((served, shared)) = inner.resolve(space, name) {
+                // A group the built-ins serve is never shadowed in discovery by a CRD's same-named resource.
+                let rows = if shared { &served.shared } else { &served.local };
+                custom.extend(rows.iter().filter(|r| self.builtin.lookup(&r.group, &r.version, &r.plural).is_none()).cloned());
+            }
+        }
+        if custom.is_empty() {
+            return self.builtin_view.clone();
+        }
+        // The rows' addresses identify them: they live as long as the view that holds them.
+        let signature: Vec<usize> = custom.iter().map(|r| Arc::as_ptr(r) as usize).collect();
+        let view = match inner.shared_views.get(&signature) {
+            Some(view) => view.clone(),
+            None => {
+                let with = |table: &ResourceTable| ResourceTable::shared(table.all().iter().chain(&custom).cloned().collect());
+                let view = Arc::new(View { tenant: with(&self.builtin_view.tenant), system: with(&self.builtin), custom });
+                inner.shared_views.insert(signature, view.clone());
+                view
+            }
+        };
+        if inner.views.len() > 100_000 {
+            inner.views.clear();
+            inner.shared_views.clear();
+        }
+        inner.views.insert(space.clone(), view.clone());
+        view
+    }
+
+    /// The OpenAPI documents of `space`: `None` when it has no custom resources (the server's own documents
+    /// serve it). Built on first use, kept for the last few views asked.
+    pub fn openapi(&self, space: &SpaceName) -> Option<Arc<OpenApi>> {
+        let view = self.view(space);
+        if view.custom.is_empty() {
+            return None;
+        }
+        let mut cache = self.openapi.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = cache.iter().position(|(v, _)| Arc::ptr_eq(v, &view)) {
+            let entry = cache.remove(at);
+            let documents = entry.1.clone();
+            cache.push(entry);
+            return Some(documents);
+        }
+        let mut resources: Vec<ResourceInfo> = view.system.all().iter().map(|r| (**r).clone()).collect();
+        resources.sort_by_key(|r| r.custom.is_some());
+        let mut definitions = tenancy::schemas::definitions();
+        for r in &view.custom {
+            if let Some(schema) = r.custom.as_ref().and_then(|c| c.version()).map(|v| v.schema.source().clone()) {
+                definitions.insert(crate::openapi::definition_name(r), published_schema(schema));
+            }
+        }
+        let documents = Arc::new(OpenApi::build_with(&resources, definitions));
+        // Views replaced by a change are dropped here, not kept alive for their documents.
+        cache.retain(|(v, _)| Arc::strong_count(v) > 1);
+        if cache.len() >= OPENAPI_CACHE {
+            cache.remove(0);
+        }
+        cache.push((view, documents.clone()));
+        Some(documents)
+    }
+
+    /// The storage-version rows of every CRD whose objects may be stored in `space` (its own CRDs, and the
+    /// system CRDs' shared identities), whatever resolution currently says: what emptying the space deletes.
+    pub fn stored_in(&self, space: &SpaceName) -> Vec<Arc<ResourceInfo>> {
+        let inner = self.read();
+        let mut rows = Vec::new();
+        let own = inner.spaces.get(space).into_iter().flat_map(|m| m.values()).filter_map(|e| e.served.as_ref());
+        for served in own {
+            rows.extend(served.storage.iter().filter(|r| r.custom.as_ref().is_some_and(|c| c.identity == ApiIdentity::Local)).cloned());
+        }
+        if !space.is_system() {
+            let system = inner.spaces.get(&SpaceName::system()).into_iter().flat_map(|m| m.values()).filter_map(|e| e.served.as_ref());
+            for served in system {
+                rows.extend(served.storage.iter().filter(|r| r.custom.as_ref().is_some_and(|c| c.identity != ApiIdentity::Local)).cloned());
+            }
+        }
+        rows
+    }
+
+    /// The storage-version rows of one CRD (both identities for a system CRD): what deleting it deletes.
+    pub fn storage_rows(&self, space: &SpaceName, name: &str) -> Vec<Arc<ResourceInfo>> {
+        self.read().served(space, name).map(|s| s.storage.clone()).unwrap_or_default()
+    }
+
+    /// Terminating CRDs, by (space, name).
+    pub fn terminating(&self) -> Vec<(SpaceName, String)> {
+        let inner = self.read();
+        let mut found = Vec::new();
+        for (space, crds) in &inner.spaces {
+            for (name, entry) in crds {
+                if entry.served.as_ref().is_some_and(|s| s.definition.terminating) {
+                    found.push((space.clone(), name.clone()));
+                }
+            }
+        }
+        found
+    }
+
+    /// The policy of `space`.
+    pub fn policy(&self, space: &SpaceName) -> CrdPolicy {
+        self.read().policies.get(space).map(|p| p.0).unwrap_or_default()
+    }
+
+    /// Applies one CRD write (`None`: deleted). A CRD that does not parse (stored by an older build) is not
+    /// served.
+    pub fn apply_crd(&self, space: &SpaceName, name: &str, crd: Option<&Value>, revision: Revision) {
+        let parsed = crd.and_then(|crd| match Definition::parse(crd) {
+            Ok(definition) => Some(Arc::new(Served::new(definition, space.is_system()))),
+            Err(errors) => {
+                tracing::warn!(%space, name, ?errors, "stored CRD is invalid; not serving it");
+                None
+            }
+        });
+        let mut inner = self.write();
+        let crds = inner.spaces.entry(space.clone()).or_default();
+        if crds.get(name).is_some_and(|e| e.revision > revision) {
+            return;
+        }
+        crds.insert(name.to_owned(), Entry { served: parsed, revision });
+        inner.changed(Some(space));
+    }
+
+    /// Applies one LogicalCluster write: the space's `spec.crdPolicy`.
+    pub fn apply_policy(&self, space: &SpaceName, logical_cluster: Option<&Value>, revision: Revision) {
+        let policy = logical_cluster
+            .and_then(|lc| lc.pointer("/spec/crdPolicy"))
+            .and_then(Value::as_str)
+            .and_then(CrdPolicy::parse)
+            .unwrap_or_default();
+        let mut inner = self.write();
+        let current = inner.policies.get(space).copied();
+        if current.is_some_and(|(_, r)| r > revision) || current.map_or(CrdPolicy::default(), |p| p.0) == policy {
+            return;
+        }
+        inner.policies.insert(space.clone(), (policy, revision));
+        inner.changed(Some(space));
+    }
+
+    /// Applies one Tenant write: its labels.
+    pub fn apply_tenant(&self, name: &str, tenant: Option<&Value>, revision: Revision) {
+        let labels = tenant.and_then(|t| t.pointer("/metadata/labels")).filter(|l| l.as_object().is_some_and(|m| !m.is_empty()));
+        let mut inner = self.write();
+        let current = inner.tenant_labels.get(name);
+        if current.is_some_and(|(_, r)| *r > revision) {
+            return;
+        }
+        let old = current.map(|(l, _)| l["metadata"]["labels"].clone());
+        if old.as_ref() == labels || (old.is_none() && labels.is_none()) {
+            return;
+        }
+        match labels {
+            Some(labels) => {
+                inner.tenant_labels.insert(name.to_owned(), (json!({"metadata": {"labels": labels}}), revision));
+            }
+            None => {
+                inner.tenant_labels.remove(name);
+            }
+        }
+        if let Ok(space) = tenancy::space_of(name) {
+            inner.changed(Some(&space));
+        }
+    }
+}
+
+/// A CRD version's schema as OpenAPI publishes it: `apiVersion`, `kind` and `metadata` described as kube does.
+fn published_schema(mut schema: Value) -> Value {
+    if let Some(object) = schema.as_object_mut() {
+        let properties = object.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+        if let Some(properties) = properties.as_object_mut() {
+            properties.insert("apiVersion".into(), json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."}));
+            properties.insert("kind".into(), json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents."}));
+            properties.insert("metadata".into(), json!({"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}));
+        }
+    }
+    schema
+}
+
+impl WriteObserver for Crds {
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
+        if resource.is("apiextensions.k8s.io", "CustomResourceDefinition") {
+            self.apply_crd(space, name, object, revision);
+        } else if resource.is("core.kcp.io", "LogicalCluster") {
+            self.apply_policy(space, object, revision);
+        } else if resource.is("", "Tenant") {
+            self.apply_tenant(name, object, revision);
+        }
+    }
+}
+
+/// Loads every space's CRDs, policies and tenants' labels (at startup).
+pub async fn load(server: &ApiServer) -> ApiResult<()> {
+    let all = Scope { spaces: Spaces::All, namespace: None };
+    let mut found: Vec<(SpaceName, String, Value, Revision)> = Vec::new();
+    let mut remember = |object: &Value| {
+        let tenant = object.pointer("/metadata/tenant").and_then(Value::as_str).unwrap_or(tenancy::SYSTEM);
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let revision = object.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok()).unwrap_or_default();
+        if let Ok(space) = tenancy::space_of(tenant) {
+            found.push((space, name, object.clone(), revision));
+        }
+    };
+    for (group, kind) in [("apiextensions.k8s.io", "CustomResourceDefinition"), ("core.kcp.io", "LogicalCluster")] {
+        if let Some(resource) = server.resources.by_kind(group, kind).cloned() {
+            server.registry.for_each(&resource, &all, 500, &mut remember).await?;
+        }
+    }
+    for (space, name, object, revision) in found {
+        if object["kind"] == "LogicalCluster" {
+            server.crds.apply_policy(&space, Some(&object), revision);
+        } else {
+            server.crds.apply_crd(&space, &name, Some(&object), revision);
+        }
+    }
+    if let Some(tenants) = server.resources.by_kind("", "Tenant").cloned() {
+        let system = Scope::one(SpaceName::system(), None);
+        server.registry.for_each(&tenants, &system, 1000, |tenant| {
+            let name = tenant.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let revision = tenant.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok()).unwrap_or_default();
+            server.crds.apply_tenant(name, Some(tenant), revision);
+        }).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::builtin::builtin_resources;
+
+    fn crd(plural: &str, uid: &str, labels: Value, annotations: Value) -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.example.com"), "uid": uid, "labels": labels, "annotations": annotations},
+            "spec": {
+                "group": "example.com",
+                "scope": "Namespaced",
+                "names": {"plural": plural, "kind": "Widget"},
+                "versions": [
+                    {"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object"}}},
+                    {"name": "v0", "served": false, "storage": false, "schema": {"openAPIV3Schema": {"type": "object"}}},
+                ],
+            },
+        })
+    }
+
+    fn space(name: &str) -> SpaceName {
+        SpaceName::new(name).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn policy(name: &str) -> Value {
+        json!({"kind": "LogicalCluster", "spec": {"crdPolicy": name}})
+    }
+
+    /// Which definition serves `widgets` in `tenant`: "local", "system", or "-" for none.
+    fn served(crds: &Crds, tenant: &str) -> &'static str {
+        match crds.lookup(&Spaces::One(space(tenant)), "example.com", "v1", "widgets") {
+            None => "-",
+            Some(r) => match r.custom.as_ref().map(|c| &c.identity) {
+                Some(ApiIdentity::Local) => "local",
+                Some(ApiIdentity::Shared(_)) => "system",
+                _ => "builtin",
+            },
+        }
+    }
+
+    #[test]
+    fn resolution_follows_forced_label_policy_and_applicable_range() {
+        let crds = Crds::new(ResourceTable::new(builtin_resources()));
+        let system = SpaceName::system();
+        let mut revision = 0;
+        let mut next = || {
+            revision += 1;
+            Revision(revision)
+        };
+        assert_eq!(served(&crds, "t1"), "-");
+        crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u1", json!({}), json!({}))), next());
+        assert_eq!((served(&crds, "t1"), served(&crds, "system")), ("system", "local"));
+        crds.apply_crd(&space("t1"), "widgets.example.com", Some(&crd("widgets", "u2", json!({}), json!({}))), next());
+        assert_eq!(served(&crds, "t1"), "local", "LocalCRDFirst");
+        crds.apply_policy(&space("t1"), Some(&policy("SystemCRDFirst")), next());
+        assert_eq!(served(&crds, "t1"), "system");
+        crds.apply_policy(&space("t2"), Some(&policy("NeverUseSystemCRDUnlessForced")), next());
+        assert_eq!(served(&crds, "t2"), "-");
+        // Only gold tenants are in range: t1 falls back to its own CRD, t2 and t3 get nothing.
+        let gold = json!({"crd.kspaces.io/applicable-tenants": "tier=gold"});
+        let forced = json!({"arktos.futurewei.com/crd-sharing-policy": "FORCED"});
+        crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u1", forced.clone(), gold)), next());
+        assert_eq!((served(&crds, "t1"), served(&crds, "t2"), served(&crds, "t3")), ("local", "-", "-"));
+        crds.apply_tenant("t2", Some(&json!({"metadata": {"labels": {"tier": "gold"}}})), next());
+        assert_eq!(served(&crds, "t2"), "system", "forced beats NeverUseSystemCRDUnlessForced");
+        assert!(crds.forced_on(&space("t2"), "widgets.example.com").is_some());
+        assert!(crds.forced_on(&space("t1"), "widgets.example.com").is_none());
+        crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u1", forced, json!({}))), next());
+        assert_eq!((served(&crds, "t1"), served(&crds, "t3")), ("system", "system"));
+        // An older write arriving late changes nothing; deletion leaves the tenant's own CRD.
+        crds.apply_crd(&system, "widgets.example.com", None, Revision(1));
+        assert_eq!(served(&crds, "t1"), "system");
+        crds.apply_crd(&system, "widgets.example.com", None, next());
+        assert_eq!((served(&crds, "t1"), served(&crds, "t2")), ("local", "-"));
+    }
+
+    #[test]
+    fn rows_serve_only_served_versions_and_keep_a_stable_shared_identity() {
+        let crds = Crds::new(ResourceTable::new(builtin_resources()));
+        let system = SpaceName::system();
+        crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u1", json!({}), json!({}))), Revision(1));
+        let t1 = Spaces::One(space("t1"));
+        assert!(crds.lookup(&t1, "example.com", "v0", "widgets").is_none(), "served: false");
+        let first = crds.lookup(&t1, "example.com", "v1", "widgets").and_then(|r| r.custom.as_ref().map(|c| c.identity.clone()));
+        crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u1", json!({"a": "b"}), json!({}))), Revision(2));
+        let again = crds.lookup(&t1, "example.com", "v1", "widgets").and_then(|r| r.custom.as_ref().map(|c| c.identity.clone()));
+        assert_eq!(first, again);
+        crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u9", json!({}), json!({}))), Revision(3));
+        let recreated = crds.lookup(&t1, "example.com", "v1", "widgets").and_then(|r| r.custom.as_ref().map(|c| c.identity.clone()));
+        assert_ne!(first, recreated, "a new uid is a new identity");
+        assert_eq!(crds.stored_in(&space("t1")).len(), 1, "the system CRD's shared storage row");
+        assert_eq!(crds.storage_rows(&system, "widgets.example.com").len(), 2, "local and shared");
+        let view = crds.view(&space("t1"));
+        assert!(view.tenant.lookup("example.com", "v1", "widgets").is_some());
+        assert!(view.tenant.lookup("", "v1", "nodes").is_none() && view.system.lookup("", "v1", "nodes").is_some());
+        assert!(crds.view(&space("t2")).custom.len() == 1);
+        assert!(crds.openapi(&space("t1")).is_some_and(|o| o.v3_document("apis/example.com/v1").is_some()));
+    }
+}

@@ -1,0 +1,1 @@
+//! Structural schemas of CRD versions (being written).
