@@ -75,7 +75,7 @@ impl Ctx {
     pub fn respond_object(&self, code: u16, object: &Value) -> ApiResult<HttpResponse> {
         let output = negotiate::choose(self.accept.as_deref(), true)?;
         if output != Output::Table {
-            if self.resource.custom.is_some() {
+            if crds::strategy::needs_conversion(&self.resource, object) {
                 let mut object = object.clone();
                 crds::strategy::convert(&self.resource, &mut object);
                 return respond(code, output, &object);

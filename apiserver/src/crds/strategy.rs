@@ -175,13 +175,19 @@ pub fn custom_spec_changed(resource: &ResourceInfo, old: &Value, new: &Value) ->
     strip(old) != strip(new)
 }
 
+/// True when a stored custom resource is in another version than the request's.
+pub fn needs_conversion(resource: &ResourceInfo, object: &Value) -> bool {
+    resource.custom.as_ref().is_some_and(|custom| {
+        let stored = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        stored.strip_prefix(custom.definition.group.as_str()).and_then(|v| v.strip_prefix('/')) != Some(resource.version.as_str())
+    })
+}
+
 /// Rewrites a stored custom resource to the version the request asked for (conversion strategy `None`).
 pub fn convert(resource: &ResourceInfo, object: &mut Value) {
-    if resource.custom.is_some() {
+    if needs_conversion(resource, object) {
         if let Some(map) = object.as_object_mut() {
-            if map.get("apiVersion").and_then(Value::as_str) != Some(resource.api_version().as_str()) {
-                map.insert("apiVersion".into(), json!(resource.api_version()));
-            }
+            map.insert("apiVersion".into(), json!(resource.api_version()));
         }
     }
 }

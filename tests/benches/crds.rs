@@ -1,0 +1,152 @@
+//! Custom resources vs ConfigMaps: durable creates/s and gets/s against the release `kspaces` binary, both
+//! driven through kube-rs' dynamic API (so client-side costs are the same), N concurrent closed loops. A custom
+//! resource write also pays CRD resolution, pruning, defaulting and schema validation (a CEL rule included).
+//! Target: custom resources at least 80% of ConfigMaps' throughput.
+//!
+//! Run: `cargo bench -p kspaces-tests --bench crds` (the harness builds `target/release/kspaces`, or set
+//! `KSPACES_BIN`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use kube::Api;
+use kspaces_tests::Server;
+use serde_json::json;
+
+mod support;
+
+use support::{client, wait_ready, BoxError, Result};
+
+const PHASE: Duration = Duration::from_secs(4);
+const WARM_UP: Duration = Duration::from_millis(500);
+const CONCURRENCY: usize = 32;
+
+const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations: [{rule: "self.min <= self.max", message: "min must not exceed max"}]
+            properties:
+              color: {type: string, enum: [red, green, blue]}
+              size: {type: integer, default: 1, maximum: 100}
+              min: {type: integer, default: 0}
+              max: {type: integer, default: 10}
+              owner: {type: string, maxLength: 64}
+"#;
+
+/// Objects of about the same size: a ConfigMap with four data keys, a Widget with four spec fields.
+fn object(kind: &str, name: String) -> Result<DynamicObject> {
+    let value = match kind {
+        "ConfigMap" => json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+            "data": {"color": "red", "size": "5", "min": "1", "owner": "bench"}}),
+        _ => json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name},
+            "spec": {"color": "red", "size": 5, "min": 1, "owner": "bench"}}),
+    };
+    Ok(serde_json::from_value(value)?)
+}
+
+/// Runs `CONCURRENCY` closed loops of `request(worker, iteration)` for `duration`; returns requests/s.
+async fn drive<F, Fut>(duration: Duration, request: F) -> Result<f64>
+where
+    F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<()>> + Send,
+{
+    let began = Instant::now();
+    let deadline = began + duration;
+    let workers: Vec<_> = (0..CONCURRENCY)
+        .map(|worker| {
+            let request = request.clone();
+            tokio::spawn(async move {
+                let mut done = 0u64;
+                while Instant::now() < deadline {
+                    request(worker, done).await?;
+                    done += 1;
+                }
+                Ok::<_, BoxError>(done)
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for worker in workers {
+        total += worker.await??;
+    }
+    Ok(total as f64 / began.elapsed().as_secs_f64())
+}
+
+async fn creates(api: &Api<DynamicObject>, kind: &'static str) -> Result<f64> {
+    let create = |phase: &'static str| {
+        let api = api.clone();
+        move |worker: usize, i: u64| {
+            let api = api.clone();
+            async move {
+                api.create(&PostParams::default(), &object(kind, format!("{phase}-{worker}-{i}"))?).await?;
+                Ok(())
+            }
+        }
+    };
+    drive(WARM_UP, create("warm")).await?;
+    drive(PHASE, create("create")).await
+}
+
+async fn gets(api: &Api<DynamicObject>, kind: &'static str) -> Result<f64> {
+    let names: Arc<Vec<String>> = Arc::new((0..100).map(|i| format!("get-{i}")).collect());
+    for name in names.iter() {
+        api.create(&PostParams::default(), &object(kind, name.clone())?).await?;
+    }
+    let get = {
+        let api = api.clone();
+        move |worker: usize, i: u64| {
+            let (api, names) = (api.clone(), names.clone());
+            async move {
+                api.get(&names[(worker * 7 + i as usize) % names.len()]).await?;
+                Ok(())
+            }
+        }
+    };
+    drive(WARM_UP, get.clone()).await?;
+    drive(PHASE, get).await
+}
+
+fn main() -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(run())
+}
+
+async fn run() -> Result<()> {
+    kspaces_tests::kspaces_binary();
+    let server = Server::start();
+    let client = client(&server).await?;
+    wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
+    server.kubectl().ok_with_stdin(&["apply", "-f", "-"], CRD);
+    server.kubectl().ok(&["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=10s"]);
+    let configmaps: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ConfigMap")));
+    let widgets: Api<DynamicObject> =
+        Api::namespaced_with(client, "default", &ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget")));
+    let rows = [
+        ("durable creates/s", creates(&configmaps, "ConfigMap").await?, creates(&widgets, "Widget").await?),
+        ("gets/s", gets(&configmaps, "ConfigMap").await?, gets(&widgets, "Widget").await?),
+    ];
+    println!("\n| N = {CONCURRENCY} | ConfigMaps | custom resources | CR / ConfigMap | target |\n|---|---|---|---|---|");
+    for (what, configmap, custom) in rows {
+        let ratio = custom / configmap;
+        let verdict = if ratio >= 0.8 { "met" } else { "**not met**" };
+        println!("| {what} | {configmap:.0} | {custom:.0} | {:.0}% | ≥ 80%: {verdict} |", ratio * 100.0);
+    }
+    Ok(())
+}
