@@ -8,7 +8,6 @@
 
 pub mod definition;
 pub mod field;
-pub mod schema;
 pub mod structural;
 pub mod sharing;
 

@@ -1,1 +1,0 @@
-//! Structural schemas of CRD versions (being written).
