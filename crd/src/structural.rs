@@ -59,6 +59,85 @@ pub struct Structural {
     source: Value,
     root: Node,
     cel: Option<CompiledSchema>,
+    /// Where in `cel` rules live, so validation converts only the subtrees that hold them to CEL values.
+    rules: RuleSites,
+}
+
+/// The branches of a compiled schema that hold CEL rules. kube-cel converts a node's whole value to CEL at
+/// every node it walks, so walking from the root costs the object's size times its depth; walking only down to
+/// the nodes that carry rules (and letting kube-cel take it from there) costs the size of those subtrees.
+#[derive(Debug, Default)]
+struct RuleSites {
+    /// This node carries rules itself (or through `allOf`/`oneOf`/`anyOf`): validate its whole value here.
+    here: bool,
+    properties: Vec<(String, RuleSites)>,
+    items: Option<Box<RuleSites>>,
+    additional: Option<Box<RuleSites>>,
+}
+
+impl RuleSites {
+    /// The rule sites of `compiled`, or `None` when nothing below it has rules.
+    fn of(compiled: &CompiledSchema, depth: usize) -> Option<RuleSites> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let branches = compiled.all_of.iter().chain(&compiled.one_of).chain(&compiled.any_of);
+        if !compiled.validations.is_empty() || branches.into_iter().any(|b| RuleSites::of(b, depth + 1).is_some()) {
+            return Some(RuleSites { here: true, ..RuleSites::default() });
+        }
+        let mut properties: Vec<(String, RuleSites)> = compiled
+            .properties
+            .iter()
+            .filter_map(|(name, child)| RuleSites::of(child, depth + 1).map(|sites| (name.clone(), sites)))
+            .collect();
+        properties.sort_by(|a, b| a.0.cmp(&b.0));
+        let items = compiled.items.as_deref().and_then(|items| RuleSites::of(items, depth + 1)).map(Box::new);
+        let additional = compiled
+            .additional_properties
+            .as_deref()
+            .filter(|_| !compiled.preserve_unknown_fields)
+            .and_then(|additional| RuleSites::of(additional, depth + 1))
+            .map(Box::new);
+        let empty = properties.is_empty() && items.is_none() && additional.is_none();
+        (!empty).then_some(RuleSites { here: false, properties, items, additional })
+    }
+
+    /// Runs kube-cel on every rule-carrying subtree of `value`; errors' paths are made absolute.
+    fn validate(&self, compiled: &CompiledSchema, value: &Value, old: Option<&Value>, path: &str, out: &mut Vec<(String, kube_core::cel::ValidationError)>) {
+        if self.here {
+            let result = VALIDATOR.with(|validator| validator.validate_compiled(compiled, value, old));
+            if let Err(failed) = result {
+                out.extend(failed.into_vec().into_iter().map(|error| (join(path, &error.field_path), error)));
+            }
+            return;
+        }
+        for (name, sites) in &self.properties {
+            if let (Some(child), Some(schema)) = (value.get(name), compiled.properties.get(name)) {
+                sites.validate(schema, child, old.and_then(|o| o.get(name)), &join(path, name), out);
+            }
+        }
+        if let (Some(sites), Some(schema), Some(items)) = (&self.items, compiled.items.as_deref(), value.as_array()) {
+            for (i, item) in items.iter().enumerate() {
+                let old_item = old.and_then(Value::as_array).and_then(|o| o.get(i));
+                sites.validate(schema, item, old_item, &format!("{path}[{i}]"), out);
+            }
+        }
+        if let (Some(sites), Some(schema), Some(map)) = (&self.additional, compiled.additional_properties.as_deref(), value.as_object()) {
+            for (key, child) in map.iter().filter(|(key, _)| !compiled.properties.contains_key(*key)) {
+                sites.validate(schema, child, old.and_then(|o| o.get(key)), &join(path, key), out);
+            }
+        }
+    }
+}
+
+/// `base` + a path relative to it (`""`, `name`, `.name`, `[0]`).
+fn join(base: &str, relative: &str) -> String {
+    match (base.is_empty(), relative.chars().next()) {
+        (true, _) => relative.trim_start_matches('.').to_owned(),
+        (false, None) => base.to_owned(),
+        (false, Some('.' | '[')) => format!("{base}{relative}"),
+        (false, Some(_)) => format!("{base}.{relative}"),
+    }
 }
 
 impl std::fmt::Debug for Structural {
@@ -92,7 +171,8 @@ impl Structural {
         if !errors.is_empty() {
             return Err(errors);
         }
-        Ok(Structural { source: schema.clone(), root, cel })
+        let rules = cel.as_ref().and_then(|cel| RuleSites::of(cel, 0)).unwrap_or_default();
+        Ok(Structural { source: schema.clone(), root, cel, rules })
     }
 
     /// The schema as given.
@@ -138,19 +218,17 @@ impl Structural {
             }
         }
         if let Some(cel) = &self.cel {
-            let result = VALIDATOR.with(|validator| validator.validate_compiled(cel, object, old));
-            if let Err(failed) = result {
-                for error in failed.into_vec() {
-                    let reason = match error.reason.as_deref() {
-                        Some("FieldValueRequired") => "FieldValueRequired",
-                        Some("FieldValueForbidden") => "FieldValueForbidden",
-                        Some("FieldValueDuplicate") => "FieldValueDuplicate",
-                        _ => "FieldValueInvalid",
-                    };
-                    let field = error.field_path.trim_start_matches('.').to_owned();
-                    let kind = type_name(lookup(object, &field));
-                    errors.push(FieldError { reason, message: format!("Invalid value: \"{kind}\": {}", error.message), field });
-                }
+            let mut failed = Vec::new();
+            self.rules.validate(cel, object, old, "", &mut failed);
+            for (field, error) in failed {
+                let reason = match error.reason.as_deref() {
+                    Some("FieldValueRequired") => "FieldValueRequired",
+                    Some("FieldValueForbidden") => "FieldValueForbidden",
+                    Some("FieldValueDuplicate") => "FieldValueDuplicate",
+                    _ => "FieldValueInvalid",
+                };
+                let kind = type_name(lookup(object, &field));
+                errors.push(FieldError { reason, message: format!("Invalid value: \"{kind}\": {}", error.message), field });
             }
         }
         errors
@@ -736,6 +814,31 @@ mod tests {
         assert_eq!(object["spec"]["minReplicas"], 0);
         assert_eq!(object["spec"]["maxReplicas"], 5, "null, not nullable: defaulted");
         assert_eq!(object["spec"]["note"], Value::Null, "nullable null stays");
+    }
+
+    #[test]
+    fn rules_anywhere_report_absolute_paths() {
+        let rule = |rule: &str, message: &str| json!([{"rule": rule, "message": message}]);
+        let schema = compile(json!({"type": "object", "x-kubernetes-validations": rule("has(self.spec)", "root"), "properties": {
+            "spec": {"type": "object", "properties": {
+                "ports": {"type": "array", "items": {"type": "object", "x-kubernetes-validations": rule("self.port > 0", "item"),
+                    "properties": {"port": {"type": "integer"}}}},
+                "limits": {"type": "object", "additionalProperties": {"type": "integer", "x-kubernetes-validations": rule("self < 10", "value")}},
+                "range": {"type": "object", "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "range", "fieldPath": ".min"}],
+                    "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}}},
+            }},
+        }}));
+        let object = json!({"spec": {"ports": [{"port": 1}, {"port": 0}], "limits": {"cpu": 3, "memory": 12}, "range": {"min": 5, "max": 1}}});
+        let mut found: Vec<(String, String)> = schema.validate(&object, None).into_iter().map(|e| (e.field, e.message)).collect();
+        found.sort();
+        let expected = [
+            ("spec.limits.memory", "Invalid value: \"integer\": value"),
+            ("spec.ports[1]", "Invalid value: \"object\": item"),
+            ("spec.range.min", "Invalid value: \"integer\": range"),
+        ];
+        assert_eq!(found, expected.map(|(f, m)| (f.to_owned(), m.to_owned())));
+        let root = schema.validate(&json!({"kind": "X"}), None);
+        assert_eq!(root.iter().map(|e| (e.field.as_str(), e.message.as_str())).collect::<Vec<_>>(), [("", "Invalid value: \"object\": root")]);
     }
 
     #[test]
