@@ -152,11 +152,24 @@ pub fn decode_object(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> Api
     Ok(decoded.value)
 }
 
-/// Drops the fields a built-in kind does not declare, as kube's typed decoding does (custom resources are
-/// pruned by the registry, against their version's schema).
+/// Drops what the kind does not declare, as kube's decoding does: a built-in kind's undeclared fields, and a
+/// custom resource's undeclared `metadata` fields and embedded resources' (the registry prunes the rest of a
+/// custom resource against its version's schema).
 pub fn prune(server: &ApiServer, schema: Schema<'_>, object: &mut Value) {
-    if let Some(node) = schema.node(server) {
-        fields::prune(node, object);
+    let definitions = server.openapi().definitions();
+    match schema {
+        Schema::Definition(_) => {
+            if let Some(node) = schema.node(server) {
+                fields::prune(node, object);
+            }
+        }
+        Schema::Custom(structural) => {
+            let Some(meta) = Node::definition(definitions, OBJECT_META) else { return };
+            if let Some(metadata) = object.get_mut("metadata") {
+                fields::prune(meta, metadata);
+            }
+            structural.embedded_metadata_mut(object, &mut |metadata| fields::prune(meta, metadata));
+        }
     }
 }
 

@@ -37,6 +37,48 @@ impl Structural {
     }
 }
 
+impl Structural {
+    /// Calls `visit` with each embedded resource's `metadata` object (a map), so that the caller can drop what
+    /// `ObjectMeta` does not declare, as kube does.
+    pub fn embedded_metadata_mut(&self, object: &mut Value, visit: &mut dyn FnMut(&mut Value)) {
+        let Some(map) = object.as_object_mut() else { return };
+        for (key, value) in map.iter_mut() {
+            if let Some(child) = self.root.properties.get(key) {
+                walk_mut(child, value, 1, visit);
+            }
+        }
+    }
+}
+
+/// Visits the same children as [`walk`], mutably, calling `visit` on embedded resources' metadata.
+fn walk_mut(node: &Node, value: &mut Value, depth: usize, visit: &mut dyn FnMut(&mut Value)) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            if node.embedded {
+                if let Some(metadata) = map.get_mut("metadata").filter(|m| m.is_object()) {
+                    visit(metadata);
+                }
+            }
+            for (key, child) in map.iter_mut() {
+                match (&node.additional, node.properties.get(key)) {
+                    (Some(additional), _) => walk_mut(additional, child, depth + 1, visit),
+                    (None, Some(schema)) => walk_mut(schema, child, depth + 1, visit),
+                    (None, None) => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(schema) = &node.items {
+                items.iter_mut().for_each(|item| walk_mut(schema, item, depth + 1, visit));
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Runs `visit` with `key` appended to `path`, then restores `path`.
 fn at_key(path: &mut String, key: &str, visit: impl FnOnce(&mut String)) {
     let length = path.len();
@@ -149,6 +191,19 @@ mod tests {
         check(json!({"status": {"ready": true, "why": "x"}}), &["status.why"], &[]);
         check(json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "bogus": 1},
             "spec": {"image": "i", "junk": 1}, "other": 1}}}), &["spec.template.other", "spec.template.spec.junk"], &["spec.template.metadata"]);
+    }
+
+    #[test]
+    fn embedded_metadata_is_visited_mutably() {
+        let mut object = json!({"spec": {"template": {"metadata": {"name": "p", "bogus": 1}}, "ports": [{"name": "a"}]},
+            "metadata": {"not": "embedded"}});
+        let mut seen = Vec::new();
+        schema().embedded_metadata_mut(&mut object, &mut |metadata| {
+            seen.push(metadata.clone());
+            metadata.as_object_mut().map(|m| m.remove("bogus"));
+        });
+        assert_eq!(seen, [json!({"name": "p", "bogus": 1})]);
+        assert_eq!(object["spec"]["template"]["metadata"], json!({"name": "p"}));
     }
 
     #[test]
