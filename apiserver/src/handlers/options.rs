@@ -278,9 +278,12 @@ mod tests {
 
     use super::*;
 
+    /// A verb, its `dryRun` and `fieldValidation`, and the options or the 422 message expected.
+    type Row = (&'static str, Option<&'static str>, Option<&'static str>, Result<WriteOptions, &'static str>);
+
     #[test]
     fn options_are_validated_as_kube_validates_them() {
-        let rows: Vec<(&str, Option<&str>, Option<&str>, Result<WriteOptions, &str>)> = vec![
+        let rows: Vec<Row> = vec![
             ("create", None, None, Ok(WriteOptions { dry_run: false, field_validation: FieldValidation::Warn })),
             ("create", Some("All"), Some("Strict"), Ok(WriteOptions { dry_run: true, field_validation: FieldValidation::Strict })),
             ("update", None, Some("Ignore"), Ok(WriteOptions { dry_run: false, field_validation: FieldValidation::Ignore })),
