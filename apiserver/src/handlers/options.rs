@@ -123,11 +123,10 @@ pub fn decode(server: &ApiServer, validation: FieldValidation, schema: Schema<'_
 /// The fields of `object` its schema does not declare: for built-ins depth first in key order; for custom
 /// resources `metadata`'s, then what pruning removes (sorted), then embedded resources' `metadata`'s.
 pub fn unknown_fields(server: &ApiServer, schema: Schema<'_>, object: &Value) -> Vec<Problem> {
-    let definitions = server.openapi().definitions();
     let found = match schema {
         Schema::Definition(_) => schema.node(server).map(|node| fields::unknown_fields(node, object, "")).unwrap_or_default(),
         Schema::Custom(structural) => {
-            let meta = Node::definition(definitions, OBJECT_META);
+            let meta = Node::definition(server.openapi().definitions(), OBJECT_META);
             let metadata = |value: &Value, path: &str| meta.map(|node| fields::unknown_fields(node, value, path)).unwrap_or_default();
             let undeclared = structural.undeclared(object);
             let mut found = object.get("metadata").map(|m| metadata(m, "metadata")).unwrap_or_default();
@@ -156,7 +155,6 @@ pub fn decode_object(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> Api
 /// custom resource's undeclared `metadata` fields and embedded resources' (the registry prunes the rest of a
 /// custom resource against its version's schema).
 pub fn prune(server: &ApiServer, schema: Schema<'_>, object: &mut Value) {
-    let definitions = server.openapi().definitions();
     match schema {
         Schema::Definition(_) => {
             if let Some(node) = schema.node(server) {
@@ -164,7 +162,7 @@ pub fn prune(server: &ApiServer, schema: Schema<'_>, object: &mut Value) {
             }
         }
         Schema::Custom(structural) => {
-            let Some(meta) = Node::definition(definitions, OBJECT_META) else { return };
+            let Some(meta) = Node::definition(server.openapi().definitions(), OBJECT_META) else { return };
             if let Some(metadata) = object.get_mut("metadata") {
                 fields::prune(meta, metadata);
             }
