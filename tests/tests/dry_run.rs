@@ -186,3 +186,34 @@ fn invalid_dry_run_values_are_kubes_422() {
     }
     assert_eq!(kubectl.ok(&["get", "configmap", "target", "-o", "name"]).trim(), "configmap/target");
 }
+
+#[test]
+fn custom_resource_dry_runs_of_every_verb_and_subresource_change_nothing() {
+    let (_server, kubectl) = tenant();
+    let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gadgets.dry.example.com}\nspec:\n  \
+               group: dry.example.com\n  scope: Namespaced\n  names: {plural: gadgets, singular: gadget, kind: Gadget}\n  versions:\n  \
+               - name: v1\n    served: true\n    storage: true\n    \
+               subresources: {status: {}, scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.size}}\n    \
+               schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          \
+               spec: {type: object, properties: {size: {type: integer}}}\n          status: {type: object, properties: {size: {type: integer}}}\n";
+    kubectl.ok_with_stdin(&["apply", "-f", "-"], crd);
+    kubectl.ok(&["wait", "--for", "condition=established", "crd/gadgets.dry.example.com", "--timeout=10s"]);
+    let gadget = |size: u32| format!("apiVersion: dry.example.com/v1\nkind: Gadget\nmetadata: {{name: g}}\nspec: {{size: {size}}}\n");
+    assert_eq!(kubectl.ok_with_stdin(&["create", "--dry-run=server", "-f", "-"], &gadget(1)).trim(), "gadget.dry.example.com/g created (server dry run)");
+    assert!(kubectl.fails(&["get", "gadget", "g"]).contains("not found"));
+    kubectl.ok_with_stdin(&["create", "-f", "-"], &gadget(1));
+    let stored = get_json(&kubectl, &["gadget", "g"]);
+    let before = list_revision(&kubectl, CONFIGMAPS);
+
+    kubectl.ok_with_stdin(&["apply", "--dry-run=server", "-f", "-"], &gadget(2));
+    kubectl.ok_with_stdin(&["replace", "--dry-run=server", "-f", "-"], &gadget(3));
+    kubectl.ok(&["patch", "gadget", "g", "--type=merge", "--dry-run=server", "-p", r#"{"spec":{"size":4}}"#]);
+    assert_eq!(kubectl.ok(&["scale", "gadget", "g", "--replicas=5", "--dry-run=server"]).trim(), "gadget.dry.example.com/g scaled (server dry run)");
+    let status = kubectl.ok(&["patch", "gadget", "g", "--subresource=status", "--type=merge", "--dry-run=server", "-p", r#"{"status":{"size":6}}"#,
+        "-o", "jsonpath={.status.size}"]);
+    assert_eq!(status, "6", "the answer shows the status as it would be");
+    assert_eq!(kubectl.ok(&["delete", "gadget", "g", "--dry-run=server"]).trim(), r#"gadget.dry.example.com "g" deleted (server dry run)"#);
+
+    assert_eq!(get_json(&kubectl, &["gadget", "g"]), stored, "nothing changed");
+    assert_eq!(list_revision(&kubectl, CONFIGMAPS), before, "nothing was written");
+}
