@@ -28,7 +28,7 @@ use crate::filters::request_info::RequestInfo;
 use crate::negotiate::{self, Output};
 use crate::registry::{ResourceInfo, Scope};
 use crate::state::ApiServer;
-use crate::status::{ApiError, ApiResult};
+use crate::status::{warning_header, ApiError, ApiResult};
 use crate::table::{self, IncludeObject};
 
 /// The largest request body accepted, like kube-apiserver.
@@ -63,12 +63,6 @@ impl Warnings {
     fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
-}
-
-/// A `Warning` header value as kube writes it: code 299, no agent, the text quoted with `"` and `\` escaped.
-pub fn warning_header(text: &str) -> Option<header::HeaderValue> {
-    let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
-    header::HeaderValue::from_str(&format!("299 - \"{escaped}\"")).ok()
 }
 
 impl Ctx {
@@ -178,15 +172,15 @@ pub fn success_status(resource: &ResourceInfo, name: &str, uid: Option<&str>) ->
     })
 }
 
-/// Dispatches a resource request to its verb; the response carries the request's warnings (a deprecated CRD
-/// version's first).
+/// Dispatches a resource request to its verb; the response, an error too, carries the request's warnings (a
+/// deprecated CRD version's first).
 pub async fn dispatch(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
     if let Some(version) = ctx.resource.custom.as_ref().and_then(|c| c.version()).filter(|v| v.deprecated) {
         let message = version.deprecation_warning.clone().unwrap_or_else(|| format!("{} {} is deprecated", ctx.resource.api_version(), ctx.resource.kind));
         ctx.warn(message);
     }
     let warnings = ctx.warnings.clone();
-    let mut response = dispatch_verb(ctx, payload).await?;
+    let mut response = dispatch_verb(ctx, payload).await.map_err(|err| err.with_warnings(warnings.take()))?;
     for value in warnings.take().iter().filter_map(|text| warning_header(text)) {
         response.headers_mut().append(header::WARNING, value);
     }

@@ -142,9 +142,9 @@ async fn send(client: &Client, method: &str, path: &str, content_type: &str, bod
     Ok(Answer { status, warnings, body })
 }
 
-/// `299 - "<text>"` with `"` escaped, as kube writes a warning.
+/// `299 - "<text>"` with `\` and `"` escaped, as kube writes a warning.
 fn header(text: &str) -> String {
-    format!("299 - \"{}\"", text.replace('"', "\\\""))
+    format!("299 - \"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// A Deployment body with an undeclared field, a duplicate field and an undeclared field in a container.
@@ -173,6 +173,13 @@ async fn raw_creates_and_updates_with_each_field_validation_value() -> TestResul
         assert!(warned.body["spec"].get("extra").is_none() && warned.body["metadata"].get("oddMeta").is_none(), "{}", warned.body);
         assert_eq!(warned.body["spec"]["paused"], false, "the last duplicate wins");
     }
+    // Warnings come with errors too, and a quote in a field name is escaped twice (path, then header).
+    let failing = raw_deployment("failing").replace(r#""paused": true,"#, r#""replicas": -1, "we\"ird": 1,"#);
+    let failed = send(&client, "POST", DEPLOYMENTS, "application/json", &failing).await?;
+    assert_eq!((failed.status, &failed.body["reason"]), (422, &json!("Invalid")), "{}", failed.body);
+    assert_eq!(failed.warnings[..2], [header(r#"unknown field "metadata.oddMeta""#), header(r#"unknown field "spec.we\"ird""#)]);
+    assert_eq!(failed.warnings[1], r#"299 - "unknown field \"spec.we\\\"ird\"""#);
+
     let ignored = send(&client, "POST", &format!("{DEPLOYMENTS}?fieldValidation=Ignore"), "application/json", &raw_deployment("ignored")).await?;
     assert_eq!((ignored.status, ignored.warnings.len()), (201, 0), "{}", ignored.body);
 
