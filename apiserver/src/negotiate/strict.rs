@@ -309,6 +309,8 @@ mod tests {
         check(BodyFormat::Yaml, body, Strictness::Duplicates, value.clone(), &lines);
         check(BodyFormat::Yaml, body, schema("io.k8s.api.core.v1.ConfigMap"), value.clone(), &lines);
         check(BodyFormat::Yaml, body, Strictness::None, value, &[]);
+        // Keys that are not strings in YAML become strings, as kube's YAML-to-JSON conversion makes them.
+        check(BodyFormat::Yaml, "1: a\ntrue: b\n1: c\n", Strictness::Duplicates, json!({"1": "c", "true": "b"}), &[r#"line 3: key "1" already set in map"#]);
     }
 
     #[test]
