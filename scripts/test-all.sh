@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole kspaces test suite: unit tests, the storage conformance suite on memory, sled and a real
-# etcd, the property and kill -9 tests, and the black-box tests that drive the real binary with kubectl 1.32
-# and kube-rs. Installs what the tests need when it is missing (etcd-server, protobuf-compiler); under
-# CI=true anything it cannot provide is a failure, never a skip.
+# etcd, the property and kill -9 tests, and the black-box tests that drive the real binary with kubectl 1.32,
+# kube-rs and the Python client. Installs what the tests need when it is missing (etcd-server,
+# protobuf-compiler, a venv at .venv/ with the pinned Python `kubernetes` client); under CI=true anything it
+# cannot provide is a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,23 @@ if [ -z "${KUBECTL:-}" ]; then
   export KUBECTL
 fi
 [ -x "$KUBECTL" ] || fail "kubectl 1.32 not found (looked for $KUBECTL; set KUBECTL)"
+
+# The Python client the black-box tests drive (tests/tests/python_client.rs reads KSPACES_PYTHON).
+PYTHON_CLIENT_VERSION=37.0.2
+venv_ready() { .venv/bin/python -c "import kubernetes, sys; sys.exit(kubernetes.__version__ != '$PYTHON_CLIENT_VERSION')" 2>/dev/null; }
+if ! venv_ready; then
+  echo "test-all: creating .venv with kubernetes==$PYTHON_CLIENT_VERSION"
+  command -v python3 >/dev/null 2>&1 || fail "python3 is missing (Debian: python3 python3-venv)"
+  if ! python3 -m venv .venv >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null \
+      || fail "could not install python3-venv"
+    python3 -m venv .venv || fail "could not create .venv"
+  fi
+  .venv/bin/pip install -q "kubernetes==$PYTHON_CLIENT_VERSION" || fail "could not install the Python kubernetes client into .venv"
+  venv_ready || fail ".venv has no kubernetes==$PYTHON_CLIENT_VERSION after installing it"
+fi
+export KSPACES_PYTHON="$PWD/.venv/bin/python"
 
 cargo build --workspace --all-features --bins
 # The black-box tests run the binary built just above (with every feature), not a rebuild of their own.

@@ -5,6 +5,7 @@ pub mod create;
 pub mod delete;
 pub mod get;
 pub mod list;
+pub mod options;
 pub mod patch;
 pub mod review;
 pub mod scale;
@@ -13,7 +14,7 @@ pub mod update;
 pub mod watch;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -27,7 +28,7 @@ use crate::filters::request_info::RequestInfo;
 use crate::negotiate::{self, Output};
 use crate::registry::{ResourceInfo, Scope};
 use crate::state::ApiServer;
-use crate::status::{ApiError, ApiResult};
+use crate::status::{warning_header, ApiError, ApiResult};
 use crate::table::{self, IncludeObject};
 
 /// The largest request body accepted, like kube-apiserver.
@@ -43,6 +44,25 @@ pub struct Ctx {
     pub query: HashMap<String, String>,
     pub accept: Option<String>,
     pub content_type: Option<String>,
+    /// The `Warning`s the response carries (deprecated versions, fields `fieldValidation=Warn` reports).
+    pub warnings: Warnings,
+}
+
+/// Warnings a request collects for its response, each once, in the order given.
+#[derive(Clone, Debug, Default)]
+pub struct Warnings(Arc<Mutex<Vec<String>>>);
+
+impl Warnings {
+    pub fn add(&self, text: String) {
+        let mut warnings = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !warnings.contains(&text) {
+            warnings.push(text);
+        }
+    }
+
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
 }
 
 impl Ctx {
@@ -51,7 +71,12 @@ impl Ctx {
             .map(web::Query::into_inner)
             .unwrap_or_default();
         let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        Ctx { server, info, resource, scope, user, query, accept: header(header::ACCEPT), content_type: header(header::CONTENT_TYPE) }
+        Ctx {
+            server, info, resource, scope, user, query,
+            accept: header(header::ACCEPT),
+            content_type: header(header::CONTENT_TYPE),
+            warnings: Warnings::default(),
+        }
     }
 
     pub fn param(&self, name: &str) -> Option<&str> {
@@ -62,13 +87,19 @@ impl Ctx {
         matches!(self.param(name), Some("true" | "1"))
     }
 
-    /// `dryRun=All` (the only value kube accepts).
+    /// `dryRun=All` (the only value kube accepts; others are kube's 422).
     pub fn dry_run(&self) -> ApiResult<bool> {
-        match self.param("dryRun") {
-            None => Ok(false),
-            Some("All") => Ok(true),
-            Some(other) => Err(ApiError::bad_request(format!("Invalid dryRun value {other:?}: only \"All\" is supported"))),
-        }
+        self.write_options().map(|options| options.dry_run)
+    }
+
+    /// `dryRun` and `fieldValidation` of this write, validated as kube validates its options.
+    pub fn write_options(&self) -> ApiResult<options::WriteOptions> {
+        options::parse(&self.info.verb, self.param("dryRun"), self.param("fieldValidation"))
+    }
+
+    /// Adds a `Warning` to the response.
+    pub fn warn(&self, text: String) {
+        self.warnings.add(text);
     }
 
     /// Renders one object (or a Table of it, when asked).
@@ -141,15 +172,17 @@ pub fn success_status(resource: &ResourceInfo, name: &str, uid: Option<&str>) ->
     })
 }
 
-/// Dispatches a resource request to its verb; a deprecated CRD version adds its `Warning`.
+/// Dispatches a resource request to its verb; the response, an error too, carries the request's warnings (a
+/// deprecated CRD version's first).
 pub async fn dispatch(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
-    let warning = ctx.resource.custom.as_ref().and_then(|c| c.version()).filter(|v| v.deprecated).map(|v| {
-        let message = v.deprecation_warning.clone().unwrap_or_else(|| format!("{} {} is deprecated", ctx.resource.api_version(), ctx.resource.kind));
-        format!("299 - {message:?}")
-    });
-    let mut response = dispatch_verb(ctx, payload).await?;
-    if let Some(value) = warning.and_then(|w| header::HeaderValue::from_str(&w).ok()) {
-        response.headers_mut().insert(header::WARNING, value);
+    if let Some(version) = ctx.resource.custom.as_ref().and_then(|c| c.version()).filter(|v| v.deprecated) {
+        let message = version.deprecation_warning.clone().unwrap_or_else(|| format!("{} {} is deprecated", ctx.resource.api_version(), ctx.resource.kind));
+        ctx.warn(message);
+    }
+    let warnings = ctx.warnings.clone();
+    let mut response = dispatch_verb(ctx, payload).await.map_err(|err| err.with_warnings(warnings.take()))?;
+    for value in warnings.take().iter().filter_map(|text| warning_header(text)) {
+        response.headers_mut().append(header::WARNING, value);
     }
     Ok(response)
 }

@@ -1,6 +1,12 @@
 //! Content negotiation: which representation a client accepts and which body formats it sent.
 
+mod strict;
+
+use serde::de::DeserializeSeed;
+
+use crate::registry::fields::Problem;
 use crate::status::{ApiError, ApiResult};
+pub use strict::Strictness;
 
 /// A parsed media type with its parameters (`application/json;as=Table;v=v1;g=meta.k8s.io`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,18 +120,55 @@ pub fn patch_kind(content_type: Option<&str>) -> ApiResult<PatchKind> {
 
 /// Decodes a JSON or YAML body into a JSON value (400 when malformed).
 pub fn decode_body(format: BodyFormat, body: &[u8]) -> ApiResult<serde_json::Value> {
-    let value = match format {
-        BodyFormat::Json => serde_json::from_slice(body)
-            .map_err(|err| ApiError::bad_request(format!("the request body is not valid JSON: {err}")))?,
-        BodyFormat::Yaml => {
-            let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
-            serde_saphyr::from_str(text)
-                .map_err(|err| ApiError::bad_request(format!("the request body is not valid YAML: {err}")))?
-        }
+    decode_strict(format, body, Strictness::None).map(|decoded| decoded.value)
+}
+
+/// A body decoded strictly: its value (the last of duplicate keys wins) and the problems found, in the
+/// order kube reports them.
+#[derive(Debug)]
+pub struct Decoded {
+    pub value: serde_json::Value,
+    pub problems: Vec<Problem>,
+}
+
+/// Decodes a JSON document strictly (see [`decode_strict`]); the caller words the error.
+pub fn decode_json(body: &[u8], strictness: Strictness<'_>) -> Result<Decoded, serde_json::Error> {
+    let mut notes = strict::Notes::default();
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let value = strict::Seed::<strict::JsonKeys>::new(&mut notes, strictness).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(Decoded { value, problems: notes.problems })
+}
+
+/// Decodes a JSON or YAML body in one pass, noting duplicate keys (and, for JSON with a schema, undeclared
+/// fields) as `strictness` asks. YAML duplicates are noted with their lines whatever the schema; protobuf
+/// bodies have neither duplicates nor undeclared fields.
+pub fn decode_strict(format: BodyFormat, body: &[u8], strictness: Strictness<'_>) -> ApiResult<Decoded> {
+    match format {
+        BodyFormat::Json => decode_json(body, strictness).map_err(|err| ApiError::bad_request(format!("the request body is not valid JSON: {err}"))),
+        BodyFormat::Yaml => decode_yaml(body, strictness),
         BodyFormat::Protobuf => crate::protobuf::decode_request(body)
-            .map_err(|err| ApiError::bad_request(format!("the request body is not a valid protobuf object: {err}")))?,
+            .map(|value| Decoded { value, problems: Vec::new() })
+            .map_err(|err| ApiError::bad_request(format!("the request body is not a valid protobuf object: {err}"))),
+    }
+}
+
+/// YAML keys set twice are reported with their lines, whatever the schema: kube finds them while converting
+/// YAML to JSON, before the kind's decoder sees the document.
+fn decode_yaml(body: &[u8], strictness: Strictness<'_>) -> ApiResult<Decoded> {
+    let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
+    let strictness = match strictness {
+        Strictness::None => Strictness::None,
+        _ => Strictness::Duplicates,
     };
-    Ok(value)
+    let mut options = serde_saphyr::Options::default();
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    let mut notes = strict::Notes::default();
+    let value = serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
+        strict::Seed::<strict::YamlKeys>::new(&mut notes, strictness).deserialize(deserializer)
+    })
+    .map_err(|err| ApiError::bad_request(format!("the request body is not valid YAML: {err}")))?;
+    Ok(Decoded { value, problems: notes.problems })
 }
 
 #[cfg(test)]

@@ -45,13 +45,21 @@ pub struct ApiError {
     pub details: Option<Box<Details>>,
 }
 
-/// `details` of a Status: name, group, kind, causes.
+/// `details` of a Status: name, group, kind, causes; and the `Warning`s the response carries (headers, not
+/// part of the Status body).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Details {
     pub name: Option<String>,
     pub group: Option<String>,
     pub kind: Option<String>,
     pub causes: Vec<Cause>,
+    pub warnings: Vec<String>,
+}
+
+/// A `Warning` header value as kube writes it: code 299, no agent, the text quoted with `"` and `\` escaped.
+pub fn warning_header(text: &str) -> Option<actix_web::http::header::HeaderValue> {
+    let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
+    actix_web::http::header::HeaderValue::from_str(&format!("299 - \"{escaped}\"")).ok()
 }
 
 impl std::fmt::Display for ApiError {
@@ -70,6 +78,14 @@ impl ApiError {
         details.group = Some(group.to_owned());
         details.kind = Some(kind.to_owned());
         details.name = (!name.is_empty()).then(|| name.to_owned());
+        self
+    }
+
+    /// The error with the `Warning`s the request collected (kube sends them with errors too).
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> ApiError {
+        if !warnings.is_empty() {
+            self.details.get_or_insert_with(Box::default).warnings = warnings;
+        }
         self
     }
 
@@ -223,9 +239,12 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status_code())
-            .content_type("application/json")
-            .body(self.to_status().to_string())
+        let mut response = HttpResponse::build(self.status_code());
+        response.content_type("application/json");
+        for value in self.details.iter().flat_map(|d| &d.warnings).filter_map(|text| warning_header(text)) {
+            response.append_header((actix_web::http::header::WARNING, value));
+        }
+        response.body(self.to_status().to_string())
     }
 }
 

@@ -13,6 +13,9 @@ use serde_json::{Map, Value};
 
 use crate::FieldError;
 
+mod undeclared;
+pub use undeclared::Undeclared;
+
 /// How deep schemas and objects are walked (kube-cel uses the same bound).
 const MAX_DEPTH: usize = 64;
 

@@ -4,16 +4,18 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use serde_json::Value;
 
+use super::options;
 use super::Ctx;
 use crate::admission::{self, escalation};
-use crate::{crds, negotiate};
+use crate::crds;
 use crate::status::ApiResult;
 use crate::tenancy;
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    let object = negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, &body)?;
+    let write = ctx.write_options()?;
+    let object = options::decode_object(&ctx, write.field_validation, &body)?;
     let namespaces = ctx.server.namespaces();
-    let dry_run = ctx.dry_run()?;
+    let dry_run = write.dry_run;
     admission::check_create(&ctx.server, &ctx.resource, &ctx.scope)?;
     crds::strategy::admit_custom_create(&ctx.resource)?;
     let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();

@@ -22,8 +22,8 @@ fn options(ctx: &Ctx, body: &Bytes) -> ApiResult<DeleteOptions> {
     if let Some(rv) = value.pointer("/preconditions/resourceVersion").and_then(Value::as_str) {
         options.precondition_revision = Some(list::parse_revision(rv)?);
     }
-    if value.get("dryRun").and_then(Value::as_array).is_some_and(|d| d.iter().any(|v| v == "All")) {
-        options.dry_run = true;
+    for dry_run in value.get("dryRun").and_then(Value::as_array).into_iter().flatten() {
+        options.dry_run |= super::options::parse(&ctx.info.verb, Some(dry_run.as_str().unwrap_or_default()), None)?.dry_run;
     }
     Ok(options)
 }

@@ -1,14 +1,18 @@
 //! PATCH: JSON patch, JSON merge patch and strategic merge patch, applied in a read-modify-write loop.
 
+use std::sync::OnceLock;
+
 use actix_web::HttpResponse;
 use bytes::Bytes;
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
-use super::Ctx;
+use super::options::{FieldValidation, PatchCheck, Schema};
+use super::{options, Ctx};
 use crate::admission::escalation;
-use crate::negotiate::{self, PatchKind};
-use crate::registry::store::Part;
+use crate::negotiate::{self, PatchKind, Strictness};
 use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
+use crate::registry::fields::{Node, Problem};
+use crate::registry::store::Part;
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -20,27 +24,40 @@ pub enum Patch {
 }
 
 impl Patch {
-    /// Custom resources have no strategic merge patch: 415, as kube answers, so kubectl and helm fall back
-    /// to a merge patch.
-    pub fn parse_for(resource: &crate::registry::ResourceInfo, kind: PatchKind, body: &[u8]) -> ApiResult<Patch> {
-        if resource.custom.is_some() && kind == PatchKind::Strategic {
-            return Err(ApiError::new(415, "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, \
-                 application/merge-patch+json, application/apply-patch+yaml"));
-        }
-        Patch::parse(kind, body)
+    pub fn parse(kind: PatchKind, body: &[u8]) -> ApiResult<Patch> {
+        Patch::parse_checked(kind, body, FieldValidation::Ignore).map(|(patch, _)| patch)
     }
 
-    pub fn parse(kind: PatchKind, body: &[u8]) -> ApiResult<Patch> {
-        let value: Value = serde_json::from_slice(body)
+    /// Parses a patch, noting its own problems unless they are ignored: duplicate keys, and a JSON patch's
+    /// undeclared operation fields (`json patch unknown field "[0].foo"`), as kube does.
+    pub fn parse_checked(kind: PatchKind, body: &[u8], validation: FieldValidation) -> ApiResult<(Patch, Vec<Problem>)> {
+        let strictness = match (validation, kind) {
+            (FieldValidation::Ignore, _) => Strictness::None,
+            (_, PatchKind::Json) => Strictness::Schema(json_patch_operations()),
+            _ => Strictness::Duplicates,
+        };
+        let decoded = negotiate::decode_json(body, strictness)
             .map_err(|err| ApiError::bad_request(format!("the patch is not valid JSON: {err}")))?;
+        let (value, problems) = (decoded.value, decoded.problems);
         match kind {
-            PatchKind::Json => serde_json::from_value(value)
-                .map(Patch::Json)
-                .map_err(|err| ApiError::bad_request(format!("the JSON patch is invalid: {err}"))),
-            PatchKind::Merge => Ok(Patch::Merge(value)),
-            PatchKind::Strategic => Ok(Patch::Strategic(value)),
+            PatchKind::Json => {
+                let problems = problems.into_iter().map(|p| Problem::InJsonPatch(Box::new(p))).collect();
+                serde_json::from_value(value)
+                    .map(|patch| (Patch::Json(patch), problems))
+                    .map_err(|err| ApiError::bad_request(format!("the JSON patch is invalid: {err}")))
+            }
+            PatchKind::Merge => Ok((Patch::Merge(value), problems)),
+            PatchKind::Strategic => Ok((Patch::Strategic(value), problems)),
             PatchKind::Apply => Err(ApiError::unsupported_media_type("application/apply-patch+yaml")),
+        }
+    }
+
+    /// How kube shows a patch it refuses for its fields: the patched object's JSON, or a strategic merge patch
+    /// as Go prints the map it decoded.
+    pub fn shown(&self, patched: &Value) -> String {
+        match self {
+            Patch::Strategic(patch) => options::go_format(patch),
+            Patch::Json(_) | Patch::Merge(_) => patched.to_string(),
         }
     }
 
@@ -70,19 +87,49 @@ impl Patch {
     }
 }
 
+/// Custom resources have no strategic merge patch: 415, as kube answers, so kubectl and helm fall back to a
+/// merge patch.
+fn refuse_strategic_for_custom(resource: &crate::registry::ResourceInfo, kind: PatchKind) -> ApiResult<()> {
+    if resource.custom.is_some() && kind == PatchKind::Strategic {
+        return Err(ApiError::new(415, "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, \
+             application/merge-patch+json, application/apply-patch+yaml"));
+    }
+    Ok(())
+}
+
+/// The schema of a JSON patch's operations, as kube decodes them (`value` may be anything).
+fn json_patch_operations() -> Node<'static> {
+    static SCHEMA: OnceLock<(Map<String, Value>, Value)> = OnceLock::new();
+    let (definitions, schema) = SCHEMA.get_or_init(|| {
+        let operation = json!({"type": "object", "properties": {
+            "op": {"type": "string"}, "path": {"type": "string"}, "from": {"type": "string"},
+            "value": {"x-kubernetes-preserve-unknown-fields": true},
+        }});
+        (Map::new(), json!({"type": "array", "items": operation}))
+    });
+    Node::schema(definitions, schema)
+}
+
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    let patch = Patch::parse_for(&ctx.resource, negotiate::patch_kind(ctx.content_type.as_deref())?, &body)?;
+    let write = ctx.write_options()?;
+    let kind = negotiate::patch_kind(ctx.content_type.as_deref())?;
+    refuse_strategic_for_custom(&ctx.resource, kind)?;
+    let (patch, problems) = Patch::parse_checked(kind, &body, write.field_validation)?;
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
     let escalation = escalation::for_write(&server, &ctx.user, &resource, ctx.scope.space()?).await?;
     let namespace = ctx.scope.namespace.as_deref();
-    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, ctx.dry_run()?, |current| {
-        let patched = patch.apply(&server, resource.definition.as_deref(), current)?;
+    let check = PatchCheck::new(&server, write.field_validation, Schema::of(&resource), problems);
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, write.dry_run, |current| {
+        let mut patched = patch.apply(&server, resource.definition.as_deref(), current)?;
+        check.check(&mut patched, |patched| patch.shown(patched))?;
         if let Some(escalation) = &escalation {
             escalation.check(&resource, namespace, &patched, Some(current))?;
         }
         Ok(patched)
     }).await?;
+    check.warn(&ctx);
     ctx.respond_object(200, &updated)
 }

@@ -5,6 +5,7 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use super::options::{self, FieldValidation, PatchCheck, Schema, SCALE};
 use super::patch::Patch;
 use super::Ctx;
 use crate::negotiate;
@@ -78,40 +79,63 @@ pub async fn get(ctx: Ctx) -> ApiResult<HttpResponse> {
     respond_scale(&ctx.resource, &object)
 }
 
-/// PUT or PATCH of the Scale: the new `spec.replicas` is written to the object.
+/// PUT or PATCH of the Scale: the new `spec.replicas` is written to the object. The body's fields are checked
+/// against `autoscaling/v1 Scale`.
 pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    let patch = if ctx.info.verb == "patch" {
-        Some(Patch::parse(negotiate::patch_kind(ctx.content_type.as_deref())?, &body)?)
-    } else {
-        None
-    };
-    let replacement = match &patch {
-        None => Some(negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, &body)?),
-        Some(_) => None,
-    };
+    let write = ctx.write_options()?;
+    let (change, problems) = change(&ctx, write.field_validation, &body)?;
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, ctx.dry_run()?, |current| {
+    let check = PatchCheck::new(&server, write.field_validation, Schema::Definition(Some(SCALE)), problems);
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, write.dry_run, |current| {
         let scale = to_scale(&resource, current);
-        let desired = match (&patch, &replacement) {
-            (Some(patch), _) => patch.apply(&server, None, &scale)?,
-            (None, Some(replacement)) => replacement.clone(),
-            (None, None) => scale,
-        };
-        let replicas = desired.pointer("/spec/replicas").and_then(Value::as_i64).filter(|r| *r >= 0).ok_or_else(|| {
-            ApiError::invalid("autoscaling", "Scale", current.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default(),
-                vec![crate::status::Cause::invalid("spec.replicas", &desired.pointer("/spec/replicas").map(|v| v.to_string()).unwrap_or_default(), "must be greater than or equal to 0")])
-        })?;
-        if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str).filter(|rv| !rv.is_empty()) {
-            if Some(rv) != current.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
-                return Err(ApiError::stale(&resource.group, &resource.plural, current.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()));
+        let desired = match &change {
+            Change::Patch(patch) => {
+                let mut desired = patch.apply(&server, None, &scale)?;
+                check.check(&mut desired, |desired| patch.shown(desired))?;
+                desired
             }
-        }
-        let mut new = current.clone();
-        set_pointer(&mut new, &paths(&resource).spec_replicas, json!(replicas));
-        Ok(new)
+            Change::Replace(replacement) => replacement.clone(),
+        };
+        scaled(&resource, current, &desired)
     }).await?;
+    check.warn(&ctx);
     respond_scale(&resource, &updated)
+}
+
+/// What a write does to the Scale: a patch, or a whole new Scale.
+enum Change {
+    Patch(Patch),
+    Replace(Value),
+}
+
+/// The write's change; a replacement's problems are acted on here, a patch's once it is applied.
+fn change(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> ApiResult<(Change, Vec<crate::registry::fields::Problem>)> {
+    if ctx.info.verb == "patch" {
+        let (patch, problems) = Patch::parse_checked(negotiate::patch_kind(ctx.content_type.as_deref())?, body, validation)?;
+        return Ok((Change::Patch(patch), problems));
+    }
+    let format = negotiate::body_format(ctx.content_type.as_deref())?;
+    let decoded = options::decode(&ctx.server, validation, Schema::Definition(Some(SCALE)), format, body)?;
+    options::report_body(ctx, validation, "Scale", "v1", &decoded.problems)?;
+    Ok((Change::Replace(decoded.value), Vec::new()))
+}
+
+/// The object with the desired Scale's replicas, checked (non-negative; a stale `resourceVersion` is a conflict).
+fn scaled(resource: &ResourceInfo, current: &Value, desired: &Value) -> ApiResult<Value> {
+    let name = current.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let replicas = desired.pointer("/spec/replicas").and_then(Value::as_i64).filter(|r| *r >= 0).ok_or_else(|| {
+        ApiError::invalid("autoscaling", "Scale", name,
+            vec![crate::status::Cause::invalid("spec.replicas", &desired.pointer("/spec/replicas").map(|v| v.to_string()).unwrap_or_default(), "must be greater than or equal to 0")])
+    })?;
+    if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str).filter(|rv| !rv.is_empty()) {
+        if Some(rv) != current.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
+            return Err(ApiError::stale(&resource.group, &resource.plural, name));
+        }
+    }
+    let mut new = current.clone();
+    set_pointer(&mut new, &paths(resource).spec_replicas, json!(replicas));
+    Ok(new)
 }
 
 /// Sets the value at `pointer`, making the objects on the way.

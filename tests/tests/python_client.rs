@@ -1,0 +1,83 @@
+//! The official Python `kubernetes` client as a tenant admin: the scripts in `tests/python/` run against the
+//! real binary with the kubeconfig `certificate_kubeconfig` writes, and this test asserts on their exit status
+//! and on every step they report.
+//!
+//! The interpreter is `$KSPACES_PYTHON` (set by `scripts/test-all.sh`, which creates the venv), else the repo's
+//! `.venv/bin/python`; without either the test fails and says how to create the venv.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kspaces_tests::{certificate_kubeconfig, create_tenant, Server};
+
+/// The repository root (this crate lives in `tests/`).
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// The Python with the `kubernetes` client installed.
+fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("KSPACES_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(python);
+    }
+    let venv = repo_root().join(".venv/bin/python");
+    assert!(venv.exists(), "the Python client's venv is missing: run scripts/test-all.sh, or create it with \
+        `python3 -m venv .venv && .venv/bin/pip install kubernetes==37.0.2` in the repository root (or set KSPACES_PYTHON)");
+    venv
+}
+
+/// Runs `tests/python/<script>` as t-a's admin; returns its stdout after asserting that it passed.
+fn run_script(script: &str) -> String {
+    let server = Server::start();
+    create_tenant(&server.kubectl(), "t-a");
+    let kubeconfig = certificate_kubeconfig(&server, "t-a", "admin", &[]);
+    let output = Command::new(python())
+        .arg(repo_root().join("tests/python").join(script))
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {}: {e}", python().display()));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{script} failed ({}):\n{stdout}\n{stderr}", output.status);
+    stdout
+}
+
+/// Asserts that `stdout` reports exactly `steps` as passed, in order, and nothing failed.
+fn assert_passed(stdout: &str, steps: &[&str]) {
+    let passed: Vec<&str> = stdout.lines().filter_map(|line| line.strip_prefix("PASS ")).collect();
+    assert_eq!(passed, steps, "{stdout}");
+    assert!(!stdout.contains("FAIL "), "{stdout}");
+    assert!(stdout.contains(&format!("{} passed, 0 failed", steps.len())), "{stdout}");
+}
+
+#[test]
+fn core_v1_configmaps_watch_and_conflicts() {
+    let stdout = run_script("core_v1.py");
+    assert_passed(&stdout, &["configmap crud", "watch from a list's resourceVersion", "409 conflicts"]);
+}
+
+#[test]
+fn custom_resources_through_the_dynamic_client_and_custom_objects_api() {
+    let stdout = run_script("custom_resources.py");
+    assert_passed(&stdout, &["CRD established", "DynamicClient", "CustomObjectsApi"]);
+}
+
+#[test]
+fn a_failing_step_fails_the_script_with_its_name() {
+    // The scripts' own failure path: a kubeconfig naming a tenant that does not exist gets a 404 on the first
+    // request, which the script must report as a failed step and a non-zero exit.
+    let server = Server::start();
+    let kubeconfig = certificate_kubeconfig(&server, "t-missing", "admin", &[]);
+    let output = Command::new(python())
+        .arg(repo_root().join("tests/python/core_v1.py"))
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {}: {e}", python().display()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert_eq!(stdout.trim(), r#"FAIL configmap crud: API error 404 NotFound: tenants "t-missing" not found"#);
+}
