@@ -2,6 +2,7 @@
 
 pub mod builtin;
 pub mod defaults;
+pub mod deletion;
 pub mod resource;
 pub mod selector;
 pub mod store;
