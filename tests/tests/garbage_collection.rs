@@ -223,7 +223,7 @@ fn another_tenant_naming_the_same_owner_uid_is_untouched() {
     std::thread::sleep(Duration::from_secs(1));
     let after = get(&b, &["cm", "b-child"]);
     assert_eq!(after["metadata"]["resourceVersion"], before["metadata"]["resourceVersion"], "t-b's object was written: {after}");
-    assert_eq!(owner_uids(&b, &["cm", "b-child"]), [w.clone()]);
+    assert_eq!(owner_uids(&b, &["cm", "b-child"]), [w]);
 
     // The same with a Background cascade in t-a.
     apply(&a, &widget("w2", &[]));

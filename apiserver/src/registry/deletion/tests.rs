@@ -7,10 +7,12 @@ fn strings(items: &[&str]) -> Vec<String> {
 }
 
 /// One row: the finalizers an object has, the policy asked, the finalizers it should end with (`None`: unchanged).
+type FinalizerRow = (&'static [&'static str], Option<Propagation>, Option<&'static [&'static str]>);
+
 #[test]
 fn gc_finalizers_follow_the_policy_then_the_object() {
     use Propagation::*;
-    let rows: [(&[&str], Option<Propagation>, Option<&[&str]>); 12] = [
+    let rows: [FinalizerRow; 12] = [
         (&[], None, None),
         (&[], Some(Background), None),
         (&[], Some(Orphan), Some(&["orphan"])),
