@@ -67,8 +67,18 @@ fn read(layout: &KeyLayout, record: &Record) -> Option<(SpaceName, ResourceKey, 
     Some((SpaceName::new(parts.space).ok()?, resource, observed))
 }
 
+/// True if `needle` occurs in `haystack`: a scan for its rarest-looking byte (its second), then a comparison.
 fn mentions(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
+    let Some(&anchor) = needle.get(1) else { return needle.is_empty() || haystack.contains(&needle[0]) };
+    let mut from = 1;
+    while let Some(offset) = haystack.get(from..).and_then(|rest| rest.iter().position(|&b| b == anchor)) {
+        let at = from + offset;
+        if haystack.get(at - 1..).is_some_and(|rest| rest.starts_with(needle)) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -89,6 +99,22 @@ mod tests {
             (observed.owners.len(), observed.waiting.is_some())
         });
         assert_eq!(got, expected, "{object}");
+    }
+
+    #[test]
+    fn mentions_finds_whole_needles_only() {
+        let rows: [(&str, &str, bool); 7] = [
+            (r#"{"metadata":{"ownerReferences":[]}}"#, r#""ownerReferences""#, true),
+            (r#"{"ownerReferences":1}"#, r#""ownerReferences""#, true),
+            (r#"{"ownerReferences"#, r#""ownerReferences""#, false),
+            (r#"{"data":{"k":"ownerReferences here"}}"#, r#""ownerReferences""#, false),
+            (r#"o""#, r#""o""#, false),
+            ("", "ab", false),
+            ("abc", "", true),
+        ];
+        for (haystack, needle, expected) in rows {
+            assert_eq!(mentions(haystack.as_bytes(), needle.as_bytes()), expected, "{needle} in {haystack}");
+        }
     }
 
     #[test]
