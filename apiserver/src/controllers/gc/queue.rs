@@ -111,8 +111,13 @@ impl WorkQueue {
     /// Moves the retries of `space` (of every space, for `None`) into line at once: a CRD changed there, so an owner
     /// kind it did not serve may be served now.
     pub fn promote_space(&mut self, space: Option<&SpaceName>) {
-        let waiting: Vec<Work> = self.due.keys().filter(|w| space.is_none_or(|s| w.space() == s)).cloned().collect();
-        for work in waiting {
+        let mut waiting: Vec<(Instant, Work)> = self.due.iter()
+            .filter(|(w, _)| space.is_none_or(|s| w.space() == s))
+            .map(|(w, at)| (*at, w.clone()))
+            .collect();
+        // In the order they were due, so that the queue stays fair.
+        waiting.sort();
+        for (_, work) in waiting {
             self.due.remove(&work);
             self.add(work);
         }
