@@ -140,7 +140,12 @@ async fn orphan(server: &ApiServer, space: &SpaceName, uid: &Uid, row: &Resource
             let row = own_rows(server, space, &key.resource).into_iter().next()
                 .ok_or_else(|| waits(format!("{} is not served in {space}", key.resource.plural)))?;
             let scope = Scope::one(space.clone(), key.namespace.as_deref().map(str::to_owned));
-            edit(server, &row, &scope, &key.name, &dependent, |object| classify::drop_references(object, owner_uid)).await.map(drop)
+            let edited = edit(server, &row, &scope, &key.name, &dependent, |object| classify::drop_references(object, owner_uid)).await?;
+            if edited.is_none() {
+                // Gone (or replaced) without the graph hearing of it: forget it, so the next pass moves on.
+                server.gc.forget(space, &dependent);
+            }
+            Ok(())
         })
         .buffer_unordered(ORPHAN_CONCURRENCY)
         .collect()
