@@ -3,6 +3,7 @@
 pub mod aggregation;
 pub mod compaction;
 pub mod crd;
+pub mod gc;
 pub mod namespace;
 pub mod tenant;
 

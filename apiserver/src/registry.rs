@@ -3,6 +3,7 @@
 pub mod builtin;
 pub mod defaults;
 pub mod fields;
+pub mod deletion;
 pub mod resource;
 pub mod selector;
 pub mod store;

@@ -201,6 +201,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     actix_web::rt::spawn(controllers::tenant::run(server.clone(), Duration::from_millis(500)));
     actix_web::rt::spawn(controllers::crd::run(server.clone(), Duration::from_millis(200)));
     actix_web::rt::spawn(controllers::aggregation::run(server.clone(), Duration::from_millis(50)));
+    actix_web::rt::spawn(controllers::gc::run(server.clone()));
     actix_web::rt::spawn(complete_spaces(server.clone()));
     actix_web::rt::spawn(controllers::compaction::run(server.registry.storage().clone(), COMPACTION_INTERVAL));
 

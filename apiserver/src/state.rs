@@ -10,6 +10,7 @@ use crate::audit::Auditor;
 use crate::authorization::Authorizer;
 use crate::config::AuthorizationMode;
 use crate::controllers::aggregation::AggregationQueue;
+use crate::controllers::gc::GarbageCollector;
 use crate::controllers::namespace::TerminatingNamespaces;
 use crate::crds::Crds;
 use crate::filters::authenticate::TokenFile;
@@ -39,6 +40,8 @@ pub struct ApiServer {
     pub terminating_namespaces: Arc<TerminatingNamespaces>,
     /// Spaces whose aggregated ClusterRoles need recomputing.
     pub aggregation: Arc<AggregationQueue>,
+    /// The garbage collector's graph and queue (fed by every write).
+    pub gc: Arc<GarbageCollector>,
     pub metrics: Metrics,
     pub started: Instant,
     openapi: OnceLock<OpenApi>,
@@ -60,8 +63,10 @@ impl ApiServer {
         let authorizer = Arc::new(Authorizer::new(settings.authorization_modes));
         let aggregation = Arc::new(AggregationQueue::default());
         let crds = Arc::new(Crds::new(resources.clone()));
+        let gc = Arc::new(GarbageCollector::default());
+        // The collector comes after `crds`: a CRD write is resolvable by the time it retries owners waiting for it.
         let observers: Vec<Arc<dyn WriteObserver>> =
-            vec![tenants.clone(), terminating_namespaces.clone(), authorizer.clone(), aggregation.clone(), crds.clone()];
+            vec![tenants.clone(), terminating_namespaces.clone(), authorizer.clone(), aggregation.clone(), crds.clone(), gc.clone()];
         Arc::new(ApiServer {
             registry: GenericStore::new(store, observers),
             resources,
@@ -74,6 +79,7 @@ impl ApiServer {
             default_tenant: settings.default_tenant,
             terminating_namespaces,
             aggregation,
+            gc,
             metrics: Metrics::default(),
             started: Instant::now(),
             openapi: OnceLock::new(),

@@ -1,4 +1,4 @@
-//! DELETE of one object, and DELETE of a collection (with selectors).
+//! DELETE of one object, and DELETE of a collection (with selectors), with kube's DeleteOptions.
 
 use actix_web::HttpResponse;
 use bytes::Bytes;
@@ -6,41 +6,38 @@ use serde_json::{json, Value};
 
 use super::{list, respond, Ctx};
 use crate::negotiate::{self, Output};
-use crate::registry::store::{DeleteOptions, DeleteOutcome};
+use crate::registry::store::DeleteOutcome;
 use crate::status::{ApiError, ApiResult};
 
-/// DeleteOptions from the body (preconditions, dryRun) and the query.
-fn options(ctx: &Ctx, body: &Bytes) -> ApiResult<DeleteOptions> {
-    let mut options = DeleteOptions { dry_run: ctx.dry_run()?, ..DeleteOptions::default() };
+pub mod options;
+
+/// DeleteOptions from the body when there is one, else from the query (as kube-apiserver reads them).
+fn options(ctx: &Ctx, body: &Bytes) -> ApiResult<options::Requested> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(options);
+        return options::from_query(&ctx.query);
     }
     let value = negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, body)?;
-    if let Some(uid) = value.pointer("/preconditions/uid").and_then(Value::as_str) {
-        options.precondition_uid = Some(uid.to_owned());
-    }
-    if let Some(rv) = value.pointer("/preconditions/resourceVersion").and_then(Value::as_str) {
-        options.precondition_revision = Some(list::parse_revision(rv)?);
-    }
-    for dry_run in value.get("dryRun").and_then(Value::as_array).into_iter().flatten() {
-        options.dry_run |= super::options::parse(&ctx.info.verb, Some(dry_run.as_str().unwrap_or_default()), None)?.dry_run;
-    }
-    Ok(options)
+    options::from_body(&value)
 }
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     crate::admission::check_delete(&ctx.resource, &ctx.info.name)?;
-    let options = options(&ctx, &body)?;
-    let outcome = ctx.server.registry.delete(&ctx.resource, &ctx.scope, &ctx.info.name, &options).await?;
+    let requested = options(&ctx, &body)?;
+    let outcome = ctx.server.registry.delete(&ctx.resource, &ctx.scope, &ctx.info.name, &requested.options).await?;
+    // kube answers 202 only when the object stays and the legacy orphanDependents=false asked for a cascade.
+    let code = match (&outcome, requested.orphan_dependents) {
+        (DeleteOutcome::Pending(_), Some(false)) => 202,
+        _ => 200,
+    };
     let (DeleteOutcome::Deleted(object) | DeleteOutcome::Pending(object)) = &outcome;
-    ctx.respond_object(200, object)
+    ctx.respond_object(code, object)
 }
 
 pub async fn collection(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let output = negotiate::choose(ctx.accept.as_deref(), false)?;
-    let delete_options = options(&ctx, &body)?;
-    let mut list_options = list::options(&ctx)?;
-    list_options.limit = None;
+    let delete_options = options(&ctx, &body)?.options;
+    // Like kube, a limit deletes one page; without one, every match.
+    let list_options = list::options(&ctx)?;
     let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &list_options).await?;
     let mut deleted = Vec::new();
     for item in items {

@@ -7,6 +7,7 @@ use kspaces_storage::{Conflict, Key, KeyRange, ListRequest, Record, ResourceKeys
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+use super::deletion::{self, Plan};
 use super::selector::{FieldSelector, LabelSelector};
 use super::{defaults, validate, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
@@ -75,6 +76,12 @@ impl Part {
 /// Told of every committed write, once it is durable: `object` is `None` when the object is gone.
 pub trait WriteObserver: Send + Sync {
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision);
+
+    /// Told of a delete with the object's last state (the garbage collector needs its uid); by default, a
+    /// `written` with no object.
+    fn deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, _last: &Value, revision: Revision) {
+        self.written(resource, space, name, None, revision);
+    }
 }
 
 /// Options of a list.
@@ -96,13 +103,7 @@ pub struct ListMeta {
     pub remaining: Option<u64>,
 }
 
-/// Delete options from the request body and query.
-#[derive(Clone, Debug, Default)]
-pub struct DeleteOptions {
-    pub precondition_uid: Option<String>,
-    pub precondition_revision: Option<Revision>,
-    pub dry_run: bool,
-}
+pub use super::deletion::DeleteOptions;
 
 /// What a delete did.
 pub enum DeleteOutcome {
@@ -156,10 +157,7 @@ fn has_finalizers(object: &Value) -> bool {
     object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
 }
 
-/// True once an object has a deletion timestamp.
-pub fn is_deleting(object: &Value) -> bool {
-    object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
-}
+pub use super::deletion::is_deleting;
 
 const GENERATE_NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
@@ -195,6 +193,12 @@ impl GenericStore {
     fn notify(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
         for observer in &self.observers {
             observer.written(resource, space, name, object, revision);
+        }
+    }
+
+    fn notify_deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, last: &Value, revision: Revision) {
+        for observer in &self.observers {
+            observer.deleted(resource, space, name, last, revision);
         }
     }
 
@@ -446,7 +450,7 @@ impl GenericStore {
 
     async fn commit_update(&self, resource: &ResourceInfo, stored: Stored<'_>, mut new: Value, dry_run: bool) -> ApiResult<Value> {
         let Stored { space, key, name, object: old, revision } = stored;
-        let finished = is_deleting(&new) && !has_finalizers(&new) && !spec_finalizers_pending(resource, &new);
+        let finished = deletion::may_remove_when_finalized(&new) && !has_finalizers(&new) && !spec_finalizers_pending(resource, &new);
         if dry_run {
             set_resource_version(&mut new, revision);
             return Ok(new);
@@ -455,7 +459,7 @@ impl GenericStore {
             return match self.store.delete(key, Some(revision)).await? {
                 Ok(deleted) => {
                     set_resource_version(&mut new, deleted.revision);
-                    self.notify(resource, space, name, None, deleted.revision);
+                    self.notify_deleted(resource, space, name, &new, deleted.revision);
                     Ok(new)
                 }
                 Err(conflict) => Err(conflict_error(resource, name, conflict)),
@@ -476,69 +480,68 @@ impl GenericStore {
         }
     }
 
-    /// Deletes an object, or marks it for deletion while finalizers are pending.
+    /// Deletes an object as kube-apiserver does (`deletion::plan`): at once, or by marking it (deletion
+    /// timestamp, the garbage collector's finalizers, a bound pod's grace period) while finalizers or a grace
+    /// period are pending.
     pub async fn delete(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions) -> ApiResult<DeleteOutcome> {
         let key = self.key(resource, scope, name)?;
+        let strategy = deletion::Strategy { graceful: resource.is("", "Pod"), spec_finalizers: has_spec_finalizers(resource) };
         for _attempt in 0..16 {
             let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
-            let mut object = decode(&current)?;
-            if let Some(uid) = &options.precondition_uid {
-                let actual = meta_str(&object, "uid").unwrap_or_default();
-                if uid != actual {
-                    return Err(ApiError::conflict(&resource.group, &resource.plural, name,
-                        &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}")));
-                }
+            let object = decode(&current)?;
+            deletion::check_preconditions(&resource.group, &resource.kind, &object, &current.revision.to_string(), options)?;
+            if is_deleting(&object) && spec_finalizers_pending(resource, &object) {
+                // kube-apiserver (namespaces) and Arktos (tenants) answer a repeated delete with 409.
+                let kind = resource.kind.to_ascii_lowercase();
+                return Err(ApiError::conflict(&resource.group, &resource.plural, name, &format!(
+                    "The system is ensuring all content is removed from this {kind}.  Upon completion, this {kind} \
+                     will automatically be purged by the system.")));
             }
-            if let Some(rv) = options.precondition_revision {
-                if rv != current.revision {
-                    return Err(ApiError::conflict(&resource.group, &resource.plural, name,
-                        &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", current.revision)));
-                }
-            }
-            let pending = has_finalizers(&object) || spec_finalizers_pending(resource, &object);
-            if pending {
-                if is_deleting(&object) && spec_finalizers_pending(resource, &object) {
-                    // kube-apiserver (namespaces) and Arktos (tenants) answer a repeated delete with 409.
-                    let kind = resource.kind.to_ascii_lowercase();
-                    return Err(ApiError::conflict(&resource.group, &resource.plural, name, &format!(
-                        "The system is ensuring all content is removed from this {kind}.  Upon completion, this {kind} \
-                         will automatically be purged by the system.")));
-                }
-                if is_deleting(&object) {
-                    return Ok(DeleteOutcome::Pending(object));
-                }
-                let metadata = metadata_mut(&mut object)?;
-                metadata.insert("deletionTimestamp".into(), json!(now()));
-                metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
-                if has_spec_finalizers(resource) {
-                    object["status"] = json!({"phase": "Terminating"});
-                }
-                if options.dry_run {
-                    return Ok(DeleteOutcome::Pending(object));
-                }
-                match self.store.update(&key, encode(&object), Some(current.revision)).await? {
-                    Ok(record) => {
-                        set_resource_version(&mut object, record.revision);
-                        self.notify(resource, scope.space()?, name, Some(&object), record.revision);
-                        return Ok(DeleteOutcome::Pending(object));
-                    }
-                    Err(_) => continue,
-                }
-            }
-            if options.dry_run {
-                return Ok(DeleteOutcome::Deleted(object));
-            }
-            match self.store.delete(&key, Some(current.revision)).await? {
-                Ok(deleted) => {
-                    set_resource_version(&mut object, deleted.revision);
-                    self.notify(resource, scope.space()?, name, None, deleted.revision);
-                    return Ok(DeleteOutcome::Deleted(object));
-                }
-                Err(Conflict::NotFound) => return Err(ApiError::not_found(&resource.group, &resource.plural, name)),
-                Err(_) => continue,
+            let stored = Stored { space: scope.space()?, key: &key, name, object: &object, revision: current.revision };
+            let outcome = match deletion::plan(strategy, &object, options, Utc::now()) {
+                Plan::AlreadyPending => return Ok(DeleteOutcome::Pending(object)),
+                Plan::Mark(marked) => self.mark_deleted(resource, stored, marked, options.dry_run).await?,
+                Plan::DeleteNow => self.remove(resource, stored, options.dry_run).await?,
+            };
+            if let Some(outcome) = outcome {
+                return Ok(outcome);
             }
         }
         Err(ApiError::stale(&resource.group, &resource.plural, name))
+    }
+
+    /// Stores an object marked for deletion; `None` if it changed meanwhile (the delete starts over).
+    async fn mark_deleted(&self, resource: &ResourceInfo, stored: Stored<'_>, mut marked: Value, dry_run: bool) -> ApiResult<Option<DeleteOutcome>> {
+        if dry_run || same_ignoring_resource_version(stored.object, &marked) {
+            set_resource_version(&mut marked, stored.revision);
+            return Ok(Some(DeleteOutcome::Pending(marked)));
+        }
+        match self.store.update(stored.key, encode(&marked), Some(stored.revision)).await? {
+            Ok(record) => {
+                set_resource_version(&mut marked, record.revision);
+                self.notify(resource, stored.space, stored.name, Some(&marked), record.revision);
+                Ok(Some(DeleteOutcome::Pending(marked)))
+            }
+            Err(Conflict::NotFound) => Err(ApiError::not_found(&resource.group, &resource.plural, stored.name)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Removes an object from storage; `None` if it changed meanwhile (the delete starts over).
+    async fn remove(&self, resource: &ResourceInfo, stored: Stored<'_>, dry_run: bool) -> ApiResult<Option<DeleteOutcome>> {
+        let mut object = stored.object.clone();
+        if dry_run {
+            return Ok(Some(DeleteOutcome::Deleted(object)));
+        }
+        match self.store.delete(stored.key, Some(stored.revision)).await? {
+            Ok(deleted) => {
+                set_resource_version(&mut object, deleted.revision);
+                self.notify_deleted(resource, stored.space, stored.name, &object, deleted.revision);
+                Ok(Some(DeleteOutcome::Deleted(object)))
+            }
+            Err(Conflict::NotFound) => Err(ApiError::not_found(&resource.group, &resource.plural, stored.name)),
+            Err(_) => Ok(None),
+        }
     }
 }
 
@@ -688,6 +691,7 @@ fn validate_object(resource: &ResourceInfo, object: &mut Value, old: Option<&Val
         map.insert("kind".into(), json!(resource.kind));
         map.insert("apiVersion".into(), json!(resource.api_version()));
     }
+    validate::owners::check(resource, object)?;
     validate::check_typed(resource, object)?;
     let mut causes = Vec::new();
     crds::strategy::check_custom(resource, object, old, &mut causes);

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+pub mod owners;
 mod workloads;
 
 use super::ResourceInfo;
