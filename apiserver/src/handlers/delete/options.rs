@@ -87,10 +87,11 @@ fn validate(raw: Raw) -> ApiResult<Requested> {
         causes.push(Cause::not_supported("propagationPolicy", policy, &["Foreground", "Background", "Orphan", "nil"]));
     }
     if raw.dry_run.iter().any(|d| d != "All") {
-        let listed: Vec<String> = raw.dry_run.iter().map(|d| format!("{d:?}")).collect();
+        // kube renders a list value as JSON (apimachinery's field.Error).
+        let listed = serde_json::to_string(&raw.dry_run).unwrap_or_default();
         causes.push(Cause {
             reason: "FieldValueNotSupported",
-            message: format!("Unsupported value: []string{{{}}}: supported values: \"All\"", listed.join(", ")),
+            message: format!("Unsupported value: {listed}: supported values: \"All\""),
             field: "dryRun".to_owned(),
         });
     }

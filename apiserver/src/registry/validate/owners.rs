@@ -93,10 +93,11 @@ fn check_finalizers(finalizers: &[Value], causes: &mut Vec<Cause>) {
         check_qualified_key("metadata.finalizers", name, causes);
     }
     if names.contains(&ORPHAN_FINALIZER) && names.contains(&FOREGROUND_FINALIZER) {
-        let listed: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+        // kube renders a list value as JSON (apimachinery's field.Error).
+        let listed = serde_json::to_string(&names).unwrap_or_default();
         causes.push(Cause {
             reason: "FieldValueInvalid",
-            message: format!("Invalid value: []string{{{}}}: finalizer {ORPHAN_FINALIZER} and {FOREGROUND_FINALIZER} cannot be both set", listed.join(", ")),
+            message: format!("Invalid value: {listed}: finalizer {ORPHAN_FINALIZER} and {FOREGROUND_FINALIZER} cannot be both set"),
             field: "metadata.finalizers".to_owned(),
         });
     }
@@ -147,7 +148,7 @@ mod tests {
     fn finalizers() {
         check(true, json!({"finalizers": ["kubernetes", "example.com/cleanup", "orphan"]}), &[]);
         check(true, json!({"finalizers": ["orphan", "foregroundDeletion"]}), &[
-            "metadata.finalizers: Invalid value: []string{\"orphan\", \"foregroundDeletion\"}: finalizer orphan and foregroundDeletion cannot be both set",
+            "metadata.finalizers: Invalid value: [\"orphan\",\"foregroundDeletion\"]: finalizer orphan and foregroundDeletion cannot be both set",
         ]);
         let bad = causes(true, &json!({"metadata": {"finalizers": ["bad name"]}}));
         assert_eq!(bad.len(), 1, "{bad:?}");

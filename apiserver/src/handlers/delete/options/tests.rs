@@ -67,7 +67,7 @@ fn bodies_and_queries() {
         (Body(json!({"orphanDependents": false, "propagationPolicy": "Orphan"})), Err((422, "DeleteOptions.meta.k8s.io \"\" is invalid: \
             propagationPolicy: Invalid value: \"Orphan\": orphanDependents and deletionPropagation cannot be both set"))),
         (Body(json!({"dryRun": ["Some"]})), Err((422, "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: \
-            Unsupported value: []string{\"Some\"}: supported values: \"All\""))),
+            Unsupported value: [\"Some\"]: supported values: \"All\""))),
         // Undecodable values: 400.
         (Body(json!({"gracePeriodSeconds": "ten"})), Err((400, "json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64"))),
         (Body(json!({"gracePeriodSeconds": 1.5})), Err((400, "json: cannot unmarshal number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64"))),
