@@ -16,6 +16,7 @@ mod from_json;
 #[rustfmt::skip]
 mod generated;
 mod json_schema;
+pub mod openapi_v2;
 mod to_json;
 
 #[cfg(test)]
