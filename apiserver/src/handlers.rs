@@ -82,9 +82,13 @@ impl Ctx {
         negotiate::choose(self.accept.as_deref(), self.endpoint(tables))
     }
 
-    /// Renders one object, or the Table or `PartialObjectMetadata` of it the client asked for.
+    /// Renders one object, or the Table or `PartialObjectMetadata` of it the client asked for. A `Status` (some
+    /// deletes answer one) is never converted, as in kube.
     pub fn respond_object(&self, code: u16, object: &Value) -> ApiResult<HttpResponse> {
         let output = self.output(true)?;
+        if object.get("kind").and_then(Value::as_str) == Some("Status") {
+            return respond(code, Output { format: output.format, target: Target::Object }, object);
+        }
         match output.target {
             Target::Table => {
                 let include = self.include_object()?;

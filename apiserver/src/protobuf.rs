@@ -88,6 +88,11 @@ pub fn is_protobuf(content_type: &str) -> bool {
     media_type.eq_ignore_ascii_case(PROTOBUF_MEDIA_TYPE)
 }
 
+/// True when `body` starts with the Kubernetes protobuf magic.
+pub fn is_protobuf_body(body: &[u8]) -> bool {
+    body.starts_with(MAGIC)
+}
+
 /// Decodes a protobuf request body into the JSON object kube would have sent, `apiVersion` and `kind` included.
 pub fn decode_request(body: &[u8]) -> Result<Value, ProtobufError> {
     let unknown = decode_envelope(body)?;

@@ -25,7 +25,6 @@ use crate::registry::selector::FieldSelector;
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use render::Render;
-pub use render::{INITIAL_EVENTS_END, INITIAL_EVENTS_LIST_BLUEPRINT};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 

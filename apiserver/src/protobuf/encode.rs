@@ -8,7 +8,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 use k8s_pb::apimachinery::pkg::apis::meta::v1::WatchEvent;
-use k8s_pb::apimachinery::pkg::runtime::{RawExtension, TypeMeta, Unknown};
+use k8s_pb::apimachinery::pkg::runtime::{RawExtension, TypeMeta};
 use prost::Message;
 use serde_json::Value;
 
@@ -41,29 +41,33 @@ pub fn has_protobuf_form(api_version: &str, kind: &str) -> bool {
     generated::encoder_for(api_version, kind).is_some()
 }
 
-/// Encodes `object` (which names its `apiVersion` and `kind`) as a protobuf body: magic, then the envelope.
+/// The keys of `runtime.Unknown`'s fields, all length-delimited (field number << 3 | wire type 2).
+const TYPE_META_KEY: u8 = 0x0a;
+const RAW_KEY: u8 = 0x12;
+const CONTENT_ENCODING_KEY: u8 = 0x1a;
+const CONTENT_TYPE_KEY: u8 = 0x22;
+
+/// Encodes `object` (which names its `apiVersion` and `kind`) as a protobuf body: the magic, then the
+/// `runtime.Unknown` envelope written field by field, so the message is encoded once, straight into the body.
 pub fn encode_object(object: &Value) -> Result<Vec<u8>, EncodeError> {
     let text = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
     let (api_version, kind) = (text("apiVersion"), text("kind"));
     let encoder = generated::encoder_for(&api_version, &kind)
         .ok_or_else(|| EncodeError::NoProtobufForm { api_version: api_version.clone(), kind: kind.clone() })?;
-    let raw = encoder(object).map_err(|failure: EncodeFailure| EncodeError::Field { kind: kind.clone(), failure: failure.to_string() })?;
-    Ok(envelope(api_version, kind, raw))
-}
-
-/// Wraps an encoded message in `k8s\0` + `runtime.Unknown`; Go writes the empty content encoding and type too.
-fn envelope(api_version: String, kind: String, raw: Vec<u8>) -> Vec<u8> {
-    let unknown = Unknown {
-        type_meta: Some(TypeMeta { api_version: Some(api_version), kind: Some(kind) }),
-        raw: Some(raw),
-        content_encoding: Some(String::new()),
-        content_type: Some(String::new()),
-    };
-    let mut body = Vec::with_capacity(MAGIC.len() + unknown.encoded_len());
+    let mut body = Vec::with_capacity(1024);
     body.extend_from_slice(MAGIC);
+    body.push(TYPE_META_KEY);
+    let type_meta = TypeMeta { api_version: Some(api_version), kind: Some(kind) };
     // A Vec grows as needed, so encoding into it cannot fail.
-    let _ = unknown.encode(&mut body);
-    body
+    let _ = type_meta.encode_length_delimited(&mut body);
+    body.push(RAW_KEY);
+    encoder(object, &mut body).map_err(|failure: EncodeFailure| EncodeError::Field {
+        kind: type_meta.kind.clone().unwrap_or_default(),
+        failure: failure.to_string(),
+    })?;
+    // Go writes the empty content encoding and content type too.
+    body.extend_from_slice(&[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0]);
+    Ok(body)
 }
 
 /// One frame of a protobuf watch stream: the length, then `WatchEvent{type, object: {raw: embedded}}`.

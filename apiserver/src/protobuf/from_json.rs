@@ -64,17 +64,17 @@ pub(crate) fn fields(value: &Value) -> Encoded<&Map<String, Value>> {
     }
 }
 
-/// Sets `slot` from property `name` when the object has it; a failure names the property.
-pub(crate) fn take<T: FromJson>(object: &Map<String, Value>, name: &str, slot: &mut T) -> Encoded<()> {
-    if let Some(value) = object.get(name) {
-        *slot = T::from_json(value).map_err(|failure| failure.within(name))?;
-    }
+/// Sets `slot` from the value of property `name`; a failure names the property.
+pub(crate) fn set<T: FromJson>(slot: &mut T, name: &str, value: &Value) -> Encoded<()> {
+    *slot = T::from_json(value).map_err(|failure| failure.within(name))?;
     Ok(())
 }
 
-/// Converts `value` as message `M` and encodes it (no envelope).
-pub(crate) fn encode<M: prost::Message + FromJson>(value: &Value) -> Encoded<Vec<u8>> {
-    Ok(M::from_json(value)?.encode_to_vec())
+/// Converts `value` as message `M` and appends it to `buffer`, preceded by its length (a `bytes` field's value).
+pub(crate) fn encode<M: prost::Message + FromJson>(value: &Value, buffer: &mut Vec<u8>) -> Encoded<()> {
+    // A Vec grows as needed, so encoding into it cannot fail.
+    let _ = M::from_json(value)?.encode_length_delimited(buffer);
+    Ok(())
 }
 
 fn mismatch(expected: &str, found: &Value) -> EncodeFailure {

@@ -357,6 +357,7 @@ fn the_bytes_are_the_k8s_pb_message_in_its_envelope() {
     let encoded = encode_object(&lease).unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(&encoded[..4], b"k8s\0");
     let unknown = Unknown::decode(&encoded[4..]).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(&encoded[4..], unknown.encode_to_vec().as_slice(), "the envelope is written as prost writes Unknown");
     let type_meta = unknown.type_meta.unwrap_or_default();
     assert_eq!((type_meta.api_version.as_deref(), type_meta.kind.as_deref()), (Some("coordination.k8s.io/v1"), Some("Lease")));
     assert_eq!((unknown.content_encoding.as_deref(), unknown.content_type.as_deref()), (Some(""), Some("")));

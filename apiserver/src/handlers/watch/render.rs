@@ -17,10 +17,10 @@ use crate::status::ApiError;
 use crate::table::{self, IncludeObject};
 
 /// The annotation of the bookmark that ends a watch-list's initial events.
-pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
 /// kube 1.33's annotation on that bookmark: an empty list of the kind, encoded as the stream is, base64.
-pub const INITIAL_EVENTS_LIST_BLUEPRINT: &str = "kubernetes.io/initial-events-list-blueprint";
+const INITIAL_EVENTS_LIST_BLUEPRINT: &str = "kubernetes.io/initial-events-list-blueprint";
 
 /// How one watch renders and filters events.
 pub struct Render {
