@@ -242,7 +242,9 @@ mod tests {
     use super::*;
 
     /// What `accept` negotiates to at `endpoint`: `Ok((format, target))` or the error code.
-    fn check(accept: Option<&str>, endpoint: Endpoint, expected: Result<(Format, Target), u16>) {
+    type Expected = Result<(Format, Target), u16>;
+
+    fn check(accept: Option<&str>, endpoint: Endpoint, expected: Expected) {
         let got = choose(accept, endpoint).map(|o| (o.format, o.target)).map_err(|e| e.code);
         assert_eq!(got, expected, "{accept:?} at {endpoint:?}");
     }
@@ -258,7 +260,7 @@ mod tests {
         let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
         let client_go = "application/vnd.kubernetes.protobuf, application/json";
         let metadata_list = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
-        let rows: &[(Option<&str>, Endpoint, Result<(Format, Target), u16>)] = &[
+        let rows: &[(Option<&str>, Endpoint, Expected)] = &[
             (None, built_in, Ok((Json, Object))),
             (Some(""), built_in, Ok((Json, Object))),
             (Some(kubectl), built_in, Ok((Json, Table))),
