@@ -74,6 +74,7 @@ fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
     let g = generator;
     let mut roots = vec![
         resource::<core::v1::Binding>(g),
+        resource::<core::v1::ComponentStatus>(g),
         resource::<core::v1::ConfigMap>(g),
         resource::<core::v1::Endpoints>(g),
         resource::<core::v1::Event>(g),

@@ -17,6 +17,7 @@ pub(crate) type Encoder = fn(&Value, &mut Vec<u8>) -> Encoded<()>;
 pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
     let decoder: Decoder = match (api_version, kind) {
         ("v1", "Binding") => decode::<k8s_pb::api::core::v1::Binding>,
+        ("v1", "ComponentStatus") => decode::<k8s_pb::api::core::v1::ComponentStatus>,
         ("v1", "ConfigMap") => decode::<k8s_pb::api::core::v1::ConfigMap>,
         ("v1", "Endpoints") => decode::<k8s_pb::api::core::v1::Endpoints>,
         ("v1", "Event") => decode::<k8s_pb::api::core::v1::Event>,
@@ -78,6 +79,7 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
         ("meta.k8s.io/v1beta1", "PartialObjectMetadata") => decode::<k8s_pb::apimachinery::pkg::apis::meta::v1::PartialObjectMetadata>,
         ("meta.k8s.io/v1", "PartialObjectMetadataList") => decode::<k8s_pb::apimachinery::pkg::apis::meta::v1::PartialObjectMetadataList>,
         ("meta.k8s.io/v1beta1", "PartialObjectMetadataList") => decode::<k8s_pb::apimachinery::pkg::apis::meta::v1beta1::PartialObjectMetadataList>,
+        ("v1", "ComponentStatusList") => decode::<k8s_pb::api::core::v1::ComponentStatusList>,
         ("v1", "ConfigMapList") => decode::<k8s_pb::api::core::v1::ConfigMapList>,
         ("v1", "EndpointsList") => decode::<k8s_pb::api::core::v1::EndpointsList>,
         ("v1", "EventList") => decode::<k8s_pb::api::core::v1::EventList>,
@@ -132,6 +134,7 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
 pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
     let encoder: Encoder = match (api_version, kind) {
         ("v1", "Binding") => encode::<k8s_pb::api::core::v1::Binding>,
+        ("v1", "ComponentStatus") => encode::<k8s_pb::api::core::v1::ComponentStatus>,
         ("v1", "ConfigMap") => encode::<k8s_pb::api::core::v1::ConfigMap>,
         ("v1", "Endpoints") => encode::<k8s_pb::api::core::v1::Endpoints>,
         ("v1", "Event") => encode::<k8s_pb::api::core::v1::Event>,
@@ -193,6 +196,7 @@ pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
         ("meta.k8s.io/v1beta1", "PartialObjectMetadata") => encode::<k8s_pb::apimachinery::pkg::apis::meta::v1::PartialObjectMetadata>,
         ("meta.k8s.io/v1", "PartialObjectMetadataList") => encode::<k8s_pb::apimachinery::pkg::apis::meta::v1::PartialObjectMetadataList>,
         ("meta.k8s.io/v1beta1", "PartialObjectMetadataList") => encode::<k8s_pb::apimachinery::pkg::apis::meta::v1beta1::PartialObjectMetadataList>,
+        ("v1", "ComponentStatusList") => encode::<k8s_pb::api::core::v1::ComponentStatusList>,
         ("v1", "ConfigMapList") => encode::<k8s_pb::api::core::v1::ConfigMapList>,
         ("v1", "EndpointsList") => encode::<k8s_pb::api::core::v1::EndpointsList>,
         ("v1", "EventList") => encode::<k8s_pb::api::core::v1::EventList>,
@@ -3939,6 +3943,79 @@ impl FromJson for k8s_pb::api::core::v1::ClusterTrustBundleProjection {
                 "optional" => set(&mut message.optional, key, item)?,
                 "path" => set(&mut message.path, key, item)?,
                 "signerName" => set(&mut message.signer_name, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::core::v1::ComponentCondition {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "error", &self.error, false)?;
+        put(&mut object, "message", &self.message, false)?;
+        put(&mut object, "status", &self.status, false)?;
+        put(&mut object, "type", &self.r#type, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::core::v1::ComponentCondition {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "error" => set(&mut message.error, key, item)?,
+                "message" => set(&mut message.message, key, item)?,
+                "status" => set(&mut message.status, key, item)?,
+                "type" => set(&mut message.r#type, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::core::v1::ComponentStatus {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "conditions", &self.conditions, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::core::v1::ComponentStatus {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "conditions" => set(&mut message.conditions, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::core::v1::ComponentStatusList {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "items", &self.items, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::core::v1::ComponentStatusList {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "items" => set(&mut message.items, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
                 _ => {}
             }
         }

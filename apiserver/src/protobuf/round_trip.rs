@@ -434,8 +434,8 @@ fn watch_frames_read_back_frame_by_frame() {
 
 #[test]
 fn every_served_built_in_kind_and_its_list_have_a_protobuf_form() {
-    // kspaces' own kinds and ComponentStatus (deprecated, answered in JSON) are the exceptions.
-    let own = ["Tenant", "LogicalCluster", "ComponentStatus"];
+    // kspaces' own kinds are the exceptions.
+    let own = ["Tenant", "LogicalCluster"];
     for resource in crate::registry::builtin::builtin_resources() {
         if own.contains(&resource.kind.as_str()) {
             continue;
