@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use actix_web::http::header;
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use actix_web::{web, HttpRequest, HttpResponse};
 use kspaces_authz::policy::Decision;
 use kspaces_authz::UserInfo;
 use kspaces_storage::SpaceName;
@@ -55,7 +55,7 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
             if server.auditor.enabled() {
                 trail.status = Some(err.to_status());
             }
-            err.error_response()
+            err.response_for(req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()))
         }
     };
     if server.auditor.enabled() {

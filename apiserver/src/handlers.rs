@@ -6,6 +6,7 @@ pub mod delete;
 pub mod get;
 pub mod list;
 pub mod options;
+pub mod partial;
 pub mod patch;
 pub mod review;
 pub mod scale;
@@ -25,7 +26,7 @@ use serde_json::{json, Value};
 
 use crate::crds;
 use crate::filters::request_info::RequestInfo;
-use crate::negotiate::{self, Output};
+use crate::negotiate::{self, Endpoint, Format, Output, Target};
 use crate::registry::{ResourceInfo, Scope};
 use crate::state::ApiServer;
 use crate::status::{warning_header, ApiError, ApiResult};
@@ -102,20 +103,38 @@ impl Ctx {
         self.warnings.add(text);
     }
 
-    /// Renders one object (or a Table of it, when asked).
+    /// What this request's resource can be answered as: protobuf for built-in kinds, Tables where `tables`.
+    pub fn endpoint(&self, tables: bool) -> Endpoint {
+        Endpoint { protobuf: has_protobuf_form(&self.resource), tables }
+    }
+
+    /// The representation the client's `Accept` header asks for here (406 when none fits).
+    pub fn output(&self, tables: bool) -> ApiResult<Output> {
+        negotiate::choose(self.accept.as_deref(), self.endpoint(tables))
+    }
+
+    /// Renders one object, or the Table or `PartialObjectMetadata` of it the client asked for. A `Status` (some
+    /// deletes answer one) is never converted, as in kube.
     pub fn respond_object(&self, code: u16, object: &Value) -> ApiResult<HttpResponse> {
-        let output = negotiate::choose(self.accept.as_deref(), true)?;
-        if output != Output::Table {
-            if crds::strategy::needs_conversion(&self.resource, object) {
+        let output = self.output(true)?;
+        if object.get("kind").and_then(Value::as_str) == Some("Status") {
+            return respond(code, Output { format: output.format, target: Target::Object }, object);
+        }
+        match output.target {
+            Target::Table => {
+                let include = self.include_object()?;
+                let table = table::build_table(&self.resource, std::slice::from_ref(object), table::object_table_metadata(object), include, chrono::Utc::now());
+                respond(code, output, &table)
+            }
+            Target::Metadata(version) => respond(code, output, &partial::object(object, version)),
+            Target::MetadataList(_) => Err(partial::not_a_list(&self.resource)),
+            Target::Object if crds::strategy::needs_conversion(&self.resource, object) => {
                 let mut object = object.clone();
                 crds::strategy::convert(&self.resource, &mut object);
-                return respond(code, output, &object);
+                respond(code, output, &object)
             }
-            return respond(code, output, object);
+            Target::Object => respond(code, output, object),
         }
-        let include = self.include_object()?;
-        let table = table::build_table(&self.resource, std::slice::from_ref(object), table::object_table_metadata(object), include, chrono::Utc::now());
-        respond(code, output, &table)
     }
 
     pub fn include_object(&self) -> ApiResult<IncludeObject> {
@@ -123,18 +142,35 @@ impl Ctx {
     }
 }
 
-/// Serializes `body` as JSON (Table too) or YAML.
+/// True when objects of `resource` have a protobuf form (built-in kinds; not custom resources nor kspaces' own).
+pub fn has_protobuf_form(resource: &ResourceInfo) -> bool {
+    resource.custom.is_none() && crate::protobuf::has_protobuf_form(&resource.api_version(), &resource.kind)
+}
+
+/// Serializes `body` as JSON (Table too), YAML or protobuf.
 pub fn respond(code: u16, output: Output, body: &Value) -> ApiResult<HttpResponse> {
     let status = actix_web::http::StatusCode::from_u16(code).unwrap_or(actix_web::http::StatusCode::OK);
-    match output {
-        Output::Yaml => {
+    match output.format {
+        Format::Yaml => {
             let text = serde_saphyr::to_string(body).map_err(|err| ApiError::internal(err.to_string()))?;
             Ok(HttpResponse::build(status).content_type("application/yaml").body(text))
         }
-        Output::Json => Ok(HttpResponse::build(status).content_type("application/json").body(body.to_string())),
-        Output::Table => Ok(HttpResponse::build(status)
+        Format::Json if output.target == Target::Table => Ok(HttpResponse::build(status)
             .content_type("application/json;as=Table;v=v1;g=meta.k8s.io")
             .body(body.to_string())),
+        Format::Json => Ok(HttpResponse::build(status).content_type("application/json").body(body.to_string())),
+        Format::Protobuf => {
+            let encoded = crate::protobuf::encode_object(body).map_err(protobuf_error)?;
+            Ok(HttpResponse::build(status).content_type(crate::protobuf::PROTOBUF_MEDIA_TYPE).body(encoded))
+        }
+    }
+}
+
+/// A response that cannot be written as protobuf: 406 for a kind without a message, 500 for an ill-typed field.
+pub fn protobuf_error(err: crate::protobuf::EncodeError) -> ApiError {
+    match err {
+        crate::protobuf::EncodeError::NoProtobufForm { .. } => ApiError::not_acceptable(),
+        other => ApiError::internal(other.to_string()),
     }
 }
 

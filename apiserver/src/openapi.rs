@@ -63,6 +63,8 @@ pub struct OpenApi {
     /// Keyed by the `/openapi/v3/` path: `api`, `api/v1`, `apis`, `apis/apps`, `apis/apps/v1`, ...
     documents: OnceLock<BTreeMap<String, Document>>,
     v2: OnceLock<Bytes>,
+    /// The v2 document as gnostic protobuf, built on first request (kubectl asks only to validate on its side).
+    v2_protobuf: OnceLock<Bytes>,
 }
 
 impl OpenApi {
@@ -86,6 +88,7 @@ impl OpenApi {
             model: OnceLock::new(),
             documents: OnceLock::new(),
             v2: OnceLock::new(),
+            v2_protobuf: OnceLock::new(),
         }
     }
 
@@ -103,6 +106,22 @@ impl OpenApi {
             documents::v2_document(self.model(), &definitions)
         });
         v2.clone()
+    }
+
+    /// The Swagger 2.0 document as gnostic's `openapi.v2.Document` protobuf, which kubectl and client-go read
+    /// from `/openapi/v2` (client-side validation, `kubectl explain` on old servers).
+    pub fn v2_protobuf(&self) -> Bytes {
+        let v2 = self.v2_protobuf.get_or_init(|| {
+            let json: Value = serde_json::from_slice(&self.v2_json()).unwrap_or(Value::Null);
+            let document = crate::protobuf::openapi_v2::document_from_json(&json);
+            Bytes::from(prost::Message::encode_to_vec(&document))
+        });
+        v2.clone()
+    }
+
+    /// A strong validator of a document's bytes (`ETag`).
+    pub fn etag(bytes: &[u8]) -> String {
+        format!("\"{}\"", content_hash(bytes))
     }
 
     /// The `/openapi/v3` index: every document path with its hash-pinned URL.

@@ -1,15 +1,22 @@
-//! Decodes `application/vnd.kubernetes.protobuf` request bodies of built-in kinds into the JSON kube would send.
+//! `application/vnd.kubernetes.protobuf` at the edge: request bodies of built-in kinds decoded into the JSON kube
+//! would send, and responses (objects, lists, `Status`, watch frames) encoded from JSON (`encode.rs`).
 //!
-//! client-go typed clients (kubectl ≥ 1.32 `create`, `create token`, `auth can-i`, …) send protobuf; the rest of
-//! the server speaks JSON only, so the body is turned into a `serde_json::Value` here, once, at the edge.
+//! client-go typed clients (kubectl ≥ 1.32 `create`, `create token`, `auth can-i`, …) send protobuf and ask for it
+//! in `Accept`; the rest of the server speaks JSON only, so a body becomes a `serde_json::Value` here, once, and a
+//! response becomes protobuf here, once.
 //!
 //! The envelope is the 4-byte magic `k8s\0` followed by a `runtime.Unknown` whose `typeMeta` names the kind and
 //! whose `raw` holds the k8s-pb message. The message becomes JSON through [`to_json::ToJson`]: hand-written for
 //! the apimachinery special types (`Time`, `Quantity`, `IntOrString`, …) and generated per message in
-//! [`generated`] (see `codegen.rs` for how to regenerate it).
+//! [`generated`] (see `codegen.rs` for how to regenerate it); responses go the other way through
+//! [`from_json::FromJson`], generated alongside.
 
+mod encode;
+mod from_json;
 #[rustfmt::skip]
 mod generated;
+mod json_schema;
+pub mod openapi_v2;
 mod to_json;
 
 #[cfg(test)]
@@ -17,8 +24,13 @@ mod codegen;
 #[cfg(test)]
 mod keep_zero;
 #[cfg(test)]
+mod round_trip;
+#[cfg(test)]
 mod tests;
 
+pub use encode::{encode_object, has_protobuf_form, watch_frame, EncodeError};
+#[cfg(test)]
+pub use encode::read_watch_frames;
 use k8s_pb::apimachinery::pkg::runtime::Unknown;
 use prost::Message;
 use serde_json::Value;
@@ -27,7 +39,10 @@ use serde_json::Value;
 const MAGIC: &[u8; 4] = b"k8s\0";
 
 /// The media type client-go uses for protobuf bodies.
-const PROTOBUF_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
+pub const PROTOBUF_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
+
+/// The media type of a protobuf watch stream.
+pub const PROTOBUF_WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 
 /// Why a protobuf request body could not be turned into JSON; each becomes a 400 Bad Request.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -71,6 +86,11 @@ pub enum ProtobufError {
 pub fn is_protobuf(content_type: &str) -> bool {
     let media_type = content_type.split(';').next().unwrap_or_default().trim();
     media_type.eq_ignore_ascii_case(PROTOBUF_MEDIA_TYPE)
+}
+
+/// True when `body` starts with the Kubernetes protobuf magic.
+pub fn is_protobuf_body(body: &[u8]) -> bool {
+    body.starts_with(MAGIC)
 }
 
 /// Decodes a protobuf request body into the JSON object kube would have sent, `apiVersion` and `kind` included.

@@ -100,6 +100,39 @@ fn health(path: &str, verbose: bool) -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain; charset=utf-8").insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff")).body(body)
 }
 
+/// The gnostic protobuf media type of `/openapi/v2`; kubectl 1.32 asks for the older `@v1.0` spelling.
+const OPENAPI_V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+const OPENAPI_V2_PROTOBUF_DEPRECATED: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+
+/// Which `/openapi/v2` form `accept` asks for, as kube-openapi negotiates: the first clause (by preference) that
+/// names JSON or either protobuf spelling, a wildcard meaning JSON; `None` (406, empty body) when none does.
+fn openapi_v2_form(accept: Option<&str>) -> Option<bool> {
+    let header = accept.filter(|a| !a.trim().is_empty()).unwrap_or("*/*");
+    let forms = [("application/json", false), (OPENAPI_V2_PROTOBUF_DEPRECATED, true), (OPENAPI_V2_PROTOBUF, true)];
+    parse_accept(header).iter().find_map(|media| {
+        let (kind, subtype) = media.essence.split_once('/').unwrap_or((media.essence.as_str(), ""));
+        forms.iter().find_map(|(form, protobuf)| {
+            let (form_kind, form_subtype) = form.split_once('/').unwrap_or_default();
+            let fits = (kind == form_kind || kind == "*") && (subtype == form_subtype || subtype == "*");
+            fits.then_some(*protobuf)
+        })
+    })
+}
+
+/// `/openapi/v2` in JSON or as gnostic protobuf, with kube-openapi's headers.
+fn openapi_v2(openapi: &OpenApi, accept: Option<&str>) -> HttpResponse {
+    let (body, content_type) = match openapi_v2_form(accept) {
+        Some(false) => (openapi.v2_json(), "application/json"),
+        Some(true) => (openapi.v2_protobuf(), OPENAPI_V2_PROTOBUF),
+        None => return HttpResponse::NotAcceptable().insert_header((header::VARY, "Accept")).finish(),
+    };
+    HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header((header::VARY, "Accept"))
+        .insert_header((header::ETAG, OpenApi::etag(&body)))
+        .body(body)
+}
+
 /// Serves a non-resource request; discovery shows the resources of `table` and OpenAPI `openapi` (what the
 /// caller's space serves).
 pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route: Route, accept: Option<&str>, query: &str, host: &str) -> ApiResult<HttpResponse> {
@@ -121,13 +154,7 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route
         Route::GroupVersion(group, version) => {
             discovery::api_resource_list(table, &group, &version).map(json).ok_or_else(ApiError::no_route)
         }
-        Route::OpenApiV2 => {
-            let wants_json = accept.is_none_or(|a| parse_accept(a).iter().any(|m| matches!(m.essence.as_str(), "application/json" | "*/*" | "application/*")));
-            if !wants_json {
-                return Err(ApiError::not_acceptable());
-            }
-            Ok(HttpResponse::Ok().content_type("application/json").body(openapi.v2_json()))
-        }
+        Route::OpenApiV2 => Ok(openapi_v2(openapi, accept)),
         Route::OpenApiV3Index => Ok(json(openapi.v3_index())),
         Route::OpenApiV3(path) => {
             let (body, hash) = openapi.v3_document(&path).ok_or_else(ApiError::no_route)?;
@@ -170,5 +197,23 @@ mod tests {
             assert_eq!(route(path), expected, "{path}");
         }
         assert!(route("/healthz").is_public() && !route("/api").is_public());
+    }
+
+    #[test]
+    fn openapi_v2_negotiation_follows_kube_openapi() {
+        let rows = [
+            (None, Some(false)),
+            (Some("application/json"), Some(false)),
+            (Some("*/*"), Some(false)),
+            (Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"), Some(true)),
+            (Some("application/com.github.proto-openapi.spec.v2.v1.0+protobuf"), Some(true)),
+            (Some("application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json"), Some(true)),
+            (Some("application/json;q=0.5, application/com.github.proto-openapi.spec.v2.v1.0+protobuf"), Some(true)),
+            (Some("application/application/vnd.kubernetes.protobuf"), None),
+            (Some("text/html"), None),
+        ];
+        for (accept, expected) in rows {
+            assert_eq!(openapi_v2_form(accept), expected, "{accept:?}");
+        }
     }
 }

@@ -3,6 +3,8 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use kspaces_storage::StorageError;
+
+use crate::negotiate::Format;
 use serde_json::{json, Value};
 
 /// One field-level problem (`details.causes[]`).
@@ -25,6 +27,11 @@ impl Cause {
     }
 
     /// kube's `field.NotSupported`: the value is not one of `supported`.
+    /// kube's `field.Forbidden`: the field may not be set (here, or with this combination of fields).
+    pub fn forbidden(field: impl Into<String>, why: &str) -> Cause {
+        Cause { reason: "FieldValueForbidden", message: format!("Forbidden: {why}"), field: field.into() }
+    }
+
     pub fn not_supported(field: impl Into<String>, value: &str, supported: &[&str]) -> Cause {
         let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
         Cause {
@@ -54,6 +61,8 @@ pub struct Details {
     pub kind: Option<String>,
     pub causes: Vec<Cause>,
     pub warnings: Vec<String>,
+    /// `retryAfterSeconds`: when the client may try again.
+    pub retry_after_seconds: Option<u32>,
 }
 
 /// A `Warning` header value as kube writes it: code 299, no agent, the text quoted with `"` and `\` escaped.
@@ -124,12 +133,33 @@ impl ApiError {
 
     /// 422 with every cause: `ConfigMap "x" is invalid: [a: ..., b: ...]`.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> ApiError {
+        ApiError::invalid_as(kind, group, kind, name, causes)
+    }
+
+    /// 422 for request options (`ListOptions.meta.k8s.io "" is invalid: ...`): kube names the kind with its group.
+    pub fn invalid_options(kind: &str, causes: Vec<Cause>) -> ApiError {
+        ApiError::invalid_as(&format!("{kind}.meta.k8s.io"), "meta.k8s.io", kind, "", causes)
+    }
+
+    /// A 422 whose message calls the kind `shown`.
+    fn invalid_as(shown: &str, group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> ApiError {
         let rendered: Vec<String> = causes.iter().map(|c| format!("{}: {}", c.field, c.message)).collect();
         let list = if rendered.len() == 1 { rendered[0].clone() } else { format!("[{}]", rendered.join(", ")) };
-        let mut err = ApiError::new(422, "Invalid", format!("{kind} \"{name}\" is invalid: {list}")).with_details(group, kind, name);
+        let mut err = ApiError::new(422, "Invalid", format!("{shown} \"{name}\" is invalid: {list}")).with_details(group, kind, name);
         if let Some(details) = err.details.as_mut() {
             details.causes = causes;
         }
+        err
+    }
+
+    /// A watch from a resourceVersion the store has not reached (kube's `NewTooLargeResourceVersionError`).
+    pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+        let mut err = ApiError::new(504, "Timeout", format!("Timeout: Too large resource version: {requested}, current: {current}"));
+        err.details = Some(Box::new(Details {
+            causes: vec![Cause { reason: "ResourceVersionTooLarge", message: "Too large resource version".to_owned(), field: String::new() }],
+            retry_after_seconds: Some(1),
+            ..Details::default()
+        }));
         err
     }
 
@@ -161,8 +191,16 @@ impl ApiError {
             "the body of the request was in an unknown format ({content_type}) - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"))
     }
 
+    /// No `Accept` clause names a representation this endpoint writes (kube lists its serializers' media types).
     pub fn not_acceptable() -> ApiError {
-        ApiError::new(406, "NotAcceptable", "only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io")
+        ApiError::new(406, "NotAcceptable",
+            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
+    }
+
+    /// No `Accept` clause names a representation a watch can stream.
+    pub fn not_acceptable_stream() -> ApiError {
+        ApiError::new(406, "NotAcceptable",
+            "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
     }
 
     pub fn too_large(limit: usize) -> ApiError {
@@ -197,9 +235,18 @@ impl ApiError {
         }
         if !given.causes.is_empty() {
             let causes: Vec<Value> = given.causes.iter()
-                .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                .map(|c| {
+                    let mut cause = json!({"reason": c.reason, "message": c.message});
+                    if !c.field.is_empty() {
+                        cause["field"] = json!(c.field);
+                    }
+                    cause
+                })
                 .collect();
             details.insert("causes".into(), Value::Array(causes));
+        }
+        if let Some(seconds) = given.retry_after_seconds {
+            details.insert("retryAfterSeconds".into(), json!(seconds));
         }
         if !details.is_empty() {
             status["details"] = Value::Object(details);
@@ -233,18 +280,37 @@ impl From<StorageError> for ApiError {
     }
 }
 
+impl ApiError {
+    /// The `Status` response in the format `accept` asks for (protobuf for client-go), JSON when none fits.
+    pub fn response_for(&self, accept: Option<&str>) -> HttpResponse {
+        let status = self.to_status();
+        let mut response = HttpResponse::build(self.status_code());
+        for value in self.details.iter().flat_map(|d| &d.warnings).filter_map(|text| warning_header(text)) {
+            response.append_header((actix_web::http::header::WARNING, value));
+        }
+        match crate::negotiate::status_format(accept) {
+            Format::Protobuf => match crate::protobuf::encode_object(&status) {
+                Ok(body) => return response.content_type(crate::protobuf::PROTOBUF_MEDIA_TYPE).body(body),
+                Err(err) => tracing::warn!(%err, "a Status has no protobuf form; answering JSON"),
+            },
+            Format::Yaml => {
+                if let Ok(text) = serde_saphyr::to_string(&status) {
+                    return response.content_type("application/yaml").body(text);
+                }
+            }
+            Format::Json => {}
+        }
+        response.content_type("application/json").body(status.to_string())
+    }
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
     fn error_response(&self) -> HttpResponse {
-        let mut response = HttpResponse::build(self.status_code());
-        response.content_type("application/json");
-        for value in self.details.iter().flat_map(|d| &d.warnings).filter_map(|text| warning_header(text)) {
-            response.append_header((actix_web::http::header::WARNING, value));
-        }
-        response.body(self.to_status().to_string())
+        self.response_for(None)
     }
 }
 

@@ -198,7 +198,13 @@ fn annotations<'a>(request: &AuditRequest<'a>, outcome: &AuditOutcome<'a>) -> BT
 
 /// A body worth logging: anything that parses as JSON (objects, patches), minus managed fields if asked.
 fn body_object(body: Option<&[u8]>, omit_managed_fields: bool) -> Option<Value> {
-    let mut value: Value = serde_json::from_slice(body?).ok()?;
+    let body = body?;
+    // Protobuf bodies (client-go's) are logged as the JSON object they carry, as kube-apiserver logs them.
+    let mut value: Value = if crate::protobuf::is_protobuf_body(body) {
+        crate::protobuf::decode_request(body).ok()?
+    } else {
+        serde_json::from_slice(body).ok()?
+    };
     if omit_managed_fields {
         strip_managed_fields(&mut value);
     }
@@ -377,6 +383,16 @@ pub(crate) mod tests {
         let full = check(Level::RequestResponse, Stage::ResponseComplete, &request, &outcome);
         assert_eq!(full["requestObject"], json!({"kind": "Pod", "metadata": {"name": "web"}}));
         assert_eq!(full["responseObject"], json!({"kind": "Pod", "metadata": {"name": "web", "uid": "x"}}));
+    }
+
+    #[test]
+    fn protobuf_bodies_are_logged_as_the_json_they_carry() {
+        let user = alice();
+        let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "leader"}});
+        let encoded = crate::protobuf::encode_object(&lease).unwrap_or_default();
+        let outcome = AuditOutcome { code: 201, request_body: Some(&encoded), response_body: Some(&encoded), ..AuditOutcome::default() };
+        let event = check(Level::RequestResponse, Stage::ResponseComplete, &pod_get(Some(&user)), &outcome);
+        assert_eq!((&event["requestObject"], &event["responseObject"]), (&lease, &lease));
     }
 
     #[test]

@@ -4,10 +4,10 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use super::{list, respond, Ctx};
-use crate::negotiate::{self, Output};
+use super::{list, partial, respond, Ctx};
+use crate::negotiate::{self, Target};
 use crate::registry::store::DeleteOutcome;
-use crate::status::{ApiError, ApiResult};
+use crate::status::ApiResult;
 
 pub mod options;
 
@@ -34,7 +34,7 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
 }
 
 pub async fn collection(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    let output = negotiate::choose(ctx.accept.as_deref(), false)?;
+    let output = ctx.output(false)?;
     let delete_options = options(&ctx, &body)?.options;
     // Like kube, a limit deletes one page; without one, every match.
     let list_options = list::options(&ctx)?;
@@ -55,14 +55,16 @@ pub async fn collection(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
             Err(err) => return Err(err),
         }
     }
-    let body = json!({
-        "kind": ctx.resource.list_kind(),
-        "apiVersion": ctx.resource.api_version(),
-        "metadata": {"resourceVersion": meta.resource_version.to_string()},
-        "items": deleted,
-    });
-    if output == Output::Table {
-        return Err(ApiError::not_acceptable());
-    }
+    let metadata = json!({"resourceVersion": meta.resource_version.to_string()});
+    let body = match output.target {
+        Target::MetadataList(version) => partial::list(&deleted, metadata, version),
+        Target::Metadata(_) => return Err(partial::a_list(&ctx.resource)),
+        Target::Object | Target::Table => json!({
+            "kind": ctx.resource.list_kind(),
+            "apiVersion": ctx.resource.api_version(),
+            "metadata": metadata,
+            "items": deleted,
+        }),
+    };
     respond(200, output, &body)
 }

@@ -1,8 +1,13 @@
-//! WATCH: a chunked stream of `{"type": ..., "object": ...}` lines, one per event, from a storage watcher.
+//! WATCH: a chunked stream of events, one per storage event: JSON lines `{"type": ..., "object": ...}`, or
+//! length-prefixed protobuf `WatchEvent`s for client-go (`render.rs`); where it starts is `start.rs`.
 //!
-//! `resourceVersion` unset or `0` (and `sendInitialEvents=true`) first sends the current objects as ADDED
-//! events; a resourceVersion resumes after it; bookmarks and `timeoutSeconds` are honoured; a resourceVersion
-//! that is too old ends the stream with an ERROR event carrying a 410 `Expired` Status, as kube-apiserver does.
+//! Initial events (a watch-list, or the legacy unset/`0` resourceVersion) are the current objects as ADDED events,
+//! then, with `allowWatchBookmarks`, a BOOKMARK annotated `k8s.io/initial-events-end`; a resourceVersion resumes
+//! after it; bookmarks and `timeoutSeconds` are honoured; a resourceVersion that is too old ends the stream with
+//! an ERROR event carrying a 410 `Expired` Status, as kube-apiserver does.
+
+mod render;
+mod start;
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -12,112 +17,16 @@ use std::time::Duration;
 use actix_web::http::header;
 use actix_web::HttpResponse;
 use bytes::Bytes;
-use kspaces_storage::{EventKind, Revision, StorageError, WatchFrom, WatchItem, WatchOptions, Watcher};
-use serde_json::{json, Value};
+use kspaces_storage::{Revision, StorageError, WatchFrom, WatchItem, WatchOptions, Watcher};
 
 use super::{list, Ctx};
-use crate::negotiate::{self, Output};
+use crate::negotiate::{Format, Target};
 use crate::registry::selector::FieldSelector;
-use crate::registry::store::ListOptions;
-use crate::registry::{ResourceInfo, Scope};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
-use crate::table::{self, IncludeObject};
+use render::Render;
 
-/// Encoding slot for plain JSON frames (see `kspaces_storage::Event::encoded`).
-const JSON_FRAME_SLOT: usize = 0;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
-
-/// How one watch renders and filters events.
-struct Render {
-    resource: Arc<ResourceInfo>,
-    /// A cross-space watch of one namespace filters on it.
-    scope: Scope,
-    options: ListOptions,
-    output: Output,
-    include: IncludeObject,
-    bookmarks: bool,
-}
-
-impl Render {
-    /// True when events are not sent as stored: filtered, or a custom resource stored in another version.
-    fn filtered(&self) -> bool {
-        !(self.options.labels.is_empty() && self.options.fields.is_empty() && self.scope.namespace_filter().is_none())
-            || self.resource.custom.as_ref().is_some_and(|c| c.storage_api_version() != self.resource.api_version())
-    }
-
-    fn matches(&self, object: &Value) -> bool {
-        self.scope.holds(object) && self.options.labels.matches(object) && self.options.fields.matches(object)
-    }
-
-    fn frame(&self, kind: &str, object: &Value) -> Bytes {
-        let object = match self.output {
-            Output::Table => {
-                let metadata = table::object_table_metadata(object);
-                table::build_table(&self.resource, std::slice::from_ref(object), metadata, self.include, chrono::Utc::now())
-            }
-            _ => {
-                let mut object = object.clone();
-                crate::crds::strategy::convert(&self.resource, &mut object);
-                object
-            }
-        };
-        let mut line = json!({"type": kind, "object": object}).to_string();
-        line.push('\n');
-        Bytes::from(line)
-    }
-
-    fn bookmark(&self, revision: Revision, initial_events_end: bool) -> Bytes {
-        let mut metadata = json!({"resourceVersion": revision.to_string()});
-        if initial_events_end {
-            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
-        }
-        let object = json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version(), "metadata": metadata});
-        let mut line = json!({"type": "BOOKMARK", "object": object}).to_string();
-        line.push('\n');
-        Bytes::from(line)
-    }
-
-    fn error(&self, err: ApiError) -> Bytes {
-        let mut line = json!({"type": "ERROR", "object": err.to_status()}).to_string();
-        line.push('\n');
-        Bytes::from(line)
-    }
-
-    /// The frame for one storage event, or `None` when this watcher's selectors filter it out.
-    fn event(&self, event: &kspaces_storage::Event) -> Option<Bytes> {
-        let decode_value = |value: &Bytes| -> Option<Value> {
-            let mut object: Value = serde_json::from_slice(value).ok()?;
-            crate::registry::store::set_resource_version(&mut object, event.revision);
-            Some(object)
-        };
-        let natural = match event.kind {
-            EventKind::Added => "ADDED",
-            EventKind::Modified => "MODIFIED",
-            EventKind::Deleted => "DELETED",
-        };
-        if !self.filtered() && self.output == Output::Json {
-            let frame = event.encoded(JSON_FRAME_SLOT, |e| decode_value(&e.value).map(|o| self.frame(natural, &o)).unwrap_or_default());
-            return (!frame.is_empty()).then_some(frame);
-        }
-        let object = decode_value(&event.value)?;
-        let now_matches = self.matches(&object);
-        let kind = match event.kind {
-            EventKind::Added | EventKind::Deleted if now_matches => natural,
-            EventKind::Modified => {
-                let before = event.prev.as_ref().and_then(decode_value).is_some_and(|o| self.matches(&o));
-                match (before, now_matches) {
-                    (true, true) => "MODIFIED",
-                    (false, true) => "ADDED",
-                    (true, false) => "DELETED",
-                    (false, false) => return None,
-                }
-            }
-            _ => return None,
-        };
-        Some(self.frame(kind, &object))
-    }
-}
 
 /// Keeps `apiserver_longrunning_requests` right however the stream ends.
 struct LongRunning(Arc<ApiServer>);
@@ -173,40 +82,53 @@ fn storage_error(err: StorageError) -> ApiError {
     }
 }
 
+/// The watch's start parameters, from the query.
+fn start_params(ctx: &Ctx) -> start::Params<'_> {
+    start::Params {
+        resource_version: ctx.param("resourceVersion"),
+        resource_version_match: ctx.param("resourceVersionMatch"),
+        send_initial_events: ctx.param("sendInitialEvents"),
+        allow_watch_bookmarks: ctx.param("allowWatchBookmarks"),
+        continue_token: ctx.param("continue"),
+    }
+}
+
 pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
-    let output = match negotiate::choose(ctx.accept.as_deref(), true)? {
-        Output::Yaml => Output::Json,
-        other => other,
-    };
-    let mut options = list::options(&ctx)?;
+    let start = start::parse(start_params(&ctx))?;
+    let output = ctx.output(!start.watch_list())?;
+    if output.format == Format::Yaml {
+        return Err(ApiError::not_acceptable_stream());
+    }
+    let mut options = list::selectors(&ctx)?;
     if !ctx.info.name.is_empty() {
         options.fields = FieldSelector::parse(&format!("metadata.name={}", ctx.info.name), &ctx.resource.kind)?;
-    }
-    let send_initial = ctx.param("sendInitialEvents") == Some("true");
-    if send_initial && ctx.param("resourceVersionMatch") != Some("NotOlderThan") {
-        return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", vec![crate::status::Cause::invalid(
-            "sendInitialEvents", "true", "sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan")]));
     }
     let timeout = ctx.param("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT);
     let render = Render {
         resource: ctx.resource.clone(),
         scope: ctx.scope.clone(),
-        options: ListOptions { limit: None, continue_token: None, exact_revision: None, ..options },
+        options,
         output,
         include: ctx.include_object()?,
-        bookmarks: ctx.flag("allowWatchBookmarks"),
+        bookmarks: start.bookmarks,
+        watch_list: start.watch_list(),
     };
-    let rv = ctx.param("resourceVersion");
     let mut pending = VecDeque::new();
-    let from = if send_initial || matches!(rv, None | Some("0")) {
-        let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &render.options).await?;
-        pending.extend(items.iter().map(|item| render.frame("ADDED", item)));
-        if send_initial {
-            pending.push_back(render.bookmark(meta.resource_version, true));
+    let from = match start.from {
+        start::From::Initial { at_least } => {
+            let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &render.options).await?;
+            if at_least > meta.resource_version.0 {
+                pending.push_back(render.error(ApiError::too_large_resource_version(at_least, meta.resource_version.0)));
+                return Ok(stream_response(&ctx, output, pending, None, render, timeout));
+            }
+            pending.extend(items.iter().map(|item| render.frame("ADDED", item)));
+            if start.bookmarks {
+                pending.push_back(render.bookmark(meta.resource_version, true));
+            }
+            meta.resource_version
         }
-        meta.resource_version
-    } else {
-        list::parse_revision(rv.unwrap_or_default())?
+        start::From::After(revision) => Revision(revision),
+        start::From::Now => ctx.server.registry.storage().current_revision().await?,
     };
     let range = ctx.server.registry.range(&ctx.resource, &ctx.scope)?;
     let watcher = match ctx.server.registry.storage().watch(&range, WatchFrom::After(from), WatchOptions { bookmarks: true }).await {
@@ -216,6 +138,11 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
             None
         }
     };
+    Ok(stream_response(&ctx, output, pending, watcher, render, timeout))
+}
+
+/// The streaming response: the pending frames, then the watcher's, until the timeout.
+fn stream_response(ctx: &Ctx, output: crate::negotiate::Output, pending: VecDeque<Bytes>, watcher: Option<Watcher>, render: Render, timeout: Duration) -> HttpResponse {
     ctx.server.metrics.longrunning.fetch_add(1, Ordering::Relaxed);
     let stream = Stream {
         pending,
@@ -228,13 +155,14 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
         let frame = stream.next_frame().await?;
         Some((Ok::<Bytes, actix_web::Error>(frame), stream))
     });
-    let content_type = match output {
-        Output::Table => "application/json;as=Table;v=v1;g=meta.k8s.io",
+    let content_type = match (output.format, output.target) {
+        (Format::Protobuf, _) => crate::protobuf::PROTOBUF_WATCH_MEDIA_TYPE,
+        (_, Target::Table) => "application/json;as=Table;v=v1;g=meta.k8s.io",
         _ => "application/json",
     };
-    Ok(HttpResponse::Ok()
+    HttpResponse::Ok()
         .content_type(content_type)
         .insert_header((header::CONTENT_ENCODING, "identity"))
         .insert_header((header::CACHE_CONTROL, "no-cache, private"))
-        .streaming(body))
+        .streaming(body)
 }

@@ -4,7 +4,7 @@ use k8s_openapi::api::{
     admissionregistration, apps, authentication, autoscaling, batch, coordination, core, discovery, events, networking, node, policy,
     rbac,
 };
-use k8s_openapi::api::{scheduling, storage};
+use k8s_openapi::api::{authorization, scheduling, storage};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as crd;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use std::sync::OnceLock;
@@ -71,6 +71,9 @@ pub(crate) fn generate(form: Form) -> Map<String, Value> {
         core::v1::PersistentVolumeClaim, core::v1::Node, core::v1::ComponentStatus, node::v1::RuntimeClass,
         storage::v1::CSIDriver, storage::v1::CSINode, admissionregistration::v1::MutatingWebhookConfiguration,
         admissionregistration::v1::ValidatingWebhookConfiguration, authentication::v1::SelfSubjectReview,
+        authentication::v1::TokenReview, authorization::v1::SubjectAccessReview,
+        authorization::v1::LocalSubjectAccessReview, authorization::v1::SelfSubjectAccessReview,
+        authorization::v1::SelfSubjectRulesReview,
         apps::v1::Deployment, apps::v1::ReplicaSet, apps::v1::StatefulSet, apps::v1::DaemonSet,
         apps::v1::ControllerRevision, batch::v1::Job, batch::v1::CronJob, coordination::v1::Lease,
         events::v1::Event, discovery::v1::EndpointSlice, networking::v1::Ingress, networking::v1::IngressClass,
@@ -90,11 +93,19 @@ pub(crate) fn generate(form: Form) -> Map<String, Value> {
     definitions
 }
 
-/// Brings k8s-openapi's scalar wrappers to the shape kube-apiserver publishes (`type: string` plus a format).
+/// Brings k8s-openapi's schemas to the shape kube-apiserver publishes: `metadata` is never required (k8s-openapi
+/// makes it a plain field, so schemars lists it; kubectl's client-side validation would then refuse a review
+/// without metadata), and the scalar wrappers are `type: string` plus a format.
 fn tidy_builtin_schema(schema: &mut Value, form: Form) {
     let Some(object) = schema.as_object_mut() else {
         return;
     };
+    if let Some(Value::Array(required)) = object.get_mut("required") {
+        required.retain(|field| field != "metadata");
+        if required.is_empty() {
+            object.remove("required");
+        }
+    }
     if object.get("x-kubernetes-int-or-string") != Some(&Value::Bool(true))
         || object.contains_key("type")
     {

@@ -1,21 +1,23 @@
-//! Writes `generated.rs`: one `ToJson` impl per k8s-pb message reachable from the kinds in [`roots`].
+//! Writes `generated.rs`: one `ToJson` and one `FromJson` impl per k8s-pb message reachable from the kinds in
+//! [`roots`] (with their `XList` kinds), and the (apiVersion, kind) tables of decoders and encoders.
 //!
 //! JSON names come from k8s-openapi's schemars definitions; a property becomes a field when prost's snake case of
 //! it (heck, as prost-build does) names a field of the k8s-pb struct, whose source is read from cargo's registry.
-//! Which zero values kube keeps comes from [`super::keep_zero`]. Regenerate with
+//! Kinds k8s-openapi has no schema for (`XList`, `PartialObjectMetadata(List)`) get a definition written here
+//! ([`synthetic_definitions`]). Which zero values kube keeps comes from [`super::keep_zero`]. Regenerate with
 //! `KSPACES_REGEN_PROTOBUF=1 cargo test -p kspaces-apiserver --lib protobuf::codegen`; without the variable the test
 //! fails when the committed file is stale.
 
 use heck::ToSnakeCase;
 use k8s_openapi::api;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, Status, WatchEvent};
 use schemars::{JsonSchema, SchemaGenerator};
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Definitions converted by hand in `to_json.rs`.
+/// Definitions converted by hand in `to_json.rs`, `from_json.rs` and `json_schema.rs`.
 const HAND_WRITTEN: &[&str] = &[
     "io.k8s.apimachinery.pkg.api.resource.Quantity",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Duration",
@@ -24,24 +26,41 @@ const HAND_WRITTEN: &[&str] = &[
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
     "io.k8s.apimachinery.pkg.runtime.RawExtension",
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
 ];
 
-/// A kind a client may send as protobuf.
+/// A kind a client may send, or the server answer, as protobuf.
 struct Root {
-    api_version: &'static str,
-    kind: &'static str,
+    api_version: String,
+    kind: String,
     schema_name: String,
+}
+
+impl Root {
+    fn new(api_version: &str, kind: &str, schema_name: &str) -> Root {
+        Root {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            schema_name: schema_name.to_owned(),
+        }
+    }
 }
 
 /// Registers `T` as a root and collects its schema definitions.
 fn resource<T: k8s_openapi::Resource + JsonSchema>(generator: &mut SchemaGenerator) -> Root {
     generator.subschema_for::<T>();
-    Root {
-        api_version: T::API_VERSION,
-        kind: T::KIND,
-        schema_name: T::schema_name().into_owned(),
-    }
+    Root::new(T::API_VERSION, T::KIND, &T::schema_name())
 }
+
+/// The `meta.k8s.io` kinds of metadata-only responses, which k8s-openapi has no type for.
+const PARTIAL_OBJECT_METADATA: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata";
+const PARTIAL_OBJECT_METADATA_LIST: &str =
+    "io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList";
+const PARTIAL_OBJECT_METADATA_LIST_V1BETA1: &str =
+    "io.k8s.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList";
 
 /// Every kind kubectl's typed clients (and client-go controllers) send as protobuf, plus their neighbours.
 fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
@@ -55,6 +74,7 @@ fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
     let g = generator;
     let mut roots = vec![
         resource::<core::v1::Binding>(g),
+        resource::<core::v1::ComponentStatus>(g),
         resource::<core::v1::ConfigMap>(g),
         resource::<core::v1::Endpoints>(g),
         resource::<core::v1::Event>(g),
@@ -108,19 +128,91 @@ fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
         resource::<certificates::v1::CertificateSigningRequest>(g),
         resource::<admissionregistration::v1::MutatingWebhookConfiguration>(g),
         resource::<admissionregistration::v1::ValidatingWebhookConfiguration>(g),
+        resource::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>(g),
     ];
+    roots.push(resource::<Status>(g));
     g.subschema_for::<DeleteOptions>();
-    let schema_name = DeleteOptions::schema_name().into_owned();
-    roots.push(Root {
-        api_version: "meta.k8s.io/v1",
-        kind: "DeleteOptions",
-        schema_name,
-    });
+    roots.push(Root::new(
+        "meta.k8s.io/v1",
+        "DeleteOptions",
+        &DeleteOptions::schema_name(),
+    ));
+    g.subschema_for::<WatchEvent<()>>();
+    let watch_event = WatchEvent::<()>::schema_name();
+    roots.push(Root::new("meta.k8s.io/v1", "WatchEvent", &watch_event));
+    roots.push(Root::new(
+        "meta.k8s.io/v1",
+        "PartialObjectMetadata",
+        PARTIAL_OBJECT_METADATA,
+    ));
+    roots.push(Root::new(
+        "meta.k8s.io/v1beta1",
+        "PartialObjectMetadata",
+        PARTIAL_OBJECT_METADATA,
+    ));
+    roots.push(Root::new(
+        "meta.k8s.io/v1",
+        "PartialObjectMetadataList",
+        PARTIAL_OBJECT_METADATA_LIST,
+    ));
+    roots.push(Root::new(
+        "meta.k8s.io/v1beta1",
+        "PartialObjectMetadataList",
+        PARTIAL_OBJECT_METADATA_LIST_V1BETA1,
+    ));
     roots
+}
+
+/// `XList` roots for every root whose k8s-pb module has an `XList` message, and the definitions of the kinds
+/// k8s-openapi has no schema for: a list is `metadata` (ListMeta) and `items`; PartialObjectMetadata is
+/// `metadata` (ObjectMeta).
+fn synthetic_definitions(roots: &mut Vec<Root>, structs: &PbStructs, definitions: &mut Map<String, Value>) {
+    let object = |properties: &[&str]| {
+        let properties: Map<String, Value> = properties
+            .iter()
+            .map(|name| ((*name).to_owned(), json!({})))
+            .collect();
+        json!({ "properties": properties })
+    };
+    let list = object(&["apiVersion", "items", "kind", "metadata"]);
+    let mut lists = Vec::new();
+    for root in roots.iter() {
+        let Some(path) = pb_path(&root.schema_name, structs) else {
+            continue;
+        };
+        let list_kind = format!("{}List", root.kind);
+        let listed = roots
+            .iter()
+            .any(|other| other.api_version == root.api_version && other.kind == list_kind);
+        if structs.contains_key(&format!("{path}List")) && !listed {
+            let schema_name = format!("{}List", root.schema_name);
+            definitions.insert(schema_name.clone(), list.clone());
+            lists.push(Root::new(&root.api_version, &list_kind, &schema_name));
+        }
+    }
+    roots.extend(lists);
+    definitions.insert(PARTIAL_OBJECT_METADATA.to_owned(), object(&["apiVersion", "kind", "metadata"]));
+    definitions.insert(PARTIAL_OBJECT_METADATA_LIST.to_owned(), list.clone());
+    definitions.insert(PARTIAL_OBJECT_METADATA_LIST_V1BETA1.to_owned(), list);
 }
 
 /// Every k8s-pb struct, keyed by Rust path (`k8s_pb::api::core::v1::ConfigMap`): field name → message type path.
 type PbStructs = BTreeMap<String, BTreeMap<String, Option<String>>>;
+
+/// The host's target triple (`rustc -vV`), so `cargo metadata --offline` need not resolve other platforms'
+/// dependencies, which an offline registry may not hold.
+fn host_triple() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let output = std::process::Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV runs");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_owned()
+}
 
 /// Finds the k8s-pb sources through `cargo metadata`.
 fn k8s_pb_source_dir() -> PathBuf {
@@ -131,6 +223,8 @@ fn k8s_pb_source_dir() -> PathBuf {
             "--offline",
             "--format-version",
             "1",
+            "--filter-platform",
+            &host_triple(),
             "--manifest-path",
             manifest,
         ])
@@ -179,7 +273,8 @@ fn parse_pb_source(source: &str, module: &str, structs: &mut PbStructs) {
     let mut declaration = String::new();
     for line in source.lines().map(str::trim) {
         if let Some(rest) = line.strip_prefix("pub struct ") {
-            current = format!("{module}::{}", rest.trim_end_matches(" {"));
+            let name = rest.trim_end_matches(" {}").trim_end_matches(" {");
+            current = format!("{module}::{name}");
             structs.entry(current.clone()).or_default();
         } else if line.starts_with("#[prost(") {
             attribute = Some(line);
@@ -250,10 +345,11 @@ struct Inputs {
 /// Builds the text of `generated.rs`.
 pub(super) fn generate() -> Generated {
     let mut generator = SchemaGenerator::default();
-    let roots = roots(&mut generator);
-    let definitions = generator.take_definitions(false);
+    let mut roots = roots(&mut generator);
+    let mut definitions = generator.take_definitions(false);
     let mut structs = PbStructs::new();
     parse_pb_dir(&k8s_pb_source_dir(), "k8s_pb", &mut structs);
+    synthetic_definitions(&mut roots, &structs, &mut definitions);
     let keep_zero = super::keep_zero::KEEP_ZERO
         .iter()
         .flat_map(|(definition, fields)| {
@@ -271,17 +367,21 @@ pub(super) fn generate() -> Generated {
     };
     let (mut bodies, mut inlined) = (BTreeMap::new(), BTreeMap::new());
     for (name, schema) in &definitions {
-        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-            continue;
-        };
         if HAND_WRITTEN.contains(&name.as_str()) {
             continue;
         }
-        let Some(path) = pb_path(name, &inputs.structs) else {
+        let path = pb_path(name, &inputs.structs);
+        // A definition without properties is a scalar, unless it is an empty message (`{}` in JSON).
+        let empty_message = path.as_ref().is_some_and(|path| inputs.structs[path].is_empty());
+        let properties: Vec<&str> = match schema.get("properties").and_then(Value::as_object) {
+            Some(properties) => properties.keys().map(String::as_str).collect(),
+            None if empty_message => Vec::new(),
+            None => continue,
+        };
+        let Some(path) = path else {
             out.unmapped_definitions.push(name.clone());
             continue;
         };
-        let properties: Vec<&str> = properties.keys().map(String::as_str).collect();
         let body = object_body(
             &inputs,
             name,
@@ -296,7 +396,7 @@ pub(super) fn generate() -> Generated {
         bodies.entry(path).or_insert(body);
     }
     for (path, body) in &bodies {
-        write_impl(&mut out.text, path, body);
+        write_impls(&mut out.text, path, body);
     }
     out
 }
@@ -325,7 +425,17 @@ fn find_field<'a>(
     })
 }
 
-/// The statements putting each property of `definition` from struct `path`.
+/// The statements of one message's two impls: `put`s of its fields into JSON; the `match` arms setting them from
+/// the JSON object's properties (one pass over what is present, not a lookup per possible field) and the inline
+/// structs read from the same object.
+#[derive(Default)]
+struct Body {
+    to_json: String,
+    from_json_arms: String,
+    from_json_merges: String,
+}
+
+/// The statements converting each property of `definition` from and to struct `path`.
 ///
 /// A Go struct embedded with `json:",inline"` (e.g. `LocalObjectReference` in `ConfigMapEnvSource`) is a nested
 /// message in protobuf but flat in JSON: an unmatched message field whose own fields take some of the remaining
@@ -335,11 +445,11 @@ fn object_body(
     definition: &str,
     path: &str,
     properties: &[&str],
-    inlined: &mut BTreeMap<String, String>,
+    inlined: &mut BTreeMap<String, Body>,
     unmapped: &mut Vec<String>,
-) -> String {
+) -> Body {
     let fields = &inputs.structs[path];
-    let (mut body, mut remaining, mut matched) = (String::new(), Vec::new(), BTreeSet::new());
+    let (mut body, mut remaining, mut matched) = (Body::default(), Vec::new(), BTreeSet::new());
     for property in properties {
         let Some(field) = find_field(fields, property) else {
             remaining.push(*property);
@@ -349,8 +459,13 @@ fn object_body(
             .keep_zero
             .contains(&format!("{definition}.{property}"));
         writeln!(
-            body,
+            body.to_json,
             "        put(&mut object, {property:?}, &self.{field}, {keep})?;"
+        )
+        .expect("write to String");
+        writeln!(
+            body.from_json_arms,
+            "                {property:?} => set(&mut message.{field}, key, item)?,"
         )
         .expect("write to String");
         matched.insert(field);
@@ -370,7 +485,13 @@ fn object_body(
         if taken.is_empty() {
             continue;
         }
-        writeln!(body, "        merge(&mut object, &self.{field})?;").expect("write to String");
+        writeln!(body.to_json, "        merge(&mut object, &self.{field})?;")
+            .expect("write to String");
+        writeln!(
+            body.from_json_merges,
+            "        message.{field} = Some(FromJson::from_json(value)?);"
+        )
+        .expect("write to String");
         remaining.retain(|property| !taken.contains(property));
         let namespace = definition
             .rsplit_once('.')
@@ -389,36 +510,61 @@ fn object_body(
     body
 }
 
-/// The file header and the (apiVersion, kind) → decoder table.
+/// The file header and the (apiVersion, kind) → decoder and → encoder tables.
 fn header(roots: &[Root], structs: &PbStructs) -> String {
     let mut text = String::from(
         "//! Generated by `codegen.rs` (`KSPACES_REGEN_PROTOBUF=1 cargo test -p kspaces-apiserver --lib \
          protobuf::codegen`); do not edit.\n\n\
+         // A message with one JSON property still reads it with a `match`, like every other.\n\
+         #![allow(clippy::single_match)]\n\n\
+         use super::from_json::{Encoded, FromJson, encode, fields, set};\n\
          use super::to_json::{Converted, DecodeFailure, ToJson, decode, merge, put};\n\
          use serde_json::{Map, Value};\n\n\
          /// Decodes one kind's protobuf message into JSON.\n\
          pub(crate) type Decoder = fn(&[u8]) -> Result<Value, DecodeFailure>;\n\n\
-         /// The decoder for (apiVersion, kind), if that kind may be sent as protobuf.\n\
-         pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {\n\
-         \x20   let decoder: Decoder = match (api_version, kind) {\n",
+         /// Encodes one kind's JSON object as its protobuf message, length-delimited, onto a buffer.\n\
+         pub(crate) type Encoder = fn(&Value, &mut Vec<u8>) -> Encoded<()>;\n\n",
     );
-    for root in roots {
-        let path = pb_path(&root.schema_name, structs)
-            .unwrap_or_else(|| format!("missing::{}", root.schema_name));
-        let (api_version, kind) = (root.api_version, root.kind);
+    let paths: Vec<(&Root, String)> = roots
+        .iter()
+        .map(|root| {
+            let path = pb_path(&root.schema_name, structs)
+                .unwrap_or_else(|| format!("missing::{}", root.schema_name));
+            (root, path)
+        })
+        .collect();
+    for (function, kind, call) in [
+        ("decoder_for", "Decoder", "decode"),
+        ("encoder_for", "Encoder", "encode"),
+    ] {
+        let what = if kind == "Decoder" { "decoder" } else { "encoder" };
         writeln!(
             text,
-            "        ({api_version:?}, {kind:?}) => decode::<{path}>,"
+            "/// The {what} for (apiVersion, kind), if that kind has a protobuf form.\n\
+             pub(crate) fn {function}(api_version: &str, kind: &str) -> Option<{kind}> {{\n    \
+             let {what}: {kind} = match (api_version, kind) {{"
+        )
+        .expect("write to String");
+        for (root, path) in &paths {
+            let (api_version, kind) = (&root.api_version, &root.kind);
+            writeln!(
+                text,
+                "        ({api_version:?}, {kind:?}) => {call}::<{path}>,"
+            )
+            .expect("write to String");
+        }
+        writeln!(
+            text,
+            "        _ => return None,\n    }};\n    Some({what})\n}}\n"
         )
         .expect("write to String");
     }
-    text.push_str("        _ => return None,\n    };\n    Some(decoder)\n}\n");
     text
 }
 
-/// Appends one `impl ToJson` whose body puts each mapped field.
-fn write_impl(text: &mut String, path: &str, body: &str) {
-    let object = if body.is_empty() {
+/// Appends the `impl ToJson` that puts each mapped field and the `impl FromJson` that takes each one.
+fn write_impls(text: &mut String, path: &str, body: &Body) {
+    let object = if body.to_json.is_empty() {
         "object"
     } else {
         "mut object"
@@ -426,7 +572,29 @@ fn write_impl(text: &mut String, path: &str, body: &str) {
     write!(
         text,
         "\nimpl ToJson for {path} {{\n    fn to_json(&self, _keep_zero: bool) -> Converted {{\n        \
-         let {object} = Map::new();\n{body}        Ok(Some(Value::Object(object)))\n    }}\n}}\n"
+         let {object} = Map::new();\n{}        Ok(Some(Value::Object(object)))\n    }}\n}}\n",
+        body.to_json
+    )
+    .expect("write to String");
+    let message = if body.from_json_arms.is_empty() && body.from_json_merges.is_empty() {
+        "message"
+    } else {
+        "mut message"
+    };
+    let read = if body.from_json_arms.is_empty() {
+        "        fields(value)?;\n".to_owned()
+    } else {
+        format!(
+            "        for (key, item) in fields(value)? {{\n            match key.as_str() {{\n{}                \
+             _ => {{}}\n            }}\n        }}\n",
+            body.from_json_arms
+        )
+    };
+    write!(
+        text,
+        "\nimpl FromJson for {path} {{\n    fn from_json(value: &Value) -> Encoded<Self> {{\n        \
+         let {message} = Self::default();\n{read}{}        Ok(message)\n    }}\n}}\n",
+        body.from_json_merges
     )
     .expect("write to String");
 }

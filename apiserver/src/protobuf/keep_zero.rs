@@ -736,6 +736,67 @@ pub(super) const KEEP_ZERO: &[(&str, &[&str])] = &[
     ("io.k8s.api.storage.v1.VolumeError", &["errorCode"]),
     ("io.k8s.api.storage.v1.VolumeNodeResources", &["count"]),
     (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition",
+        &["jsonPath", "name", "type"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion",
+        &["strategy"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition",
+        &["status", "type"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames",
+        &["kind", "plural"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec",
+        &["group", "scope"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion",
+        &["deprecationWarning", "name", "served", "storage"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale",
+        &["labelSelectorPath", "specReplicasPath", "statusReplicasPath"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps",
+        &[
+            "maxItems",
+            "maxLength",
+            "maxProperties",
+            "maximum",
+            "minItems",
+            "minLength",
+            "minProperties",
+            "minimum",
+            "multipleOf",
+            "x-kubernetes-list-type",
+            "x-kubernetes-map-type",
+            "x-kubernetes-preserve-unknown-fields",
+        ],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.SelectableField",
+        &["jsonPath"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
+        &["name", "namespace", "path", "port"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule",
+        &["optionalOldSelf", "reason", "rule"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
+        &["url"],
+    ),
+    (
         "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
         &["message", "reason", "status", "type"],
     ),
@@ -757,6 +818,10 @@ pub(super) const KEEP_ZERO: &[(&str, &[&str])] = &[
         &["key", "operator"],
     ),
     (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+        &["remainingItemCount"],
+    ),
+    (
         "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
         &["deletionGracePeriodSeconds"],
     ),
@@ -775,4 +840,5 @@ pub(super) const KEEP_ZERO: &[(&str, &[&str])] = &[
         "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions",
         &["resourceVersion", "uid"],
     ),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent", &["type"]),
 ];

@@ -82,6 +82,13 @@ impl<T: ToJson> ToJson for Option<T> {
     }
 }
 
+/// Recursive messages (CRD schemas) are boxed in k8s-pb.
+impl<T: ToJson> ToJson for Box<T> {
+    fn to_json(&self, keep_zero: bool) -> Converted {
+        self.as_ref().to_json(keep_zero)
+    }
+}
+
 impl ToJson for String {
     fn to_json(&self, keep_zero: bool) -> Converted {
         unless_zero(self.is_empty(), keep_zero, Value::String(self.clone()))

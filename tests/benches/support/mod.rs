@@ -1,6 +1,9 @@
 //! What the benches share: a kube client for the running server, readiness polling, /proc readings of the
 //! server process and latency arithmetic. A directory module, so cargo does not take it for a bench target.
 
+// Each bench compiles this module and uses part of it.
+#![allow(dead_code)]
+
 use std::time::{Duration, Instant};
 
 use kube::config::{KubeConfigOptions, Kubeconfig};

@@ -1,0 +1,173 @@
+//! How one watch turns storage events into frames: which events it sees (selectors, a cross-space namespace),
+//! what each carries (the object, its Table row, its `PartialObjectMetadata`) and how it is written: a JSON line,
+//! or a length-prefixed protobuf `WatchEvent` (`application/vnd.kubernetes.protobuf;stream=watch`).
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use kspaces_storage::{EventKind, Revision};
+use serde_json::{json, Value};
+
+use super::super::partial;
+use crate::negotiate::{Format, MetaVersion, Output, Target};
+use crate::registry::store::ListOptions;
+use crate::registry::{ResourceInfo, Scope};
+use crate::status::ApiError;
+use crate::table::{self, IncludeObject};
+
+/// The annotation of the bookmark that ends a watch-list's initial events.
+const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// kube 1.33's annotation on that bookmark: an empty list of the kind, encoded as the stream is, base64.
+const INITIAL_EVENTS_LIST_BLUEPRINT: &str = "kubernetes.io/initial-events-list-blueprint";
+
+/// How one watch renders and filters events.
+pub struct Render {
+    pub resource: Arc<ResourceInfo>,
+    /// A cross-space watch of one namespace filters on it.
+    pub scope: Scope,
+    pub options: ListOptions,
+    pub output: Output,
+    pub include: IncludeObject,
+    pub bookmarks: bool,
+    /// A watch-list: its initial-events-end bookmark carries the list blueprint.
+    pub watch_list: bool,
+}
+
+impl Render {
+    /// True when events are not sent as stored: filtered, or a custom resource stored in another version.
+    fn filtered(&self) -> bool {
+        !(self.options.labels.is_empty() && self.options.fields.is_empty() && self.scope.namespace_filter().is_none())
+            || self.resource.custom.as_ref().is_some_and(|c| c.storage_api_version() != self.resource.api_version())
+    }
+
+    fn matches(&self, object: &Value) -> bool {
+        self.scope.holds(object) && self.options.labels.matches(object) && self.options.fields.matches(object)
+    }
+
+    /// The slot of `Event::encoded` this watch's frames may share with other watchers' (see the storage crate):
+    /// only renderings that depend on nothing but the event.
+    fn shared_slot(&self) -> Option<usize> {
+        match (self.output.format, self.output.target) {
+            (Format::Json, Target::Object) => Some(0),
+            (Format::Protobuf, Target::Object) => Some(1),
+            (Format::Json, Target::Metadata(MetaVersion::V1)) => Some(2),
+            (Format::Protobuf, Target::Metadata(MetaVersion::V1)) => Some(3),
+            _ => None,
+        }
+    }
+
+    /// What an event carries for this watch: the object (in the requested version), its Table, or its metadata.
+    /// `as=PartialObjectMetadataList` cannot apply to one object, so it carries the object, as in kube.
+    fn transform(&self, object: &Value) -> Value {
+        match self.output.target {
+            Target::Table => {
+                let metadata = table::object_table_metadata(object);
+                table::build_table(&self.resource, std::slice::from_ref(object), metadata, self.include, chrono::Utc::now())
+            }
+            Target::Metadata(version) => partial::object(object, version),
+            Target::Object | Target::MetadataList(_) => {
+                let mut object = object.clone();
+                crate::crds::strategy::convert(&self.resource, &mut object);
+                object
+            }
+        }
+    }
+
+    /// One event's frame in the stream's format.
+    pub fn frame(&self, kind: &str, object: &Value) -> Bytes {
+        self.encode(kind, &self.transform(object))
+    }
+
+    fn encode(&self, kind: &str, body: &Value) -> Bytes {
+        if self.output.format == Format::Protobuf {
+            return match crate::protobuf::encode_object(body) {
+                Ok(encoded) => crate::protobuf::watch_frame(kind, encoded),
+                Err(err) => self.error(ApiError::internal(format!("unable to encode watch object: {err}"))),
+            };
+        }
+        let mut line = json!({"type": kind, "object": body}).to_string();
+        line.push('\n');
+        Bytes::from(line)
+    }
+
+    /// A BOOKMARK at `revision`: an object of the kind with only its resourceVersion (and, ending a watch-list's
+    /// initial events, the `k8s.io/initial-events-end` annotation and the list blueprint).
+    pub fn bookmark(&self, revision: Revision, initial_events_end: bool) -> Bytes {
+        let mut metadata = json!({"resourceVersion": revision.to_string()});
+        if initial_events_end {
+            let mut annotations = json!({INITIAL_EVENTS_END: "true"});
+            if self.watch_list {
+                annotations[INITIAL_EVENTS_LIST_BLUEPRINT] = json!(self.list_blueprint());
+            }
+            metadata["annotations"] = annotations;
+        }
+        let object = json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version(), "metadata": metadata});
+        let body = match self.output.target {
+            Target::Metadata(version) => partial::object(&object, version),
+            _ => object,
+        };
+        self.encode("BOOKMARK", &body)
+    }
+
+    /// The empty list a watch-list stands for, encoded as a LIST answer would be, base64.
+    fn list_blueprint(&self) -> String {
+        let list = match self.output.target {
+            Target::Metadata(version) | Target::MetadataList(version) => partial::list(&[], json!({}), version),
+            _ => json!({"kind": self.resource.list_kind(), "apiVersion": self.resource.api_version(), "metadata": {}, "items": []}),
+        };
+        let encoded = match self.output.format {
+            Format::Protobuf => crate::protobuf::encode_object(&list).unwrap_or_default(),
+            _ => list.to_string().into_bytes(),
+        };
+        base64::engine::general_purpose::STANDARD.encode(encoded)
+    }
+
+    /// An ERROR event carrying `err`'s Status.
+    pub fn error(&self, err: ApiError) -> Bytes {
+        let status = err.to_status();
+        if self.output.format == Format::Protobuf {
+            if let Ok(encoded) = crate::protobuf::encode_object(&status) {
+                return crate::protobuf::watch_frame("ERROR", encoded);
+            }
+        }
+        let mut line = json!({"type": "ERROR", "object": status}).to_string();
+        line.push('\n');
+        Bytes::from(line)
+    }
+
+    /// The frame for one storage event, or `None` when this watcher's selectors filter it out.
+    pub fn event(&self, event: &kspaces_storage::Event) -> Option<Bytes> {
+        let decode_value = |value: &Bytes| -> Option<Value> {
+            let mut object: Value = serde_json::from_slice(value).ok()?;
+            crate::registry::store::set_resource_version(&mut object, event.revision);
+            Some(object)
+        };
+        let natural = match event.kind {
+            EventKind::Added => "ADDED",
+            EventKind::Modified => "MODIFIED",
+            EventKind::Deleted => "DELETED",
+        };
+        if let Some(slot) = self.shared_slot().filter(|_| !self.filtered()) {
+            let frame = event.encoded(slot, |e| decode_value(&e.value).map(|o| self.frame(natural, &o)).unwrap_or_default());
+            return (!frame.is_empty()).then_some(frame);
+        }
+        let object = decode_value(&event.value)?;
+        let now_matches = self.matches(&object);
+        let kind = match event.kind {
+            EventKind::Added | EventKind::Deleted if now_matches => natural,
+            EventKind::Modified => {
+                let before = event.prev.as_ref().and_then(decode_value).is_some_and(|o| self.matches(&o));
+                match (before, now_matches) {
+                    (true, true) => "MODIFIED",
+                    (false, true) => "ADDED",
+                    (true, false) => "DELETED",
+                    (false, false) => return None,
+                }
+            }
+            _ => return None,
+        };
+        Some(self.frame(kind, &object))
+    }
+}

@@ -1,0 +1,162 @@
+//! Where a watch starts, from its query: kube-apiserver 1.33's `ListOptions` defaulting and validation for a watch
+//! (with the WatchList feature on, as in 1.32 and 1.34), as a pure function.
+//!
+//! * `sendInitialEvents=true` (with `resourceVersionMatch=NotOlderThan`): the current objects as ADDED events at a
+//!   revision at least as new as `resourceVersion` (unset or `0`: the latest), then, if `allowWatchBookmarks`, a
+//!   BOOKMARK annotated `k8s.io/initial-events-end: "true"`, then live events (a "watch-list").
+//! * `sendInitialEvents=false`: no initial events; from `resourceVersion`, or from now when it is unset or `0`.
+//! * neither, with `resourceVersion` unset or `0`: defaulted to `sendInitialEvents=true` (the legacy "state, then
+//!   changes" watch); with any other `resourceVersion`: the events after it.
+
+use crate::status::{ApiError, ApiResult, Cause};
+
+/// The raw query parameters that decide a watch's start (empty values count as unset).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Params<'a> {
+    pub resource_version: Option<&'a str>,
+    pub resource_version_match: Option<&'a str>,
+    pub send_initial_events: Option<&'a str>,
+    pub allow_watch_bookmarks: Option<&'a str>,
+    pub continue_token: Option<&'a str>,
+}
+
+/// Where the watch starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum From {
+    /// Send the current objects first; their revision must be at least this one (0: any).
+    Initial { at_least: u64 },
+    /// The events after this revision.
+    After(u64),
+    /// The events from now on.
+    Now,
+}
+
+/// A validated watch start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    pub from: From,
+    /// `allowWatchBookmarks`: progress bookmarks, and the initial-events-end bookmark of a watch-list.
+    pub bookmarks: bool,
+}
+
+impl Start {
+    /// A watch-list (kube's `isListWatchRequest`): initial events ended by a bookmark; Tables are refused.
+    pub fn watch_list(&self) -> bool {
+        matches!(self.from, From::Initial { .. }) && self.bookmarks
+    }
+}
+
+const NOT_OLDER_THAN: &str = "NotOlderThan";
+
+/// Defaults and validates `params` as kube does: 400 for unparsable values, 422 `ListOptions` for forbidden
+/// combinations (every cause at once).
+pub fn parse(params: Params<'_>) -> ApiResult<Start> {
+    let mut send_initial_events = params.send_initial_events.map(go_bool).transpose()?;
+    let bookmarks = params.allow_watch_bookmarks.map(go_bool).transpose()?.unwrap_or(false);
+    let mut matching = params.resource_version_match;
+    let legacy = matches!(params.resource_version, None | Some("0"));
+    if send_initial_events.is_none() && matching.is_none() && legacy {
+        (send_initial_events, matching) = (Some(true), Some(NOT_OLDER_THAN));
+    }
+    validate(send_initial_events, matching, params.continue_token.is_some())?;
+    let revision = params.resource_version.map(parse_revision).transpose()?;
+    let from = match (send_initial_events, revision) {
+        (Some(true), revision) => From::Initial { at_least: revision.unwrap_or(0) },
+        (_, None | Some(0)) => From::Now,
+        (_, Some(revision)) => From::After(revision),
+    };
+    Ok(Start { from, bookmarks })
+}
+
+/// kube's `validateWatchOptions`.
+fn validate(send_initial_events: Option<bool>, matching: Option<&str>, has_continue: bool) -> ApiResult<()> {
+    let mut causes = Vec::new();
+    if send_initial_events.is_some() && matching != Some(NOT_OLDER_THAN) {
+        causes.push(Cause::forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+    }
+    if let Some(matching) = matching {
+        if send_initial_events.is_none() {
+            causes.push(Cause::forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
+        }
+        if matching != NOT_OLDER_THAN {
+            causes.push(Cause::not_supported("resourceVersionMatch", matching, &[NOT_OLDER_THAN]));
+        }
+        if has_continue {
+            causes.push(Cause::forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"));
+        }
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid_options("ListOptions", causes))
+}
+
+/// Go's `strconv.ParseBool`, which kube's query decoding uses.
+fn go_bool(text: &str) -> ApiResult<bool> {
+    match text {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
+        other => Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {other:?}: invalid syntax"))),
+    }
+}
+
+fn parse_revision(text: &str) -> ApiResult<u64> {
+    text.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version {text:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (resourceVersion, resourceVersionMatch, sendInitialEvents, allowWatchBookmarks, continue) → start or error.
+    type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Result<(From, bool), &'a str>);
+
+    fn check(row: &Row<'_>) {
+        let (resource_version, resource_version_match, send_initial_events, allow_watch_bookmarks, continue_token, expected) = *row;
+        let params = Params { resource_version, resource_version_match, send_initial_events, allow_watch_bookmarks, continue_token };
+        let got = parse(params).map(|start| (start.from, start.bookmarks)).map_err(|err| err.message);
+        match (got, expected) {
+            (Ok(got), Ok(expected)) => assert_eq!(got, expected, "{row:?}"),
+            (Err(message), Err(expected)) => assert_eq!(message, expected, "{row:?}"),
+            (got, _) => panic!("{row:?}: got {got:?}"),
+        }
+    }
+
+    #[test]
+    fn watch_starts() {
+        let nto = Some("NotOlderThan");
+        let rows: &[Row<'_>] = &[
+            // Legacy watches: unset or "0" send the state first (defaulted to a watch-list), a revision resumes.
+            (None, None, None, None, None, Ok((From::Initial { at_least: 0 }, false))),
+            (Some("0"), None, None, Some("true"), None, Ok((From::Initial { at_least: 0 }, true))),
+            (Some("42"), None, None, Some("1"), None, Ok((From::After(42), true))),
+            // Watch-lists: a given resourceVersion means "at least as new as".
+            (None, nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: 0 }, true))),
+            (Some("0"), nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: 0 }, true))),
+            (Some("42"), nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: 42 }, true))),
+            // No initial events.
+            (None, nto, Some("false"), None, None, Ok((From::Now, false))),
+            (Some("0"), nto, Some("false"), None, None, Ok((From::Now, false))),
+            (Some("42"), nto, Some("false"), None, None, Ok((From::After(42), false))),
+            // Validation, as kube words it.
+            (None, None, Some("true"), None, None, Err("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")),
+            (Some("42"), nto, None, None, None, Err("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")),
+            (Some("42"), Some("Exact"), Some("true"), None, None, Err("ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: \"Exact\": supported values: \"NotOlderThan\"]")),
+            (None, nto, Some("true"), None, Some("abc"), Err("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided")),
+            (None, nto, Some("yes"), None, None, Err("strconv.ParseBool: parsing \"yes\": invalid syntax")),
+            (None, None, None, Some("maybe"), None, Err("strconv.ParseBool: parsing \"maybe\": invalid syntax")),
+            (Some("x"), None, None, None, None, Err("invalid resource version \"x\"")),
+        ];
+        for row in rows {
+            check(row);
+        }
+    }
+
+    #[test]
+    fn only_initial_events_with_bookmarks_are_a_watch_list() {
+        let start = |from, bookmarks| Start { from, bookmarks };
+        assert!(start(From::Initial { at_least: 0 }, true).watch_list());
+        assert!(!start(From::Initial { at_least: 0 }, false).watch_list());
+        assert!(!start(From::After(3), true).watch_list());
+    }
+}

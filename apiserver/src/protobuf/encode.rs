@@ -1,0 +1,99 @@
+//! Encodes response objects as `application/vnd.kubernetes.protobuf`, and watch events as its `;stream=watch`
+//! frames, the way apimachinery's protobuf serializer does.
+//!
+//! An object is the magic `k8s\0` followed by a `runtime.Unknown` whose `typeMeta` names the kind and whose `raw`
+//! holds the k8s-pb message built from the object's JSON by [`super::from_json::FromJson`]. A watch stream is a
+//! sequence of frames, each a 4-byte big-endian length and a `metav1.WatchEvent` written *without* magic or
+//! envelope (apimachinery's raw serializer), whose `object.raw` is the enveloped object.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use k8s_pb::apimachinery::pkg::apis::meta::v1::WatchEvent;
+use k8s_pb::apimachinery::pkg::runtime::{RawExtension, TypeMeta};
+use prost::Message;
+use serde_json::Value;
+
+use super::from_json::EncodeFailure;
+use super::{generated, MAGIC};
+
+/// Why an object could not be encoded as protobuf.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// The object's kind has no protobuf message (custom resources, Tables, kspaces' own kinds).
+    #[error("objects of apiVersion {api_version:?} kind {kind:?} have no protobuf encoding")]
+    NoProtobufForm {
+        /// The object's `apiVersion`.
+        api_version: String,
+        /// The object's `kind`.
+        kind: String,
+    },
+    /// A field does not have the type the kind's message requires.
+    #[error("unable to encode {kind} as protobuf: {failure}")]
+    Field {
+        /// The object's `kind`.
+        kind: String,
+        /// Where and why.
+        failure: String,
+    },
+}
+
+/// True when objects of (apiVersion, kind) can be answered in protobuf.
+pub fn has_protobuf_form(api_version: &str, kind: &str) -> bool {
+    generated::encoder_for(api_version, kind).is_some()
+}
+
+/// The keys of `runtime.Unknown`'s fields, all length-delimited (field number << 3 | wire type 2).
+const TYPE_META_KEY: u8 = 0x0a;
+const RAW_KEY: u8 = 0x12;
+const CONTENT_ENCODING_KEY: u8 = 0x1a;
+const CONTENT_TYPE_KEY: u8 = 0x22;
+
+/// Encodes `object` (which names its `apiVersion` and `kind`) as a protobuf body: the magic, then the
+/// `runtime.Unknown` envelope written field by field, so the message is encoded once, straight into the body.
+pub fn encode_object(object: &Value) -> Result<Vec<u8>, EncodeError> {
+    let text = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    let encoder = generated::encoder_for(&api_version, &kind)
+        .ok_or_else(|| EncodeError::NoProtobufForm { api_version: api_version.clone(), kind: kind.clone() })?;
+    let mut body = Vec::with_capacity(1024);
+    body.extend_from_slice(MAGIC);
+    body.push(TYPE_META_KEY);
+    let type_meta = TypeMeta { api_version: Some(api_version), kind: Some(kind) };
+    // A Vec grows as needed, so encoding into it cannot fail.
+    let _ = type_meta.encode_length_delimited(&mut body);
+    body.push(RAW_KEY);
+    encoder(object, &mut body).map_err(|failure: EncodeFailure| EncodeError::Field {
+        kind: type_meta.kind.clone().unwrap_or_default(),
+        failure: failure.to_string(),
+    })?;
+    // Go writes the empty content encoding and content type too.
+    body.extend_from_slice(&[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0]);
+    Ok(body)
+}
+
+/// One frame of a protobuf watch stream: the length, then `WatchEvent{type, object: {raw: embedded}}`.
+pub fn watch_frame(event_type: &str, embedded: Vec<u8>) -> Bytes {
+    let event = WatchEvent { r#type: Some(event_type.to_owned()), object: Some(RawExtension { raw: Some(embedded) }) };
+    let length = event.encoded_len();
+    let mut frame = BytesMut::with_capacity(4 + length);
+    // A frame is at most a few MiB (the object size limit), far below u32::MAX.
+    frame.put_u32(u32::try_from(length).unwrap_or(u32::MAX));
+    // BytesMut grows as needed, so encoding into it cannot fail.
+    let _ = event.encode(&mut frame);
+    frame.freeze()
+}
+
+/// Splits a protobuf watch stream into its events' (type, embedded object bytes); `None` when a frame is cut
+/// short or is not a `WatchEvent`. Used by tests and benchmarks to read what [`watch_frame`] wrote.
+#[cfg(test)]
+pub fn read_watch_frames(mut stream: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
+    let mut events = Vec::new();
+    while !stream.is_empty() {
+        let (header, rest) = stream.split_first_chunk::<4>()?;
+        let length = usize::try_from(u32::from_be_bytes(*header)).ok()?;
+        let frame = rest.get(..length)?;
+        let event = WatchEvent::decode(frame).ok()?;
+        events.push((event.r#type.unwrap_or_default(), event.object.and_then(|o| o.raw).unwrap_or_default()));
+        stream = &rest[length..];
+    }
+    Some(events)
+}
