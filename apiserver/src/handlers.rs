@@ -1,10 +1,12 @@
 //! Resource request handlers, one file per verb, and what they share: the request context, body reading and
 //! response encoding.
 
+pub mod apply;
 pub mod create;
 pub mod delete;
 pub mod get;
 pub mod list;
+pub mod manager;
 pub mod patch;
 pub mod review;
 pub mod scale;
@@ -43,6 +45,8 @@ pub struct Ctx {
     pub query: HashMap<String, String>,
     pub accept: Option<String>,
     pub content_type: Option<String>,
+    /// Writes without a `fieldManager` are recorded under the User-Agent's product name.
+    pub user_agent: Option<String>,
 }
 
 impl Ctx {
@@ -51,7 +55,10 @@ impl Ctx {
             .map(web::Query::into_inner)
             .unwrap_or_default();
         let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        Ctx { server, info, resource, scope, user, query, accept: header(header::ACCEPT), content_type: header(header::CONTENT_TYPE) }
+        Ctx {
+            server, info, resource, scope, user, query,
+            accept: header(header::ACCEPT), content_type: header(header::CONTENT_TYPE), user_agent: header(header::USER_AGENT),
+        }
     }
 
     pub fn param(&self, name: &str) -> Option<&str> {

@@ -4,7 +4,7 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::Ctx;
+use super::{apply, manager, Ctx};
 use crate::admission::escalation;
 use crate::negotiate::{self, PatchKind};
 use crate::registry::store::Part;
@@ -71,13 +71,18 @@ impl Patch {
 }
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    let patch = Patch::parse_for(&ctx.resource, negotiate::patch_kind(ctx.content_type.as_deref())?, &body)?;
+    let kind = negotiate::patch_kind(ctx.content_type.as_deref())?;
+    if kind == PatchKind::Apply {
+        return apply::handle(ctx, body).await;
+    }
+    let write = manager::update_write(&ctx, "PatchOptions")?;
+    let patch = Patch::parse_for(&ctx.resource, kind, &body)?;
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
     let escalation = escalation::for_write(&server, &ctx.user, &resource, ctx.scope.space()?).await?;
     let namespace = ctx.scope.namespace.as_deref();
-    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, ctx.dry_run()?, |current| {
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
         let patched = patch.apply(&server, resource.definition.as_deref(), current)?;
         if let Some(escalation) = &escalation {
             escalation.check(&resource, namespace, &patched, Some(current))?;

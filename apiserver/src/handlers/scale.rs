@@ -6,7 +6,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::patch::Patch;
-use super::Ctx;
+use super::{manager, Ctx};
 use crate::negotiate;
 use crate::registry::ResourceInfo;
 use crate::registry::store::Part;
@@ -89,9 +89,10 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         None => Some(negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, &body)?),
         Some(_) => None,
     };
+    let write = manager::update_write(&ctx, if patch.is_some() { "PatchOptions" } else { "UpdateOptions" })?;
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, ctx.dry_run()?, |current| {
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, &write, |current| {
         let scale = to_scale(&resource, current);
         let desired = match (&patch, &replacement) {
             (Some(patch), _) => patch.apply(&server, None, &scale)?,

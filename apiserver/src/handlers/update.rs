@@ -3,7 +3,7 @@
 use actix_web::HttpResponse;
 use bytes::Bytes;
 
-use super::Ctx;
+use super::{manager, Ctx};
 use crate::admission::escalation;
 use crate::negotiate;
 use crate::registry::store::Part;
@@ -11,11 +11,12 @@ use crate::status::ApiResult;
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let object = negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, &body)?;
+    let write = manager::update_write(&ctx, "UpdateOptions")?;
     let part = Part::of_subresource(&ctx.info.subresource);
     if let Some(escalation) = escalation::for_write(&ctx.server, &ctx.user, &ctx.resource, ctx.scope.space()?).await? {
         let current = ctx.server.registry.get(&ctx.resource, &ctx.scope, &ctx.info.name).await?;
         escalation.check(&ctx.resource, ctx.scope.namespace.as_deref(), &object, Some(&current))?;
     }
-    let updated = ctx.server.registry.update(&ctx.resource, &ctx.scope, &ctx.info.name, object, part, ctx.dry_run()?).await?;
+    let updated = ctx.server.registry.update(&ctx.resource, &ctx.scope, &ctx.info.name, object, part, &write).await?;
     ctx.respond_object(200, &updated)
 }
