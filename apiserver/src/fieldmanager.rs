@@ -26,7 +26,7 @@ mod tests;
 use serde_json::{Map, Value};
 
 pub use managers::Operation;
-pub(crate) use schema::{ResourceView, SchemaView, StructuralView, Types};
+pub(crate) use schema::{ResourceView, SchemaView, Shape, StructuralView, Types};
 pub(crate) use set::FieldSet;
 pub(crate) use updater::{Conflict, Filter};
 

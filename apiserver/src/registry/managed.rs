@@ -45,11 +45,21 @@ impl WriteContext {
 /// records its own.
 pub const SERVER_MANAGER: &str = "kube-apiserver";
 
-/// The built-in types, compiled on the first write from the same definitions `/openapi/v3` serves (built-ins,
-/// their extension table, the tenancy kinds), without building or keeping the served documents.
+/// The snapshot of [`compiled_builtin_types`], kept current by `builtin_types_snapshot_is_up_to_date`.
+const BUILTIN_TYPES: &str = include_str!("../fieldmanager/schema/builtin_types.json");
+
+/// The built-in types as compiled from the definitions `/openapi/v3` serves (built-ins, their extension table,
+/// the tenancy kinds). Read from the snapshot at the first write: generating the definitions would cost the
+/// server tens of milliseconds and about 10 MiB of memory it does not give back; if the snapshot were
+/// unreadable the definitions are compiled instead.
 pub(crate) fn builtin_types() -> &'static Types {
     static TYPES: OnceLock<Types> = OnceLock::new();
-    TYPES.get_or_init(|| Types::compile(&openapi::fresh_definitions(&[], &tenancy::schemas::definitions())))
+    TYPES.get_or_init(|| Types::from_snapshot(BUILTIN_TYPES).unwrap_or_else(|_| compiled_builtin_types()))
+}
+
+/// The built-in types compiled from fresh definitions.
+fn compiled_builtin_types() -> Types {
+    Types::compile(&openapi::fresh_definitions(&[], &tenancy::schemas::definitions()))
 }
 
 /// The schema a resource's writes merge by.
@@ -117,4 +127,41 @@ pub(crate) fn apply(resource: &ResourceInfo, write: &WriteContext, live: Option<
             ApiError::apply_conflict(message, causes)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regenerate with `KSPACES_REGEN_FIELD_TYPES=1 cargo test -p kspaces-apiserver --lib builtin_types_snapshot`
+    /// after changing the OpenAPI extension table, the tenancy schemas or k8s-openapi.
+    #[test]
+    fn builtin_types_snapshot_is_up_to_date() {
+        let compiled = compiled_builtin_types();
+        if std::env::var_os("KSPACES_REGEN_FIELD_TYPES").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/fieldmanager/schema/builtin_types.json");
+            std::fs::write(path, compiled.snapshot()).expect("the snapshot is writable");
+        }
+        let snapshot = Types::from_snapshot(BUILTIN_TYPES).expect("the snapshot parses");
+        assert!(snapshot == compiled, "builtin_types.json is stale; rerun with KSPACES_REGEN_FIELD_TYPES=1");
+    }
+
+    #[test]
+    fn the_snapshot_knows_what_apply_needs_of_built_in_kinds() {
+        use crate::fieldmanager::{SchemaView, Shape};
+        use serde_json::json;
+        let deployment = builtin_types().view("io.k8s.api.apps.v1.Deployment");
+        let pod_spec = deployment.field("spec").0.field("template").0.field("spec").0;
+        let containers = pod_spec.field("containers").0;
+        assert_eq!(containers.shape(&json!([])), Shape::Keyed(vec!["name".into()]));
+        let ports = containers.items().field("ports").0;
+        assert_eq!(ports.shape(&json!([])), Shape::Keyed(vec!["containerPort".into(), "protocol".into()]));
+        assert_eq!(ports.items().key_default("protocol"), Some(json!("TCP")));
+        assert_eq!(pod_spec.field("tolerations").0.shape(&json!([])), Shape::Leaf, "atomic list");
+        assert_eq!(deployment.field("spec").0.field("selector").0.shape(&json!({})), Shape::Leaf, "atomic struct");
+        let finalizers = deployment.field("metadata").0.field("finalizers").0;
+        assert_eq!(finalizers.shape(&json!([])), Shape::Set);
+        let tenant = builtin_types().view(crate::tenancy::schemas::TENANT_DEFINITION);
+        assert!(tenant.field("spec").1, "the tenancy kinds are there too");
+    }
 }

@@ -2,10 +2,14 @@
 //! `openapi/extensions.rs`) compiled once into a compact table, and the `SchemaView` over it.
 //!
 //! Compiling keeps only what merging needs (fields, map and list kinds, list keys, key defaults), so the table
-//! is small and lookups are hash lookups; the definitions it came from can be dropped.
+//! is small; the definitions it came from can be dropped. The table of the built-in types is also kept as a
+//! snapshot (`builtin_types.json`, one node per line) that the server reads at its first write instead of
+//! generating the definitions (tens of milliseconds and megabytes it would not give back); a test keeps the
+//! snapshot equal to what the served definitions compile to.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{deduced, SchemaView, Shape};
@@ -20,47 +24,55 @@ const UNTYPED: u32 = 0;
 
 /// A reference to a compiled node, with the `x-kubernetes-map-type` written beside the reference (it overrides
 /// the referenced struct's own).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Ref {
     id: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     atomic: Option<bool>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Field {
     ty: Ref,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     default: Option<Value>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 enum ListKind {
     Atomic,
     Set,
     Keyed(Vec<String>),
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 enum Node {
     Scalar,
     /// One opaque value whatever it holds.
     Atomic,
     /// Unknown: objects merge by key (with untyped entries), everything else is a leaf.
     Untyped,
-    Object { fields: HashMap<String, Field>, values: Option<Ref>, atomic: bool },
+    Object {
+        fields: BTreeMap<String, Field>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        values: Option<Ref>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        atomic: bool,
+    },
     List { items: Ref, kind: ListKind },
 }
 
 /// Compiled definitions, by definition name.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(crate) struct Types {
-    names: HashMap<String, u32>,
+    names: BTreeMap<String, u32>,
     nodes: Vec<Node>,
 }
 
 impl Types {
     /// Compiles OpenAPI v3 `components.schemas` (references `#/components/schemas/<name>`).
     pub(crate) fn compile(definitions: &Map<String, Value>) -> Types {
-        let mut types = Types { names: HashMap::with_capacity(definitions.len()), nodes: vec![Node::Untyped] };
+        let mut types = Types { names: BTreeMap::new(), nodes: vec![Node::Untyped] };
         for name in definitions.keys() {
             let id = types.push(Node::Untyped);
             types.names.insert(name.clone(), id);
@@ -76,6 +88,25 @@ impl Types {
             }
         }
         types
+    }
+
+    /// The snapshot form: the names on the first line, then one node per line (JSON), so a change diffs well.
+    pub(crate) fn snapshot(&self) -> String {
+        let mut text = serde_json::to_string(&self.names).unwrap_or_default();
+        for node in &self.nodes {
+            text.push('\n');
+            text.push_str(&serde_json::to_string(node).unwrap_or_default());
+        }
+        text.push('\n');
+        text
+    }
+
+    /// Reads a snapshot back.
+    pub(crate) fn from_snapshot(text: &str) -> Result<Types, serde_json::Error> {
+        let mut lines = text.lines();
+        let names = serde_json::from_str(lines.next().unwrap_or_default())?;
+        let nodes = lines.map(serde_json::from_str).collect::<Result<Vec<Node>, _>>()?;
+        Ok(Types { names, nodes })
     }
 
     /// The view of definition `name` (untyped when there is no such definition).
@@ -123,7 +154,7 @@ impl Types {
     }
 
     fn object(&mut self, schema: &Value) -> Node {
-        let mut fields = HashMap::new();
+        let mut fields = BTreeMap::new();
         for (name, property) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
             let ty = self.reference(property);
             fields.insert(name.clone(), Field { ty, default: property.get("default").cloned() });
@@ -181,7 +212,7 @@ impl<'a> OpenApiView<'a> {
 }
 
 /// A view with no table behind it, for `SchemaView::untyped`.
-static NO_TYPES: std::sync::LazyLock<Types> = std::sync::LazyLock::new(|| Types { names: HashMap::new(), nodes: vec![Node::Untyped] });
+static NO_TYPES: std::sync::LazyLock<Types> = std::sync::LazyLock::new(|| Types { names: BTreeMap::new(), nodes: vec![Node::Untyped] });
 
 impl SchemaView for OpenApiView<'_> {
     fn shape(self, value: &Value) -> Shape {
