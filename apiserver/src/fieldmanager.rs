@@ -26,7 +26,9 @@ mod tests;
 use serde_json::{Map, Value};
 
 pub use managers::Operation;
-pub(crate) use schema::{ResourceView, SchemaView, Shape, StructuralView, Types};
+pub(crate) use schema::{ResourceView, SchemaView, StructuralView, Types};
+#[cfg(test)]
+pub(crate) use schema::Shape;
 pub(crate) use set::FieldSet;
 pub(crate) use updater::{Conflict, Filter};
 
@@ -186,7 +188,7 @@ fn drop_nulls(value: &mut Value) {
 /// one `(field, message)` cause per conflict, grouped by manager in kube's order.
 pub(crate) fn conflict_report(conflicts: &[Conflict]) -> (String, Vec<(String, String)>) {
     let mut sorted: Vec<&Conflict> = conflicts.iter().collect();
-    sorted.sort_by(|a, b| a.identity.key().cmp(&b.identity.key()));
+    sorted.sort_by_key(|c| c.identity.key());
     let causes = sorted.iter().map(|c| (display(&c.path), format!("conflict with {}", c.identity.describe()))).collect();
     let message = match sorted.as_slice() {
         [one] => format!("Apply failed with 1 conflict: conflict with {}: {}", one.identity.describe(), display(&one.path)),

@@ -1,8 +1,9 @@
 //! Server-side apply vs a plain update (PUT) of the same 50-field object, through the release `kspaces` binary
 //! and kube-rs, N concurrent closed loops, each on its own object, each write changing one field. Two objects:
 //! a ConfigMap with 50 data keys (a granular map), and a Deployment whose container has 50 environment
-//! variables (a `map` list keyed by name). Target: apply at least half the update rate. Also prints durable
-//! creates/s of the ConfigMap (whose managedFields the server now records), to set beside the `api` bench.
+//! variables (a `map` list keyed by name). Target: apply at least half the update rate. Also prints latencies,
+//! the server's CPU time per write, durable creates/s (whose managedFields the server now records, to set
+//! beside the `api` bench) and the server's RSS after the run.
 //!
 //! Run: `cargo bench -p kspaces-tests --bench apply` (the harness builds `target/release/kspaces`, or set
 //! `KSPACES_BIN`).
@@ -16,7 +17,7 @@ use serde_json::{json, Value};
 
 mod support;
 
-use support::{client, wait_ready, BoxError, Result};
+use support::{client, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 const PHASE: Duration = Duration::from_secs(4);
 const WARM_UP: Duration = Duration::from_millis(500);
@@ -56,50 +57,68 @@ impl Kind {
     }
 }
 
-/// Runs `CONCURRENCY` closed loops of `request(worker, iteration)` for `duration`; returns requests/s.
-async fn drive<F, Fut>(duration: Duration, request: F) -> Result<f64>
+/// One measured phase: requests/s, sorted latencies, and the server's CPU milliseconds per request.
+struct Phase {
+    rate: f64,
+    latencies: Vec<Duration>,
+    cpu_ms_per_request: f64,
+}
+
+impl Phase {
+    fn cell(&self) -> String {
+        format!("{:.0}/s (p50 {:.2} ms, p99 {:.2} ms, {:.2} ms CPU)", self.rate, millis(percentile(&self.latencies, 50.0)),
+            millis(percentile(&self.latencies, 99.0)), self.cpu_ms_per_request)
+    }
+}
+
+/// Runs `CONCURRENCY` closed loops of `request(worker, iteration)` for `duration`, with the server's CPU time.
+async fn drive<F, Fut>(server: u32, duration: Duration, request: F) -> Result<Phase>
 where
     F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = Result<()>> + Send,
 {
-    let began = Instant::now();
+    let (began, cpu) = (Instant::now(), cpu_seconds(server)?);
     let deadline = began + duration;
     let workers: Vec<_> = (0..CONCURRENCY)
         .map(|worker| {
             let request = request.clone();
             tokio::spawn(async move {
-                let mut done = 0u64;
+                let mut latencies = Vec::new();
                 while Instant::now() < deadline {
-                    request(worker, done).await?;
-                    done += 1;
+                    let sent = Instant::now();
+                    request(worker, latencies.len() as u64).await?;
+                    latencies.push(sent.elapsed());
                 }
-                Ok::<_, BoxError>(done)
+                Ok::<_, BoxError>(latencies)
             })
         })
         .collect();
-    let mut total = 0;
+    let mut latencies = Vec::new();
     for worker in workers {
-        total += worker.await??;
+        latencies.extend(worker.await??);
     }
-    Ok(total as f64 / began.elapsed().as_secs_f64())
+    latencies.sort();
+    let count = latencies.len().max(1) as f64;
+    let cpu_ms_per_request = (cpu_seconds(server)? - cpu) * 1000.0 / count;
+    Ok(Phase { rate: latencies.len() as f64 / began.elapsed().as_secs_f64(), latencies, cpu_ms_per_request })
 }
 
 /// Measures `write` after a warm-up; `round` offsets keep every write a change.
-async fn measure<F, Fut>(write: F) -> Result<f64>
+async fn measure<F, Fut>(server: u32, write: F) -> Result<Phase>
 where
     F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = Result<()>> + Send,
 {
     let warm = write.clone();
-    drive(WARM_UP, move |worker, i| warm(worker, 1_000_000 + i)).await?;
-    drive(PHASE, write).await
+    drive(server, WARM_UP, move |worker, i| warm(worker, 1_000_000 + i)).await?;
+    drive(server, PHASE, write).await
 }
 
 /// Plain updates: PUT of the whole object (no resourceVersion: unconditional, as `kubectl replace --force`
 /// would not be; the same bytes an apply sends).
-async fn updates(api: &Api<DynamicObject>, kind: Kind) -> Result<f64> {
+async fn updates(server: u32, api: &Api<DynamicObject>, kind: Kind) -> Result<Phase> {
     let api = api.clone();
-    measure(move |worker, round| {
+    measure(server, move |worker, round| {
         let api = api.clone();
         async move {
             let name = format!("put-{worker}");
@@ -112,9 +131,9 @@ async fn updates(api: &Api<DynamicObject>, kind: Kind) -> Result<f64> {
 }
 
 /// Server-side applies of the same object by one field manager.
-async fn applies(api: &Api<DynamicObject>, kind: Kind) -> Result<f64> {
+async fn applies(server: u32, api: &Api<DynamicObject>, kind: Kind) -> Result<Phase> {
     let api = api.clone();
-    measure(move |worker, round| {
+    measure(server, move |worker, round| {
         let api = api.clone();
         async move {
             let name = format!("apply-{worker}");
@@ -126,9 +145,9 @@ async fn applies(api: &Api<DynamicObject>, kind: Kind) -> Result<f64> {
 }
 
 /// Durable creates of fresh objects (their managedFields recorded as an `Update` by the creator).
-async fn creates(api: &Api<DynamicObject>, kind: Kind) -> Result<f64> {
+async fn creates(server: u32, api: &Api<DynamicObject>, kind: Kind) -> Result<Phase> {
     let api = api.clone();
-    measure(move |worker, round| {
+    measure(server, move |worker, round| {
         let api = api.clone();
         async move {
             let object: DynamicObject = serde_json::from_value(kind.object(&format!("new-{worker}-{round}"), 0))?;
@@ -159,20 +178,22 @@ async fn run() -> Result<()> {
     let server = Server::start();
     let client = client(&server).await?;
     wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
-    println!("\n| N = {CONCURRENCY}, {FIELDS}-field objects | PUT updates/s | server-side applies/s | apply / PUT | target |\n|---|---|---|---|---|");
+    let pid = server.pid();
+    println!("\n| N = {CONCURRENCY}, {FIELDS}-field objects | PUT updates | server-side applies | apply / PUT | target |\n|---|---|---|---|---|");
     let mut created = Vec::new();
     for (label, kind) in [("ConfigMap, 50 data keys", Kind::ConfigMap), ("Deployment, 50 env vars", Kind::Deployment)] {
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &kind.resource());
         prepare(&api, kind).await?;
-        let (put, apply) = (updates(&api, kind).await?, applies(&api, kind).await?);
-        let ratio = apply / put;
+        let (put, apply) = (updates(pid, &api, kind).await?, applies(pid, &api, kind).await?);
+        let ratio = apply.rate / put.rate;
         let verdict = if ratio >= 0.5 { "met" } else { "**not met**" };
-        println!("| {label} | {put:.0} | {apply:.0} | {:.0}% | ≥ 50%: {verdict} |", ratio * 100.0);
-        created.push((label, creates(&api, kind).await?));
+        println!("| {label} | {} | {} | {:.0}% | ≥ 50%: {verdict} |", put.cell(), apply.cell(), ratio * 100.0);
+        created.push((label, creates(pid, &api, kind).await?));
     }
-    println!("\n| N = {CONCURRENCY} | durable creates/s (managedFields recorded) |\n|---|---|");
-    for (label, rate) in created {
-        println!("| {label} | {rate:.0} |");
+    println!("\n| N = {CONCURRENCY} | durable creates (managedFields recorded) |\n|---|---|");
+    for (label, phase) in created {
+        println!("| {label} | {} |", phase.cell());
     }
+    println!("\nserver RSS after the run: {:.1} MiB", status_kib(pid, "VmRSS:")? as f64 / 1024.0);
     Ok(())
 }
