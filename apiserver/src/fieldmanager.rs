@@ -73,7 +73,7 @@ fn managed_fields(object: &Value) -> Option<&Value> {
     object.get("metadata")?.get("managedFields")
 }
 
-fn set_managed_fields(object: &mut Value, managers: &Managers) {
+fn set_managed_fields(object: &mut Value, managers: &Managers<'_>) {
     let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
     match managers.encode() {
         Some(encoded) => metadata.insert("managedFields".into(), encoded),
@@ -87,7 +87,8 @@ fn set_managed_fields(object: &mut Value, managers: &Managers) {
 /// empty entry, clears them), else the live object's; a subresource write always starts from the live ones.
 /// An existing object with no entries at all stays untracked until it is first applied to, as in kube.
 pub(crate) fn record_update<S: SchemaView>(write: &Write<'_, S>, live: Option<&Value>, new: &mut Value) {
-    let supplied = managed_fields(new);
+    let supplied = new.get_mut("metadata").and_then(|m| m.as_object_mut()?.remove("managedFields"));
+    let supplied = supplied.as_ref();
     let from_live = || Managers::decode(live.and_then(managed_fields)).unwrap_or_default();
     let base = if !write.subresource.is_empty() {
         from_live()
@@ -144,7 +145,7 @@ pub(crate) fn apply<S: SchemaView>(write: &Write<'_, S>, live: Option<&Value>, c
 }
 
 /// One apply: first, an object without entries gets everything it has owned by `before-first-apply`.
-fn apply_once<S: SchemaView>(write: &Write<'_, S>, live: &Value, config: &Value, force: bool) -> Result<(Value, Managers), Vec<Conflict>> {
+fn apply_once<'a, S: SchemaView>(write: &Write<'_, S>, live: &'a Value, config: &Value, force: bool) -> Result<(Value, Managers<'a>), Vec<Conflict>> {
     let mut managers = Managers::decode(managed_fields(live)).unwrap_or_default();
     if managers.is_empty() {
         let before = Identity::new(BEFORE_FIRST_APPLY, Operation::Update, write.api_version, write.subresource);

@@ -79,31 +79,60 @@ impl Identity {
 
 /// One manager's entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Entry {
+pub(crate) struct Entry<'a> {
     pub(crate) identity: Identity,
-    pub(crate) set: FieldSet,
+    set: FieldSet,
+    /// The FieldsV1 the set was decoded from, while the set is unchanged: encoding reuses it.
+    decoded_from: Option<&'a Value>,
     /// The apiVersion the fields were written with (appliers too).
     pub(crate) api_version: String,
     /// `metadata.managedFields[].time`: set when the manager last changed the object.
     pub(crate) time: Option<String>,
 }
 
-/// Every entry, by identity key.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Managers {
-    pub(crate) entries: BTreeMap<String, Entry>,
+impl<'a> Entry<'a> {
+    pub(crate) fn new(identity: Identity, set: FieldSet, api_version: String, time: Option<String>) -> Entry<'a> {
+        Entry { identity, set, decoded_from: None, api_version, time }
+    }
+
+    pub(crate) fn set(&self) -> &FieldSet {
+        &self.set
+    }
+
+    /// Replaces the fields (the entry is then encoded from them).
+    pub(crate) fn set_fields(&mut self, set: FieldSet) {
+        self.set = set;
+        self.decoded_from = None;
+    }
+
+    /// Reuses `earlier`'s FieldsV1 when this entry owns exactly the same fields (nothing to encode).
+    pub(crate) fn keep_encoding_of(&mut self, earlier: &Entry<'a>) {
+        if self.decoded_from.is_none() && self.set == earlier.set {
+            self.decoded_from = earlier.decoded_from;
+        }
+    }
+
+    fn fields_v1(&self) -> Value {
+        self.decoded_from.cloned().unwrap_or_else(|| self.set.to_fields_v1())
+    }
 }
 
-impl Managers {
+/// Every entry, by identity key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Managers<'a> {
+    pub(crate) entries: BTreeMap<String, Entry<'a>>,
+}
+
+impl<'a> Managers<'a> {
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    pub(crate) fn get(&self, identity: &Identity) -> Option<&Entry> {
+    pub(crate) fn get(&self, identity: &Identity) -> Option<&Entry<'a>> {
         self.entries.get(&identity.key())
     }
 
-    pub(crate) fn put(&mut self, entry: Entry) {
+    pub(crate) fn put(&mut self, entry: Entry<'a>) {
         self.entries.insert(entry.identity.key(), entry);
     }
 
@@ -114,7 +143,7 @@ impl Managers {
 
     /// Decodes `metadata.managedFields`; absent or null is empty. Every entry must name an operation of
     /// `Apply` or `Update`, an apiVersion and `fieldsType: FieldsV1`, as kube requires.
-    pub(crate) fn decode(value: Option<&Value>) -> Result<Managers, String> {
+    pub(crate) fn decode(value: Option<&'a Value>) -> Result<Managers<'a>, String> {
         let mut managers = Managers::default();
         let entries = match value {
             None | Some(Value::Null) => return Ok(managers),
@@ -132,9 +161,9 @@ impl Managers {
         if self.entries.is_empty() {
             return None;
         }
-        let mut entries: Vec<&Entry> = self.entries.values().collect();
+        let mut entries: Vec<&Entry<'a>> = self.entries.values().collect();
         entries.sort_by(|a, b| {
-            let seconds = |e: &Entry| e.time.as_deref().and_then(parse_seconds).unwrap_or(0);
+            let seconds = |e: &Entry<'a>| e.time.as_deref().and_then(parse_seconds).unwrap_or(0);
             a.identity.operation.cmp(&b.identity.operation)
                 .then_with(|| seconds(a).cmp(&seconds(b)))
                 .then_with(|| a.identity.manager.cmp(&b.identity.manager))
@@ -174,7 +203,7 @@ impl Managers {
             }
             let union = self.get(&bucket).map_or_else(|| entry.set.clone(), |b| entry.set.union(&b.set));
             self.entries.remove(&key);
-            self.put(Entry { identity: bucket, set: union, api_version: entry.api_version.clone(), time: entry.time.clone() });
+            self.put(Entry::new(bucket, union, entry.api_version.clone(), entry.time.clone()));
             remaining -= 1;
         }
     }
@@ -183,7 +212,7 @@ impl Managers {
 /// The manager old update entries merge into.
 const ANCIENT_CHANGES: &str = "ancient-changes";
 
-fn decode_entry(entry: &Value) -> Result<Entry, String> {
+fn decode_entry(entry: &Value) -> Result<Entry<'_>, String> {
     let text = |name: &str| entry.get(name).and_then(Value::as_str).unwrap_or_default();
     let operation = match text("operation") {
         "Apply" => Operation::Apply,
@@ -199,16 +228,16 @@ fn decode_entry(entry: &Value) -> Result<Entry, String> {
         "" => return Err("missing fieldsType".into()),
         other => return Err(format!("invalid fieldsType {other:?}")),
     }
-    let set = match entry.get("fieldsV1") {
-        None | Some(Value::Null) => FieldSet::new(),
-        Some(fields) => FieldSet::from_fields_v1(fields)?,
+    let (set, decoded_from) = match entry.get("fieldsV1") {
+        None | Some(Value::Null) => (FieldSet::new(), None),
+        Some(fields) => (FieldSet::from_fields_v1(fields)?, Some(fields)),
     };
     let identity = Identity::new(text("manager"), operation, api_version, text("subresource"));
     let time = entry.get("time").and_then(Value::as_str).map(str::to_owned);
-    Ok(Entry { identity, set, api_version: api_version.to_owned(), time })
+    Ok(Entry { identity, set, decoded_from, api_version: api_version.to_owned(), time })
 }
 
-fn encode_entry(entry: &Entry) -> Value {
+fn encode_entry(entry: &Entry<'_>) -> Value {
     let mut map = Map::new();
     map.insert("manager".into(), json!(entry.identity.manager));
     map.insert("operation".into(), json!(entry.identity.operation.as_str()));
@@ -217,7 +246,7 @@ fn encode_entry(entry: &Entry) -> Value {
         map.insert("time".into(), json!(time));
     }
     map.insert("fieldsType".into(), json!("FieldsV1"));
-    map.insert("fieldsV1".into(), entry.set.to_fields_v1());
+    map.insert("fieldsV1".into(), entry.fields_v1());
     if !entry.identity.subresource.is_empty() {
         map.insert("subresource".into(), json!(entry.identity.subresource));
     }

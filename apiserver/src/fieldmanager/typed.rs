@@ -76,23 +76,17 @@ fn is_empty(value: Option<&Value>) -> bool {
 /// Every path `value` sets: leaves, struct fields that are null or empty objects, map entries, and list items.
 pub(crate) fn field_set<S: SchemaView>(value: &Value, schema: S) -> FieldSet {
     let mut set = FieldSet::new();
-    walk_set(value, schema, &mut Vec::new(), &mut set);
-    set
-}
-
-fn walk_set<S: SchemaView>(value: &Value, schema: S, path: &mut Path, set: &mut FieldSet) {
     match schema.shape(value) {
-        Shape::Leaf => set.insert(path),
+        Shape::Leaf => {}
         Shape::Fields => {
             for (key, child) in value.as_object().into_iter().flatten() {
                 let (child_schema, declared) = schema.field(key);
-                path.push(PathElement::Field(key.clone()));
-                walk_set(child, child_schema, path, set);
+                let element = PathElement::Field(key.clone());
                 let empty_object = child.as_object().is_some_and(Map::is_empty);
-                if child.is_null() || empty_object || !declared {
-                    set.insert(path);
+                if !declared || child.is_null() || empty_object || child_schema.shape(child) == Shape::Leaf {
+                    set.add_member(element.clone());
                 }
-                path.pop();
+                set.add_child(element, field_set(child, child_schema));
             }
         }
         shape @ (Shape::Set | Shape::Keyed(_)) => {
@@ -103,15 +97,14 @@ fn walk_set<S: SchemaView>(value: &Value, schema: S, path: &mut Path, set: &mut 
             let mut seen = BTreeSet::new();
             let duplicates: BTreeSet<&PathElement> = elements.iter().filter(|(e, _)| !seen.insert(e)).map(|(e, _)| e).collect();
             for (element, item) in &elements {
-                path.push(element.clone());
+                set.add_member(element.clone());
                 if !duplicates.contains(element) {
-                    walk_set(item, items, path, set);
+                    set.add_child(element.clone(), field_set(item, items));
                 }
-                set.insert(path);
-                path.pop();
             }
         }
     }
+    set
 }
 
 /// What changed from `lhs` to `rhs`.
@@ -131,6 +124,11 @@ fn compare_leaf(lhs: Option<&Value>, rhs: Option<&Value>, path: &Path, out: &mut
 }
 
 fn walk_compare<S: SchemaView>(lhs: Option<&Value>, rhs: Option<&Value>, schema: S, path: &mut Path, out: &mut Comparison) {
+    if let (Some(l), Some(r)) = (lhs, rhs) {
+        if l == r {
+            return;
+        }
+    }
     let shape = pair_shape(schema, lhs, rhs);
     if shape == Shape::Leaf || (is_empty(lhs) && is_empty(rhs)) {
         return compare_leaf(lhs, rhs, path, out);
@@ -153,56 +151,68 @@ fn walk_compare<S: SchemaView>(lhs: Option<&Value>, rhs: Option<&Value>, schema:
     }
 }
 
-/// The items of a list by path element, in first-seen order, with every item that has each element.
-fn index_items<'v, S: SchemaView>(list: Option<&'v Value>, shape: &Shape, items: S) -> Vec<(PathElement, Vec<&'v Value>)> {
-    let mut order: Vec<(PathElement, Vec<&'v Value>)> = Vec::new();
-    let mut at: BTreeMap<PathElement, usize> = BTreeMap::new();
-    for item in list.and_then(Value::as_array).into_iter().flatten() {
-        let Ok(element) = item_element(shape, items, item) else { continue };
-        match at.get(&element) {
-            Some(&i) => order[i].1.push(item),
-            None => {
-                at.insert(element.clone(), order.len());
-                order.push((element, vec![item]));
-            }
-        }
-    }
-    order
+/// A list item with its path element.
+type Item<'v> = (PathElement, &'v Value);
+
+/// The items of a list with their path elements, sorted by element (list order among equal elements).
+fn sorted_items<'v, S: SchemaView>(list: Option<&'v Value>, shape: &Shape, items: S) -> Vec<Item<'v>> {
+    let mut sorted: Vec<Item<'v>> = list.and_then(Value::as_array).into_iter().flatten()
+        .filter_map(|item| item_element(shape, items, item).ok().map(|element| (element, item)))
+        .collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    sorted
+}
+
+/// The runs of equal elements of a sorted item list.
+fn runs<'s, 'v>(sorted: &'s [Item<'v>]) -> Vec<&'s [Item<'v>]> {
+    sorted.chunk_by(|a, b| a.0 == b.0).collect()
 }
 
 fn compare_items<S: SchemaView>(lhs: Option<&Value>, rhs: Option<&Value>, shape: &Shape, items: S, path: &mut Path, out: &mut Comparison) {
-    let left = index_items(lhs, shape, items);
-    let right = index_items(rhs, shape, items);
-    let right_by: BTreeMap<&PathElement, &Vec<&Value>> = right.iter().map(|(e, v)| (e, v)).collect();
-    let left_by: BTreeMap<&PathElement, &Vec<&Value>> = left.iter().map(|(e, v)| (e, v)).collect();
-    let none = Vec::new();
-    let all = left.iter().map(|(e, _)| e).chain(right.iter().map(|(e, _)| e).filter(|e| !left_by.contains_key(e)));
-    for element in all {
-        let l = left_by.get(element).copied().unwrap_or(&none);
-        let r = right_by.get(element).copied().unwrap_or(&none);
-        path.push(element.clone());
-        match (l.len(), r.len()) {
-            (0..=1, 0..=1) => walk_compare(l.first().copied(), r.first().copied(), items, path, out),
-            (2.., 2..) => {
-                let equal = l.len() == r.len() && l.iter().zip(r).all(|(a, b)| values_equal(a, b));
-                if !equal {
-                    out.modified.insert(path);
-                }
-            }
-            (2.., _) => {
-                if let Some(only) = r.first() {
-                    walk_compare(None, Some(only), items, path, out);
-                }
-                out.removed.insert(path);
-            }
-            (_, _) => {
-                if let Some(only) = l.first() {
-                    walk_compare(Some(only), None, items, path, out);
-                }
-                out.added.insert(path);
+    let (left, right) = (sorted_items(lhs, shape, items), sorted_items(rhs, shape, items));
+    let (left, right) = (runs(&left), runs(&right));
+    let (mut i, mut j) = (0, 0);
+    while i < left.len() || j < right.len() {
+        let order = match (left.get(i), right.get(j)) {
+            (Some(l), Some(r)) => l[0].0.cmp(&r[0].0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let (l, r): (&[Item<'_>], &[Item<'_>]) = match order {
+            std::cmp::Ordering::Less => (left[i], &[]),
+            std::cmp::Ordering::Greater => (&[], right[j]),
+            std::cmp::Ordering::Equal => (left[i], right[j]),
+        };
+        i += usize::from(order.is_le());
+        j += usize::from(order.is_ge());
+        path.push(l.first().or(r.first()).map(|(e, _)| e.clone()).unwrap_or(PathElement::Index(0)));
+        compare_run(l, r, items, path, out);
+        path.pop();
+    }
+}
+
+/// The items of one element on both sides; kube's rules for repeated elements (which only live objects have).
+fn compare_run<S: SchemaView>(l: &[Item<'_>], r: &[Item<'_>], items: S, path: &mut Path, out: &mut Comparison) {
+    match (l.len(), r.len()) {
+        (0..=1, 0..=1) => walk_compare(l.first().map(|i| i.1), r.first().map(|i| i.1), items, path, out),
+        (2.., 2..) => {
+            let equal = l.len() == r.len() && l.iter().zip(r).all(|(a, b)| values_equal(a.1, b.1));
+            if !equal {
+                out.modified.insert(path);
             }
         }
-        path.pop();
+        (2.., _) => {
+            if let Some(only) = r.first() {
+                walk_compare(None, Some(only.1), items, path, out);
+            }
+            out.removed.insert(path);
+        }
+        (_, _) => {
+            if let Some(only) = l.first() {
+                walk_compare(Some(only.1), None, items, path, out);
+            }
+            out.added.insert(path);
+        }
     }
 }
 
@@ -214,6 +224,9 @@ pub(crate) fn merge<S: SchemaView>(lhs: &Value, rhs: &Value, schema: S) -> Value
 
 fn walk_merge<S: SchemaView>(lhs: Option<&Value>, rhs: Option<&Value>, schema: S) -> Option<Value> {
     let (Some(l), Some(r)) = (lhs, rhs) else { return rhs.or(lhs).cloned() };
+    if l == r {
+        return Some(r.clone());
+    }
     let shape = pair_shape(schema, lhs, rhs);
     if shape == Shape::Leaf || (is_empty(lhs) && is_empty(rhs)) {
         return Some(r.clone());

@@ -76,16 +76,16 @@ pub(crate) struct Updater<'a, S> {
 impl<S: SchemaView> Updater<'_, S> {
     /// Compares `live` to `new`, takes the changed fields from every manager but `me` (or reports them as
     /// conflicts when `force` is false), and removes the removed fields from every manager but `me`.
-    fn take_from_others(&self, live: &Value, new: &Value, managers: &mut Managers, me: Option<&str>, force: bool)
+    fn take_from_others(&self, live: &Value, new: &Value, managers: &mut Managers<'_>, me: &str, force: bool)
         -> Result<Comparison, Vec<Conflict>> {
         let comparison = self.filter.comparison(typed::compare(live, new, self.schema));
         let changed = comparison.modified.union(&comparison.added);
-        let others = |key: &String| Some(key.as_str()) != me;
+        let others = |key: &String| key.as_str() != me;
         if !force {
             let conflicts: Vec<Conflict> = managers.entries.iter()
                 .filter(|(key, _)| others(key))
                 .flat_map(|(_, entry)| {
-                    let paths = entry.set.intersection(&changed).paths();
+                    let paths = entry.set().intersection(&changed).paths();
                     paths.into_iter().map(|path| Conflict { identity: entry.identity.clone(), path })
                 })
                 .collect();
@@ -94,7 +94,10 @@ impl<S: SchemaView> Updater<'_, S> {
             }
         }
         for (_, entry) in managers.entries.iter_mut().filter(|(key, _)| others(key)) {
-            entry.set = entry.set.difference(&changed).difference(&comparison.removed);
+            if entry.set().overlaps(&changed) || entry.set().overlaps(&comparison.removed) {
+                let kept = entry.set().difference(&changed).difference(&comparison.removed);
+                entry.set_fields(kept);
+            }
         }
         managers.drop_empty();
         Ok(comparison)
@@ -102,36 +105,57 @@ impl<S: SchemaView> Updater<'_, S> {
 
     /// Records a non-apply write of `new` over `live` by `identity` (an Update entry): the changed fields become
     /// its own and leave every other manager, removed fields leave every manager.
-    pub(crate) fn update(&self, live: &Value, new: &Value, mut managers: Managers, identity: &Identity) -> Managers {
-        let Ok(comparison) = self.take_from_others(live, new, &mut managers, None, true) else { return managers };
+    pub(crate) fn update<'a>(&self, live: &Value, new: &Value, mut managers: Managers<'a>, identity: &Identity) -> Managers<'a> {
+        let me = identity.key();
+        let Ok(comparison) = self.take_from_others(live, new, &mut managers, &me, true) else { return managers };
+        // The writer's own entry loses the removed fields and gains the changed ones (kube reaches the same
+        // result by writing as a temporary manager and merging it into the writer's entry).
+        if let Some(entry) = managers.entries.get_mut(&me).filter(|e| e.set().overlaps(&comparison.removed)) {
+            let kept = entry.set().difference(&comparison.removed);
+            entry.set_fields(kept);
+        }
         let changed = self.filter.apply(&comparison.modified.union(&comparison.added)).difference(&STRIPPED);
         if !changed.is_empty() {
-            let set = match managers.get(identity) {
-                Some(previous) => changed.union(&previous.set),
-                None => changed,
+            let mut entry = match managers.entries.remove(&me) {
+                Some(previous) => {
+                    let mut set = previous.set().clone();
+                    set.absorb(&changed);
+                    let mut entry = Entry::new(identity.clone(), set, self.api_version.to_owned(), None);
+                    entry.keep_encoding_of(&previous);
+                    entry
+                }
+                None => Entry::new(identity.clone(), changed, self.api_version.to_owned(), None),
             };
-            managers.put(Entry { identity: identity.clone(), set, api_version: self.api_version.to_owned(), time: Some(self.now.to_owned()) });
+            entry.time = Some(self.now.to_owned());
+            managers.put(entry);
         }
+        managers.drop_empty();
         managers.cap_updaters(MAX_UPDATE_MANAGERS);
         managers
     }
 
     /// Applies `config` over `live` for `identity`: returns the new object and entries, or the conflicts.
-    pub(crate) fn apply(&self, live: &Value, config: &Value, mut managers: Managers, identity: &Identity, force: bool)
-        -> Result<(Value, Managers), Vec<Conflict>> {
+    pub(crate) fn apply<'a>(&self, live: &Value, config: &Value, mut managers: Managers<'a>, identity: &Identity, force: bool)
+        -> Result<(Value, Managers<'a>), Vec<Conflict>> {
         let merged = typed::merge(live, config, self.schema);
         let me = identity.key();
-        let previous = managers.get(identity).cloned();
+        let previous = managers.entries.remove(&me);
         let set = self.filter.apply(&typed::field_set(config, self.schema));
         let time = previous.as_ref().and_then(|p| p.time.clone());
-        managers.put(Entry { identity: identity.clone(), set, api_version: self.api_version.to_owned(), time });
-        let new = match previous.filter(|p| !p.set.is_empty()) {
-            Some(last) => self.prune(&merged, &managers, &last.set),
+        // Nothing to remove when the applier still applies every field it applied last time.
+        let last = previous.as_ref().map(Entry::set).filter(|last| !last.difference(&set).is_empty()).cloned();
+        managers.put(Entry::new(identity.clone(), set, self.api_version.to_owned(), time));
+        let new = match last {
+            Some(last) => self.prune(&merged, &managers, &last),
             None => merged,
         };
-        self.take_from_others(live, &new, &mut managers, Some(&me), force)?;
+        self.take_from_others(live, &new, &mut managers, &me, force)?;
         if let Some(entry) = managers.entries.get_mut(&me) {
-            entry.set = entry.set.difference(&STRIPPED);
+            let kept = entry.set().difference(&STRIPPED);
+            entry.set_fields(kept);
+            if let Some(previous) = &previous {
+                entry.keep_encoding_of(previous);
+            }
         }
         managers.drop_empty();
         let changed = !values_equal(live, &new);
@@ -143,11 +167,14 @@ impl<S: SchemaView> Updater<'_, S> {
 
     /// Removes what the applier applied last time and no longer applies, unless another manager (or the new
     /// configuration) owns it.
-    fn prune(&self, merged: &Value, managers: &Managers, last: &FieldSet) -> Value {
+    fn prune(&self, merged: &Value, managers: &Managers<'_>, last: &FieldSet) -> Value {
         let schema = self.schema;
         let last = last.ensure_named_fields_are_members(schema);
         let pruned = typed::remove(merged, &last, schema);
-        let owned = managers.entries.values().fold(FieldSet::new(), |all, entry| all.union(&entry.set));
+        let owned = managers.entries.values().fold(FieldSet::new(), |mut all, entry| {
+            all.absorb(entry.set());
+            all
+        });
         let merged_set = typed::field_set(merged, schema).ensure_named_fields_are_members(schema);
         let pruned_set = typed::field_set(&pruned, schema).ensure_named_fields_are_members(schema);
         let unowned = merged_set.difference(&pruned_set.union(&owned.ensure_named_fields_are_members(schema)));
