@@ -185,9 +185,11 @@ fn compare_items<S: SchemaView>(lhs: Option<&Value>, rhs: Option<&Value>, shape:
         };
         i += usize::from(order.is_le());
         j += usize::from(order.is_ge());
-        path.push(l.first().or(r.first()).map(|(e, _)| e.clone()).unwrap_or(PathElement::Index(0)));
-        compare_run(l, r, items, path, out);
-        path.pop();
+        if let Some((element, _)) = l.first().or(r.first()) {
+            path.push(element.clone());
+            compare_run(l, r, items, path, out);
+            path.pop();
+        }
     }
 }
 
