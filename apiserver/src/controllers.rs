@@ -10,7 +10,10 @@ pub mod tenant;
 use serde_json::{json, Value};
 
 use crate::registry::store::{DeleteOptions, ListOptions, Part};
-use crate::registry::{ResourceInfo, Scope};
+use crate::registry::{ResourceInfo, Scope, WriteContext};
+
+/// The manager of the namespace and tenant controllers' writes, as kube-controller-manager records its own.
+pub(crate) const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -42,7 +45,7 @@ pub async fn delete_content<'a>(server: &ApiServer, resources: impl Iterator<Ite
 
 /// Empties the `spec.finalizers` of a namespace or tenant being deleted (its `/finalize`), which removes it.
 pub async fn finalize(server: &ApiServer, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<()> {
-    server.registry.guaranteed_update(resource, scope, name, Part::Finalize, false, |old| {
+    server.registry.guaranteed_update(resource, scope, name, Part::Finalize, &WriteContext::server(CONTROLLER_MANAGER, "finalize"), |old| {
         let mut new = old.clone();
         new["spec"]["finalizers"] = json!([]);
         Ok(new)

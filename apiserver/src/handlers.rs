@@ -1,12 +1,14 @@
 //! Resource request handlers, one file per verb, and what they share: the request context, body reading and
 //! response encoding.
 
+pub mod apply;
 pub mod create;
 pub mod delete;
 pub mod get;
 pub mod list;
 pub mod options;
 pub mod partial;
+pub mod manager;
 pub mod patch;
 pub mod review;
 pub mod scale;
@@ -47,6 +49,8 @@ pub struct Ctx {
     pub content_type: Option<String>,
     /// The `Warning`s the response carries (deprecated versions, fields `fieldValidation=Warn` reports).
     pub warnings: Warnings,
+    /// Writes without a `fieldManager` are recorded under the User-Agent's product name.
+    pub user_agent: Option<String>,
 }
 
 /// Warnings a request collects for its response, each once, in the order given.
@@ -77,6 +81,7 @@ impl Ctx {
             accept: header(header::ACCEPT),
             content_type: header(header::CONTENT_TYPE),
             warnings: Warnings::default(),
+            user_agent: header(header::USER_AGENT),
         }
     }
 

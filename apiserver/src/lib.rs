@@ -11,6 +11,7 @@ pub mod config;
 pub mod controllers;
 pub mod crds;
 pub mod discovery;
+pub mod fieldmanager;
 pub mod filters;
 pub mod handlers;
 pub mod kubeconfig;

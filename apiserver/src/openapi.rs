@@ -161,6 +161,13 @@ impl OpenApi {
     }
 }
 
+/// The v3 definitions exactly as [`OpenApi::definitions`] serves them for `resources` and `extra_definitions`,
+/// generated afresh and owned by the caller: server-side apply compiles its own compact view of them once,
+/// without keeping the tens of megabytes the served documents hold (those stay unbuilt until a client asks).
+pub(crate) fn fresh_definitions(resources: &[ResourceInfo], extra_definitions: &Map<String, Value>) -> Map<String, Value> {
+    model::with_extensions(schemas::generate(Form::V3), resources, extra_definitions, Form::V3)
+}
+
 /// FNV-1a (128 bit) of a document, as 32 upper-case hex digits: stable across builds and Rust releases.
 fn content_hash(bytes: &[u8]) -> String {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;

@@ -16,7 +16,8 @@ use crate::filters::authenticate::{from_certificate, PeerIdentity, TokenFile};
 use crate::filters::serviceaccount::{TokenIssuer, TokenOptions};
 use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::builtin::builtin_resources;
-use crate::registry::{ResourceTable, Scope};
+use crate::registry::managed::SERVER_MANAGER;
+use crate::registry::{ResourceTable, Scope, WriteContext};
 use crate::state::{ApiServer, Settings};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::{self, Phase};
@@ -79,7 +80,7 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
     wanted.extend(server.default_tenant.clone());
     for name in wanted {
         let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": name}});
-        match server.registry.create(&tenants, &system, tenant, &namespaces, false).await {
+        match server.registry.create(&tenants, &system, tenant, &namespaces, &WriteContext::server(SERVER_MANAGER, "")).await {
             Ok(_) | Err(ApiError { code: 409, .. }) => {}
             Err(err) => return Err(failed(err)),
         }

@@ -163,6 +163,14 @@ impl ApiError {
         err
     }
 
+    /// kube's server-side apply conflict: 409 `Conflict` whose causes (`FieldManagerConflict`) name each field
+    /// and its manager; no name or kind in the details.
+    pub fn apply_conflict(message: String, causes: Vec<Cause>) -> ApiError {
+        let mut err = ApiError::new(409, "Conflict", message);
+        err.details = Some(Box::new(Details { causes, ..Details::default() }));
+        err
+    }
+
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(400, "BadRequest", message)
     }

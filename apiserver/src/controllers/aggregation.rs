@@ -17,7 +17,10 @@ use tokio::sync::Notify;
 
 use crate::authorization::RBAC_GROUP;
 use crate::registry::store::{Part, WriteObserver};
-use crate::registry::{ResourceInfo, Scope};
+use crate::registry::{ResourceInfo, Scope, WriteContext};
+
+/// The manager of aggregated ClusterRoles' rules, as kube-controller-manager's aggregation controller names itself.
+const AGGREGATION_MANAGER: &str = "clusterrole-aggregation-controller";
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -74,7 +77,7 @@ pub async fn reconcile(server: &ApiServer, space: &SpaceName) -> ApiResult<()> {
             continue;
         }
         let name = role.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        let update = server.registry.guaranteed_update(&resource, &scope, name, Part::Main, false, |current| {
+        let update = server.registry.guaranteed_update(&resource, &scope, name, Part::Main, &WriteContext::server(AGGREGATION_MANAGER, ""), |current| {
             let mut desired = current.clone();
             desired["rules"] = rules.clone();
             Ok(desired)

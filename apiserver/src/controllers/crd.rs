@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::BATCH;
 use crate::registry::store::{DeleteOptions, ListOptions, Part};
-use crate::registry::{ResourceInfo, Scope, Spaces};
+use crate::registry::managed::SERVER_MANAGER;
+use crate::registry::{ResourceInfo, Scope, Spaces, WriteContext};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy;
@@ -40,7 +41,7 @@ pub async fn reconcile(server: &ApiServer, space: &SpaceName, name: &str) -> Api
     }
     let crds = server.resources.by_kind("apiextensions.k8s.io", "CustomResourceDefinition").cloned()
         .ok_or_else(|| ApiError::internal("no CustomResourceDefinition resource"))?;
-    let lifted = server.registry.guaranteed_update(&crds, &Scope::one(space.clone(), None), name, Part::Main, false, |old| {
+    let lifted = server.registry.guaranteed_update(&crds, &Scope::one(space.clone(), None), name, Part::Main, &WriteContext::server(SERVER_MANAGER, ""), |old| {
         let mut new = old.clone();
         if let Some(finalizers) = new.pointer_mut("/metadata/finalizers").and_then(Value::as_array_mut) {
             finalizers.retain(|f| f != CLEANUP_FINALIZER);

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use super::options::{FieldValidation, PatchCheck, Schema};
-use super::{options, Ctx};
+use super::{apply, manager, options, Ctx};
 use crate::admission::escalation;
 use crate::negotiate::{self, PatchKind, Strictness};
 use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
@@ -112,17 +112,21 @@ fn json_patch_operations() -> Node<'static> {
 }
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    let write = ctx.write_options()?;
     let kind = negotiate::patch_kind(ctx.content_type.as_deref())?;
+    if kind == PatchKind::Apply {
+        return apply::handle(ctx, body).await;
+    }
+    let validation = ctx.write_options()?.field_validation;
+    let write = manager::update_write(&ctx, "PatchOptions")?;
     refuse_strategic_for_custom(&ctx.resource, kind)?;
-    let (patch, problems) = Patch::parse_checked(kind, &body, write.field_validation)?;
+    let (patch, problems) = Patch::parse_checked(kind, &body, validation)?;
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
     let escalation = escalation::for_write(&server, &ctx.user, &resource, ctx.scope.space()?).await?;
     let namespace = ctx.scope.namespace.as_deref();
-    let check = PatchCheck::new(&server, write.field_validation, Schema::of(&resource), problems);
-    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, write.dry_run, |current| {
+    let check = PatchCheck::new(&server, validation, Schema::of(&resource), problems);
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
         let mut patched = patch.apply(&server, resource.definition.as_deref(), current)?;
         check.check(&mut patched, |patched| patch.shown(patched))?;
         if let Some(escalation) = &escalation {

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::options::{self, FieldValidation, PatchCheck, Schema, SCALE};
 use super::patch::Patch;
-use super::Ctx;
+use super::{manager, Ctx};
 use crate::negotiate;
 use crate::registry::ResourceInfo;
 use crate::registry::store::Part;
@@ -82,12 +82,13 @@ pub async fn get(ctx: Ctx) -> ApiResult<HttpResponse> {
 /// PUT or PATCH of the Scale: the new `spec.replicas` is written to the object. The body's fields are checked
 /// against `autoscaling/v1 Scale`.
 pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    let write = ctx.write_options()?;
-    let (change, problems) = change(&ctx, write.field_validation, &body)?;
+    let write_options = ctx.write_options()?;
+    let (change, problems) = change(&ctx, write_options.field_validation, &body)?;
+    let write = manager::update_write(&ctx, if ctx.info.verb == "patch" { "PatchOptions" } else { "UpdateOptions" })?;
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let check = PatchCheck::new(&server, write.field_validation, Schema::Definition(Some(SCALE)), problems);
-    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, write.dry_run, |current| {
+    let check = PatchCheck::new(&server, write_options.field_validation, Schema::Definition(Some(SCALE)), problems);
+    let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, &write, |current| {
         let scale = to_scale(&resource, current);
         let desired = match &change {
             Change::Patch(patch) => {

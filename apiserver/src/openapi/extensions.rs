@@ -332,6 +332,13 @@ const ATOMIC_STRUCTS: &[&str] = &[
     "core.v1.SecretReference",
 ];
 
+/// `+default` markers of upstream fields that are keys of `map` lists: server-side apply identifies an item that
+/// omits such a key by its default (`ports: [{containerPort: 80}]` is the item `containerPort=80,protocol=TCP`).
+const KEY_DEFAULTS: &[(&str, &str, &str)] = &[
+    ("core.v1.ContainerPort", "protocol", "TCP"),
+    ("core.v1.ServicePort", "protocol", "TCP"),
+];
+
 /// The full definition name of a table key.
 fn full_name(short: &str) -> String {
     if short.starts_with("meta.v1.") {
@@ -354,6 +361,16 @@ pub(crate) fn apply(definitions: &mut Map<String, Value>, form: Form) {
                 wrap_ref_in_all_of(property);
             }
             rule.write(property);
+        }
+    }
+    for (definition, field, default) in KEY_DEFAULTS {
+        let property = definitions
+            .get_mut(&full_name(definition))
+            .and_then(|schema| schema.get_mut("properties"))
+            .and_then(|properties| properties.get_mut(*field))
+            .and_then(Value::as_object_mut);
+        if let Some(property) = property {
+            property.insert("default".into(), json!(default));
         }
     }
     for name in ATOMIC_STRUCTS {

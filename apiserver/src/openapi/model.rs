@@ -39,7 +39,16 @@ pub(crate) fn all_definitions(
     extra: &Map<String, Value>,
     form: Form,
 ) -> Map<String, Value> {
-    let mut definitions = schemas::builtin_definitions(form).clone();
+    with_extensions(schemas::builtin_definitions(form).clone(), resources, extra, form)
+}
+
+/// `base` (the built-in definitions) with the extra definitions, kind and list schemas, extensions and GVKs.
+pub(crate) fn with_extensions(
+    mut definitions: Map<String, Value>,
+    resources: &[ResourceInfo],
+    extra: &Map<String, Value>,
+    form: Form,
+) -> Map<String, Value> {
     for (name, schema) in extra {
         let mut schema = schema.clone();
         refs::rewrite_prefix(&mut schema, Form::V3.ref_prefix(), form.ref_prefix());

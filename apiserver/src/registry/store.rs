@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use super::deletion::{self, Plan};
 use super::selector::{FieldSelector, LabelSelector};
+use super::managed::{self, WriteContext};
 use super::{defaults, validate, ResourceInfo, Subresource};
+use crate::fieldmanager::Operation;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::{crds, tenancy};
 
@@ -153,6 +155,16 @@ fn metadata_mut(object: &mut Value) -> ApiResult<&mut serde_json::Map<String, Va
     metadata.as_object_mut().ok_or_else(|| ApiError::bad_request("metadata must be an object"))
 }
 
+/// Puts an apply's entries on the object a subresource write keeps (which starts from the stored object).
+fn set_managed_fields(object: &mut Value, entries: Option<Value>) -> ApiResult<()> {
+    let metadata = metadata_mut(object)?;
+    match entries {
+        Some(entries) => metadata.insert("managedFields".into(), entries),
+        None => metadata.remove("managedFields"),
+    };
+    Ok(())
+}
+
 fn has_finalizers(object: &Value) -> bool {
     object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
 }
@@ -291,7 +303,7 @@ impl GenericStore {
     }
 
     /// Validates and completes a new object: kind, namespace, name, uid, timestamps, defaults.
-    fn prepare_create(&self, resource: &ResourceInfo, scope: &Scope, object: &mut Value) -> ApiResult<()> {
+    fn prepare_create(&self, resource: &ResourceInfo, scope: &Scope, object: &mut Value, write: &WriteContext) -> ApiResult<()> {
         check_type_meta(resource, object)?;
         let metadata = metadata_mut(object)?;
         if metadata.get("resourceVersion").is_some_and(|rv| !rv.is_null() && rv != "") {
@@ -340,19 +352,22 @@ impl GenericStore {
         tenancy::strategy::prepare_create(resource, object);
         crds::strategy::prepare_create(resource, object);
         crds::strategy::prepare_custom_create(resource, object);
-        validate_object(resource, object, None)
+        validate_object(resource, object, None)?;
+        managed::record(resource, write, None, object);
+        Ok(())
     }
 
-    pub async fn create(&self, resource: &ResourceInfo, scope: &Scope, object: Value, namespaces: &ResourceInfo, dry_run: bool) -> ApiResult<Value> {
+    /// Creates an object (the write's manager records an `Update` entry, unless it is an apply that did).
+    pub async fn create(&self, resource: &ResourceInfo, scope: &Scope, object: Value, namespaces: &ResourceInfo, write: &WriteContext) -> ApiResult<Value> {
         let display_name = meta_str(&object, "name").filter(|n| !n.is_empty()).or_else(|| meta_str(&object, "generateName")).unwrap_or_default().to_owned();
         self.check_namespace(resource, scope, namespaces, &display_name).await?;
         let generated = meta_str(&object, "name").is_none_or(str::is_empty);
         for _attempt in 0..3 {
             let mut candidate = object.clone();
-            self.prepare_create(resource, scope, &mut candidate)?;
+            self.prepare_create(resource, scope, &mut candidate, write)?;
             let name = meta_str(&candidate, "name").unwrap_or_default().to_owned();
             let key = self.key(resource, scope, &name)?;
-            if dry_run {
+            if write.dry_run {
                 return match self.store.get(&key).await? {
                     Some(_) => Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
                     None => Ok(candidate),
@@ -372,7 +387,7 @@ impl GenericStore {
     }
 
     /// Replaces an object (PUT), the main resource or its status. Returns the stored object.
-    pub async fn update(&self, resource: &ResourceInfo, scope: &Scope, name: &str, object: Value, part: Part, dry_run: bool) -> ApiResult<Value> {
+    pub async fn update(&self, resource: &ResourceInfo, scope: &Scope, name: &str, object: Value, part: Part, write: &WriteContext) -> ApiResult<Value> {
         check_type_meta(resource, &object)?;
         if meta_str(&object, "name").is_some_and(|n| n != name) {
             return Err(ApiError::bad_request(format!(
@@ -390,12 +405,13 @@ impl GenericStore {
             return Err(ApiError::stale(&resource.group, &resource.plural, name));
         }
         let old = decode(&current)?;
-        let new = self.prepare_update(resource, scope, &old, object, part)?;
-        self.commit_update(resource, Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision }, new, dry_run).await
+        let new = self.prepare_update(resource, scope, &old, object, part, write)?;
+        self.commit_update(resource, Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision }, new, write.dry_run).await
     }
 
     /// Read-modify-write with retries on conflict: `change` maps the current object to the desired one.
-    pub async fn guaranteed_update<F>(&self, resource: &ResourceInfo, scope: &Scope, name: &str, part: Part, dry_run: bool, change: F) -> ApiResult<Value>
+    /// (An apply's `change` records the applier's managedFields itself; see `WriteContext::operation`.)
+    pub async fn guaranteed_update<F>(&self, resource: &ResourceInfo, scope: &Scope, name: &str, part: Part, write: &WriteContext, change: F) -> ApiResult<Value>
     where
         F: Fn(&Value) -> ApiResult<Value>,
     {
@@ -421,8 +437,8 @@ impl GenericStore {
                 return Err(ApiError::bad_request("the name of the object cannot be changed"));
             }
             check_type_meta(resource, &desired)?;
-            let new = self.prepare_update(resource, scope, &old, desired, part)?;
-            match self.commit_update(resource, Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision }, new, dry_run).await {
+            let new = self.prepare_update(resource, scope, &old, desired, part, write)?;
+            match self.commit_update(resource, Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision }, new, write.dry_run).await {
                 Err(err) if err.reason == "Conflict" => continue,
                 other => return other,
             }
@@ -430,7 +446,8 @@ impl GenericStore {
         Err(ApiError::stale(&resource.group, &resource.plural, name))
     }
 
-    fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, new: Value, part: Part) -> ApiResult<Value> {
+    fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, new: Value, part: Part, write: &WriteContext) -> ApiResult<Value> {
+        let applied = (write.operation == Operation::Apply).then(|| new.pointer("/metadata/managedFields").cloned());
         let mut new = take_part(resource, old, new, part);
         keep_server_metadata(resource, scope, old, &mut new)?;
         defaults::apply(&resource.group, &resource.kind, &mut new);
@@ -445,6 +462,10 @@ impl GenericStore {
             metadata_mut(&mut new)?.insert("generation".into(), json!(generation));
         }
         validate_object(resource, &mut new, Some(old))?;
+        match applied {
+            Some(entries) => set_managed_fields(&mut new, entries)?,
+            None => managed::record(resource, write, Some(old), &mut new),
+        }
         Ok(new)
     }
 

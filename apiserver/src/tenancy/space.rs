@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 use super::schemas::DEFAULT_CRD_POLICY;
 use super::strategy::LOGICAL_CLUSTER_NAME;
 use super::{space_of, SYSTEM};
-use crate::registry::Scope;
+use crate::registry::managed::SERVER_MANAGER;
+use crate::registry::{Scope, WriteContext};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -88,7 +89,7 @@ async fn create(server: &ApiServer, space: &kspaces_storage::SpaceName, object: 
     let resource = server.resources.by_kind(group, kind).cloned()
         .ok_or_else(|| ApiError::internal(format!("no resource for {group}/{kind}")))?;
     let scope = Scope::one(space.clone(), None);
-    match server.registry.create(&resource, &scope, object, &server.namespaces(), false).await {
+    match server.registry.create(&resource, &scope, object, &server.namespaces(), &WriteContext::server(SERVER_MANAGER, "")).await {
         Ok(_) | Err(ApiError { code: 409, .. }) => Ok(()),
         Err(err) => Err(err),
     }

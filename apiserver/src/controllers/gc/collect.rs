@@ -15,7 +15,8 @@ use super::queue::Work;
 use super::AbsentOwner;
 use crate::registry::deletion::{self, DeleteOptions, Propagation, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 use crate::registry::store::Part;
-use crate::registry::{ResourceInfo, Scope};
+use crate::controllers::CONTROLLER_MANAGER;
+use crate::registry::{ResourceInfo, Scope, WriteContext};
 use crate::state::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
@@ -237,7 +238,7 @@ async fn owner_state(server: &ApiServer, space: &SpaceName, namespace: Option<&s
 /// Changes the object `uid` (and only it: a new object by the same name is left alone). `None` if it is gone.
 async fn edit(server: &ApiServer, row: &ResourceInfo, scope: &Scope, name: &str, uid: &Uid, change: impl Fn(&mut Value) -> bool) -> ApiResult<Option<Value>> {
     let expected = uid.to_string();
-    let updated = server.registry.guaranteed_update(row, scope, name, Part::Main, false, |current| {
+    let updated = server.registry.guaranteed_update(row, scope, name, Part::Main, &WriteContext::server(CONTROLLER_MANAGER, ""), |current| {
         if current.pointer("/metadata/uid").and_then(Value::as_str) != Some(expected.as_str()) {
             return Err(ApiError::not_found(&row.group, &row.plural, name));
         }

@@ -1,0 +1,62 @@
+//! The pieces under the rows: FieldsV1 round trips, kube's path text, manager identities, set algebra.
+
+use serde_json::json;
+
+use super::super::managers::{Identity, Operation};
+use super::super::path::{display, PathElement};
+use super::FieldSet;
+
+#[test]
+fn fields_v1_round_trips_with_members_that_have_children() {
+    let fields = json!({
+        "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+        "f:spec": {"f:containers": {"k:{\"name\":\"a\"}": {".": {}, "f:image": {}}},
+            "f:ports": {"k:{\"port\":80,\"protocol\":\"TCP\"}": {}}, "f:tags": {"v:\"x\"": {}, "v:3": {}}},
+    });
+    let set = FieldSet::from_fields_v1(&fields).expect("valid FieldsV1");
+    assert_eq!(set.to_fields_v1(), fields);
+    let labels = [PathElement::Field("metadata".into()), PathElement::Field("labels".into())];
+    assert!(set.has(&labels), "`.` makes the node a member");
+    assert!(!set.has(&[PathElement::Field("spec".into())]), "a node with children only is not a member");
+}
+
+#[test]
+fn unknown_element_types_are_dropped_and_bad_keys_refused() {
+    let set = FieldSet::from_fields_v1(&json!({"x:future": {}, "f:a": {}})).expect("unknown types are skipped");
+    assert_eq!(set.to_fields_v1(), json!({"f:a": {}}));
+    assert!(FieldSet::from_fields_v1(&json!({"nocolon": {}})).is_err());
+    assert!(FieldSet::from_fields_v1(&json!({"k:{not json": {}})).is_err());
+    assert!(FieldSet::from_fields_v1(&json!(["f:a"])).is_err());
+}
+
+#[test]
+fn paths_print_as_kube_prints_them() {
+    let path = vec![
+        PathElement::Field("spec".into()),
+        PathElement::Key(vec![("port".into(), json!(80)), ("protocol".into(), json!("TCP"))]),
+        PathElement::Field("name".into()),
+    ];
+    assert_eq!(display(&path), ".spec[port=80,protocol=\"TCP\"].name");
+    assert_eq!(display(&[PathElement::Field("f".into()), PathElement::Value(json!("x"))]), ".f[=\"x\"]");
+    assert_eq!(PathElement::Key(vec![("name".into(), json!("a<b"))]).encode(), "k:{\"name\":\"a\\u003cb\"}", "HTML characters escaped as Go does");
+}
+
+#[test]
+fn manager_identities_are_kubes() {
+    let apply = Identity::new("a", Operation::Apply, "apps/v1", "");
+    assert_eq!(apply.key(), r#"{"manager":"a","operation":"Apply"}"#, "appliers have no apiVersion in their identity");
+    let update = Identity::new("", Operation::Update, "v1", "status");
+    assert_eq!(update.key(), r#"{"manager":"unknown","operation":"Update","apiVersion":"v1","subresource":"status"}"#);
+    assert_eq!(update.describe(), "\"unknown\" with subresource \"status\" using v1");
+}
+
+#[test]
+fn difference_keeps_children_of_removed_members_and_recursive_difference_does_not() {
+    let f = |name: &str| PathElement::Field(name.into());
+    let set = FieldSet::of(&[vec![f("spec")], vec![f("spec"), f("replicas")]]);
+    let spec = FieldSet::of(&[vec![f("spec")]]);
+    assert_eq!(set.difference(&spec), FieldSet::of(&[vec![f("spec"), f("replicas")]]));
+    assert!(set.recursive_difference(&spec).is_empty());
+    assert_eq!(set.only_under(&[f("spec")]), set);
+    assert!(set.only_under(&[f("status")]).is_empty());
+}

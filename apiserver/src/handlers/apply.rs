@@ -1,0 +1,111 @@
+//! PATCH with `application/apply-patch+yaml`: server-side apply. The configuration is merged into the live
+//! object by the field manager (`registry::managed::apply`) inside the registry's read-modify-write loop;
+//! when there is no object yet it is created through the create path (201), which also needs `create`
+//! permission, as in kube.
+
+use actix_web::HttpResponse;
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::{create, manager, Ctx};
+use crate::admission::escalation;
+use crate::authorization;
+use crate::registry::managed;
+use crate::registry::store::Part;
+use crate::status::{ApiError, ApiResult};
+
+/// How often a create that lost a race with another create is retried as an update.
+const ATTEMPTS: usize = 3;
+
+pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
+    let write = manager::apply_write(&ctx)?;
+    let force = force(&ctx)?;
+    let config = decode(&body)?;
+    let config = check_identity(&ctx, config)?;
+    let part = Part::of_subresource(&ctx.info.subresource);
+    let server = ctx.server.clone();
+    let resource = ctx.resource.clone();
+    let escalation = escalation::for_write(&server, &ctx.user, &resource, ctx.scope.space()?).await?;
+    let namespace = ctx.scope.namespace.as_deref();
+    for _attempt in 0..ATTEMPTS {
+        let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
+            let applied = managed::apply(&resource, &write, Some(current), &config, force)?;
+            if let Some(escalation) = &escalation {
+                escalation.check(&resource, namespace, &applied, Some(current))?;
+            }
+            Ok(applied)
+        }).await;
+        match updated {
+            Ok(object) => return ctx.respond_object(200, &object),
+            Err(err) if err.code == 404 && part == Part::Main => {}
+            Err(err) => return Err(err),
+        }
+        authorize_create(&ctx).await?;
+        let object = managed::apply(&resource, &write, None, &config, force)?;
+        match create::create_object(&ctx, object, &write).await {
+            Ok(created) => return ctx.respond_object(201, &created),
+            Err(err) if err.reason == "AlreadyExists" => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    Err(ApiError::stale(&resource.group, &resource.plural, &ctx.info.name))
+}
+
+/// `force=true|false` (`1`/`0` too), as kube parses its query booleans.
+fn force(ctx: &Ctx) -> ApiResult<bool> {
+    match ctx.param("force") {
+        None | Some("false" | "0") => Ok(false),
+        Some("true" | "1") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {other:?}: invalid syntax"))),
+    }
+}
+
+/// The applied configuration: a YAML (or JSON) object.
+fn decode(body: &[u8]) -> ApiResult<Value> {
+    let parsed = match serde_json::from_slice::<Value>(body) {
+        Ok(value) => Ok(value),
+        Err(_) => std::str::from_utf8(body)
+            .map_err(|err| err.to_string())
+            .and_then(|text| serde_saphyr::from_str::<Value>(text).map_err(|err| err.to_string())),
+    };
+    match parsed {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(ApiError::bad_request(format!("error decoding patch: the applied configuration must be an object, not {other}"))),
+        Err(why) => Err(ApiError::bad_request(format!("error decoding patch: {why}"))),
+    }
+}
+
+/// The configuration's name and namespace must be the request's; a missing name is the URL's.
+fn check_identity(ctx: &Ctx, mut config: Value) -> ApiResult<Value> {
+    let text = |config: &Value, pointer: &str| config.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
+    match text(&config, "/metadata/name") {
+        Some(name) if name != ctx.info.name => {
+            return Err(ApiError::bad_request(format!("the name of the object ({name}) does not match the name on the URL ({})", ctx.info.name)));
+        }
+        Some(_) => {}
+        None => {
+            if !config.get("metadata").is_some_and(Value::is_object) {
+                config["metadata"] = serde_json::json!({});
+            }
+            config["metadata"]["name"] = Value::String(ctx.info.name.clone());
+        }
+    }
+    if let (Some(given), Some(url)) = (text(&config, "/metadata/namespace"), ctx.scope.namespace.as_deref()) {
+        if ctx.resource.namespaced && given != url {
+            return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+        }
+    }
+    Ok(config)
+}
+
+/// kube asks for `create` permission too when an apply creates the object.
+async fn authorize_create(ctx: &Ctx) -> ApiResult<()> {
+    let mut info = ctx.info.clone();
+    info.verb = "create".into();
+    let attributes = authorization::attributes(&info);
+    let decision = ctx.server.authorizer.authorize(&ctx.server, ctx.scope.space()?, &ctx.user, &attributes).await?;
+    match decision.allowed {
+        true => Ok(()),
+        false => Err(authorization::forbidden(&ctx.user, &attributes, &decision.reason)),
+    }
+}
