@@ -14,8 +14,6 @@ use kube::Api;
 use kspaces_tests::Server;
 use serde_json::json;
 
-// Each bench uses part of the shared helpers.
-#[allow(dead_code)]
 mod support;
 
 use support::{client, wait_ready, BoxError, Result};
