@@ -65,8 +65,10 @@ pub struct Details {
     pub retry_after_seconds: Option<u32>,
 }
 
-/// A `Warning` header value as kube writes it: code 299, no agent, the text quoted with `"` and `\` escaped.
+/// A `Warning` header value as kube writes it: code 299, no agent, the text quoted with `"` and `\` escaped and
+/// control characters (a multi-line YAML error's newlines) turned into spaces, as kube's warning recorder does.
 pub fn warning_header(text: &str) -> Option<actix_web::http::header::HeaderValue> {
+    let text: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
     actix_web::http::header::HeaderValue::from_str(&format!("299 - \"{escaped}\"")).ok()
 }

@@ -149,3 +149,41 @@ async fn a_controller_manages_finalizer_and_status_by_apply_and_lets_a_deleted_o
     }
     Ok(())
 }
+
+/// PATCHes `body` as an apply of ConfigMap `repeated` with `query`; returns the status, the `Warning` headers and the
+/// body.
+async fn apply_raw(client: &Client, query: &str, body: &str) -> Result<(u16, Vec<String>, String), Box<dyn std::error::Error>> {
+    let path = format!("/api/v1/namespaces/default/configmaps/repeated?fieldManager=raw{query}");
+    let request = http::Request::patch(path).header("content-type", "application/apply-patch+yaml");
+    let response = client.send(request.body(kube::client::Body::from(body.as_bytes().to_vec()))?).await?;
+    let status = response.status().as_u16();
+    let warnings = response.headers().get_all("warning").iter().filter_map(|v| v.to_str().ok()).map(str::to_owned).collect();
+    let body = String::from_utf8_lossy(&response.into_body().collect_bytes().await?).into_owned();
+    Ok((status, warnings, body))
+}
+
+/// kubectl drops a manifest's repeated keys before it sends it, so raw requests show what the server does with
+/// them: as kube reads an apply body with a strict YAML decoder, `fieldValidation` decides.
+#[tokio::test]
+async fn repeated_keys_in_an_apply_body_follow_field_validation() -> TestResult {
+    let server = Server::start();
+    create_tenant(&server.kubectl(), "t-a");
+    let client = client(&certificate_kubeconfig(&server, "t-a", "admin", &[])).await?;
+    let body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: repeated}\ndata:\n  a: \"1\"\n  a: \"2\"\n";
+    let duplicate = r#"key \"a\" already set in map"#;
+
+    let (status, _, answer) = apply_raw(&client, "&fieldValidation=Strict", body).await?;
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.contains("error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:"), "{answer}");
+    assert!(answer.contains(duplicate) && answer.contains("line 6"), "{answer}");
+
+    let (status, warnings, answer) = apply_raw(&client, "", body).await?;
+    assert_eq!(status, 201, "Warn is the default: {answer}");
+    assert!(warnings.iter().any(|w| w.starts_with("299 - ") && w.contains(r#"key \"a\" already set in map"#)), "{warnings:?}");
+    let stored: Value = serde_json::from_str(&answer)?;
+    assert_eq!(stored["data"]["a"], "2", "the last of repeated keys wins: {stored}");
+
+    let (status, warnings, answer) = apply_raw(&client, "&fieldValidation=Ignore", body).await?;
+    assert_eq!((status, warnings.len()), (200, 0), "{answer}");
+    Ok(())
+}

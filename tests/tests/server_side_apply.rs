@@ -147,6 +147,17 @@ fn server_dry_run_applies_nothing() {
 }
 
 #[test]
+fn an_apply_of_undeclared_fields_is_refused() {
+    let server = Server::start();
+    let kubectl = server.kubectl();
+    let undeclared = WEB.yaml().replace("  replicas: 2\n", "  replicas: 2\n  replica: 3\n");
+    let refused = failed(server_side(&kubectl, &undeclared, &[]));
+    assert!(refused.contains("Error from server (BadRequest): failed to create typed patch object (default/web; apps/v1, Kind=Deployment): \
+        .spec.replica: field not declared in schema"), "{refused}");
+    assert!(kubectl.fails(&["get", "deploy", "web"]).contains("not found"), "nothing was created");
+}
+
+#[test]
 fn every_other_write_records_its_manager() {
     let server = Server::start();
     let kubectl = server.kubectl();

@@ -7,9 +7,12 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use serde_json::Value;
 
+use super::options::{self, FieldValidation, Schema};
 use super::{create, manager, Ctx};
 use crate::admission::escalation;
 use crate::authorization;
+use crate::negotiate::{self, BodyFormat, Strictness};
+use crate::registry::fields::{self, Problem};
 use crate::registry::managed;
 use crate::registry::store::Part;
 use crate::status::{ApiError, ApiResult};
@@ -18,10 +21,12 @@ use crate::status::{ApiError, ApiResult};
 const ATTEMPTS: usize = 3;
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
+    let validation = ctx.write_options()?.field_validation;
     let write = manager::apply_write(&ctx)?;
     let force = force(&ctx)?;
-    let config = decode(&body)?;
+    let config = decode(&ctx, validation, &body)?;
     let config = check_identity(&ctx, config)?;
+    check_declared(&ctx, &config)?;
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
@@ -60,19 +65,64 @@ fn force(ctx: &Ctx) -> ApiResult<bool> {
     }
 }
 
-/// The applied configuration: a YAML (or JSON) object.
-fn decode(body: &[u8]) -> ApiResult<Value> {
-    let parsed = match serde_json::from_slice::<Value>(body) {
-        Ok(value) => Ok(value),
-        Err(_) => std::str::from_utf8(body)
-            .map_err(|err| err.to_string())
-            .and_then(|text| serde_saphyr::from_str::<Value>(text).map_err(|err| err.to_string())),
+/// The applied configuration: a YAML (or JSON) object. Keys given twice are what `fieldValidation` judges for an
+/// apply, as in kube (which reads the body with a strict YAML decoder): `Strict` refuses them, `Warn` warns.
+fn decode(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> ApiResult<Value> {
+    let parsed = match validation {
+        FieldValidation::Ignore => serde_json::from_slice::<Value>(body).or_else(|_| {
+            negotiate::decode_strict(BodyFormat::Yaml, body, Strictness::None).map(|decoded| decoded.value).map_err(|err| err.message)
+        }),
+        _ => negotiate::decode_strict(BodyFormat::Yaml, body, Strictness::Duplicates).map_err(|err| err.message).and_then(|decoded| {
+            duplicates(ctx, validation, &decoded.problems)?;
+            Ok(decoded.value)
+        }),
     };
     match parsed {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(ApiError::bad_request(format!("error decoding patch: the applied configuration must be an object, not {other}"))),
         Err(why) => Err(ApiError::bad_request(format!("error decoding patch: {why}"))),
     }
+}
+
+/// kube's words for the keys an apply body sets twice.
+fn duplicates(ctx: &Ctx, validation: FieldValidation, problems: &[Problem]) -> Result<(), String> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let error = fields::strict_decoding_error(problems).replacen("strict decoding error: ", "error converting YAML to JSON: ", 1);
+    match validation {
+        FieldValidation::Strict => Err(format!("error strict decoding YAML: {error}")),
+        _ => {
+            ctx.warn(error);
+            Ok(())
+        }
+    }
+}
+
+/// An applied configuration may only set fields its kind declares: kube cannot make a typed object of it and
+/// answers `failed to create typed patch object (...): .spec.foo: field not declared in schema` (as a 500;
+/// here it is the client's error, 400), whatever `fieldValidation` says.
+fn check_declared(ctx: &Ctx, config: &Value) -> ApiResult<()> {
+    let undeclared: Vec<String> = options::unknown_fields(&ctx.server, Schema::of(&ctx.resource), config)
+        .into_iter()
+        .filter_map(|problem| match problem {
+            Problem::Unknown(path) => Some(format!(".{path}: field not declared in schema")),
+            _ => None,
+        })
+        .collect();
+    if undeclared.is_empty() {
+        return Ok(());
+    }
+    let object = match ctx.scope.namespace.as_deref().filter(|_| ctx.resource.namespaced) {
+        Some(namespace) => format!("{namespace}/{}", ctx.info.name),
+        None => ctx.info.name.clone(),
+    };
+    let errors = match undeclared.as_slice() {
+        [one] => one.clone(),
+        many => format!("errors:\n  {}", many.join("\n  ")),
+    };
+    Err(ApiError::bad_request(format!(
+        "failed to create typed patch object ({object}; {}, Kind={}): {errors}", ctx.resource.api_version(), ctx.resource.kind)))
 }
 
 /// The configuration's name and namespace must be the request's; a missing name is the URL's.
