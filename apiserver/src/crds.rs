@@ -49,6 +49,51 @@ pub struct Served {
     /// The parsed `crd.kspaces.io/applicable-tenants` selector; `None` applies everywhere. An unparsable
     /// selector applies nowhere.
     applicable: Option<Result<LabelSelector, ()>>,
+    /// `status.acceptedNames`: the names this CRD holds in its group (see `strategy::names_and_conditions`).
+    pub accepted: AcceptedNames,
+    /// `NamesAccepted` is not `False`.
+    names_accepted: bool,
+    /// Served: `NamesAccepted` or `Established` is not `False`, as kube serves a CRD when either is true (a CRD
+    /// whose conditions say nothing, e.g. written by hand into a test, is served).
+    serving: bool,
+}
+
+/// The names a CRD holds in its group: `status.acceptedNames` as kube's naming controller keeps them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AcceptedNames {
+    pub plural: String,
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub kind: String,
+    pub list_kind: String,
+}
+
+impl AcceptedNames {
+    pub fn of(names: Option<&Value>) -> AcceptedNames {
+        let text = |key: &str| names.and_then(|n| n.get(key)).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let short_names = names
+            .and_then(|n| n.get("shortNames"))
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        AcceptedNames { plural: text("plural"), singular: text("singular"), short_names, kind: text("kind"), list_kind: text("listKind") }
+    }
+}
+
+/// The resource names (plural, singular, short names) and kinds (kind, list kind) the other CRDs of a group hold.
+#[derive(Debug, Default)]
+pub struct NamesInUse {
+    pub resources: BTreeSet<String>,
+    pub kinds: BTreeSet<String>,
+}
+
+/// Whether a CRD's condition of type `kind` is present with status `False`.
+fn condition_false(crd: &Value, kind: &str) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c.get("type").and_then(Value::as_str) == Some(kind) && c.get("status").and_then(Value::as_str) == Some("False"))
 }
 
 /// A CRD entry, or the tombstone of a deleted one (so a late, older write cannot bring it back).
@@ -92,6 +137,9 @@ pub struct Crds {
     inner: RwLock<Inner>,
     /// OpenAPI documents of views with custom resources (spaces sharing a view share them), newest last.
     openapi: Mutex<Vec<(Arc<View>, Arc<OpenApi>)>>,
+    /// Held by every CRD create and update from reading the names in use to the write being applied here, so
+    /// two CRDs cannot claim one name at once (kube's naming controller is a single worker for that reason).
+    pub naming: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Crds {
@@ -141,7 +189,7 @@ fn row(definition: &Arc<Definition>, index: usize, identity: &ApiIdentity) -> Ar
 }
 
 impl Served {
-    fn new(definition: Definition, system: bool) -> Served {
+    fn new(definition: Definition, system: bool, crd: &Value) -> Served {
         let definition = Arc::new(definition);
         let shared_identity = system.then(|| shared_identity(&definition));
         let rows = |identity: &ApiIdentity| -> Vec<Arc<ResourceInfo>> {
@@ -156,7 +204,10 @@ impl Served {
             .map(|(i, identity)| row(&definition, i, &identity))
             .collect();
         let applicable = definition.applicable_tenants.as_deref().map(|s| LabelSelector::parse(s).map_err(drop));
-        Served { definition, local, shared, storage, applicable }
+        let accepted = AcceptedNames::of(crd.pointer("/status/acceptedNames"));
+        let names_accepted = !condition_false(crd, "NamesAccepted");
+        let serving = names_accepted || !condition_false(crd, "Established");
+        Served { definition, local, shared, storage, applicable, accepted, names_accepted, serving }
     }
 
     fn applies(&self, labels: Option<&Value>) -> bool {
@@ -169,7 +220,13 @@ impl Served {
 }
 
 impl Inner {
+    /// The CRD `name` of `space` if it is served (its names are accepted or it was established).
     fn served(&self, space: &SpaceName, name: &str) -> Option<&Arc<Served>> {
+        self.stored(space, name).filter(|s| s.serving)
+    }
+
+    /// The CRD `name` of `space`, served or not.
+    fn stored(&self, space: &SpaceName, name: &str) -> Option<&Arc<Served>> {
         self.spaces.get(space)?.get(name)?.served.as_ref()
     }
 
@@ -197,7 +254,7 @@ impl Inner {
         let mut names = BTreeSet::new();
         for s in [space.clone(), SpaceName::system()] {
             if let Some(crds) = self.spaces.get(&s) {
-                names.extend(crds.iter().filter(|(_, e)| e.served.is_some()).map(|(n, _)| n.as_str()));
+                names.extend(crds.iter().filter(|(_, e)| e.served.as_ref().is_some_and(|s| s.serving)).map(|(n, _)| n.as_str()));
             }
         }
         names
@@ -218,7 +275,7 @@ impl Crds {
     pub fn new(builtin: ResourceTable) -> Crds {
         let tenant = ResourceTable::shared(builtin.all().iter().filter(|r| !r.system_only).cloned().collect());
         let builtin_view = Arc::new(View { tenant, system: builtin.clone(), custom: Vec::new() });
-        Crds { builtin, builtin_view, inner: RwLock::new(Inner::default()), openapi: Mutex::new(Vec::new()) }
+        Crds { builtin, builtin_view, inner: RwLock::new(Inner::default()), openapi: Mutex::new(Vec::new()), naming: tokio::sync::Mutex::new(()) }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
@@ -357,7 +414,7 @@ impl Crds {
 
     /// The storage-version rows of one CRD (both identities for a system CRD): what deleting it deletes.
     pub fn storage_rows(&self, space: &SpaceName, name: &str) -> Vec<Arc<ResourceInfo>> {
-        self.read().served(space, name).map(|s| s.storage.clone()).unwrap_or_default()
+        self.read().stored(space, name).map(|s| s.storage.clone()).unwrap_or_default()
     }
 
     /// Terminating CRDs, by (space, name).
@@ -374,6 +431,51 @@ impl Crds {
         found
     }
 
+    /// CRDs whose names are not all accepted (`NamesAccepted=False`), by (space, name): the CRD controller
+    /// checks them again, as kube's naming controller does when another CRD of the group frees a name.
+    pub fn unaccepted(&self) -> Vec<(SpaceName, String)> {
+        let inner = self.read();
+        let mut found = Vec::new();
+        for (space, crds) in &inner.spaces {
+            for (name, entry) in crds {
+                if entry.served.as_ref().is_some_and(|s| !s.names_accepted && !s.definition.terminating) {
+                    found.push((space.clone(), name.clone()));
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether the names of CRD `name` in `space` (one of `unaccepted`) would now be accepted differently: a
+    /// name it asked for is free again.
+    pub fn names_freed(&self, space: &SpaceName, name: &str) -> bool {
+        let Some(served) = self.read().stored(space, name).cloned() else { return false };
+        let names = &served.definition.names;
+        let requested = AcceptedNames {
+            plural: names.plural.clone(),
+            singular: names.singular.clone(),
+            short_names: names.short_names.clone(),
+            kind: names.kind.clone(),
+            list_kind: names.list_kind.clone(),
+        };
+        let used = self.names_in_use(space, &served.definition.group, name);
+        let (accepted, conflict) = strategy::accept_names(&requested, &served.accepted, &used);
+        conflict.is_none() || accepted != served.accepted
+    }
+
+    /// The names the CRDs of `group` in `space` other than `except` hold (their accepted names).
+    pub fn names_in_use(&self, space: &SpaceName, group: &str, except: &str) -> NamesInUse {
+        let inner = self.read();
+        let mut used = NamesInUse::default();
+        let others = inner.spaces.get(space).into_iter().flatten().filter(|(name, _)| name.as_str() != except);
+        for served in others.filter_map(|(_, e)| e.served.as_ref()).filter(|s| s.definition.group == group) {
+            let accepted = &served.accepted;
+            used.resources.extend([&accepted.plural, &accepted.singular].into_iter().chain(&accepted.short_names).filter(|n| !n.is_empty()).cloned());
+            used.kinds.extend([&accepted.kind, &accepted.list_kind].into_iter().filter(|n| !n.is_empty()).cloned());
+        }
+        used
+    }
+
     /// The policy of `space`.
     pub fn policy(&self, space: &SpaceName) -> CrdPolicy {
         self.read().policies.get(space).map(|p| p.0).unwrap_or_default()
@@ -383,7 +485,7 @@ impl Crds {
     /// served.
     pub fn apply_crd(&self, space: &SpaceName, name: &str, crd: Option<&Value>, revision: Revision) {
         let parsed = crd.and_then(|crd| match Definition::parse(crd) {
-            Ok(definition) => Some(Arc::new(Served::new(definition, space.is_system()))),
+            Ok(definition) => Some(Arc::new(Served::new(definition, space.is_system(), crd))),
             Err(errors) => {
                 tracing::warn!(%space, name, ?errors, "stored CRD is invalid; not serving it");
                 None

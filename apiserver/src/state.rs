@@ -68,7 +68,7 @@ impl ApiServer {
         let observers: Vec<Arc<dyn WriteObserver>> =
             vec![tenants.clone(), terminating_namespaces.clone(), authorizer.clone(), aggregation.clone(), crds.clone(), gc.clone()];
         Arc::new(ApiServer {
-            registry: GenericStore::new(store, observers),
+            registry: GenericStore::new(store, observers, Some(crds.clone())),
             resources,
             crds,
             tokens: settings.tokens,

@@ -745,3 +745,51 @@ fn cluster_scoped_crds_stay_within_their_space() {
     let list = raw(&f.system, "/apis/stable.example.com/v1/tenants/t-b/clusterpolicies");
     assert_eq!(item_names(&list), ["lenient"], "{list}");
 }
+
+/// A CRD of t-a's `stable.example.com` group whose kind, list kind and short name the CronTab CRD already holds.
+const SCHEDULES: &str = "schedules.stable.example.com";
+const SCHEDULES_CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: schedules.stable.example.com}\nspec:\n  group: stable.example.com\n  scope: Namespaced\n  names: {plural: schedules, singular: schedule, kind: CronTab, shortNames: [ct]}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n";
+
+/// The (status, reason, message) of a CRD's condition.
+fn crd_condition(crd: &Value, kind: &str) -> (String, String, String) {
+    let conditions = crd["status"]["conditions"].as_array().unwrap_or_else(|| panic!("no conditions: {crd}"));
+    let found = conditions.iter().find(|c| c["type"] == kind).unwrap_or_else(|| panic!("no {kind} condition: {crd}"));
+    let text = |key: &str| found[key].as_str().unwrap_or_default().to_owned();
+    (text("status"), text("reason"), text("message"))
+}
+
+#[test]
+fn a_crd_whose_names_another_crd_holds_waits_until_they_are_free() {
+    let f = fixture("{}");
+    install_crd(&f.a, CRONTABS, CRONTAB_CRD);
+    apply(&f.a, &crontab("nightly", "{cronSpec: '0 0 * * *', image: backup}"));
+
+    let created = apply(&f.a, SCHEDULES_CRD);
+    assert!(created.contains(&format!("customresourcedefinition.apiextensions.k8s.io/{SCHEDULES} created")), "{created}");
+    let schedules = get_json(&f.a, &["crd", SCHEDULES]);
+    let (status, reason, message) = crd_condition(&schedules, "NamesAccepted");
+    assert_eq!((status.as_str(), reason.as_str(), message.as_str()), ("False", "ListKindConflict", "\"CronTabList\" is already in use"), "{schedules}");
+    let (status, reason, _) = crd_condition(&schedules, "Established");
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "NotAccepted"), "{schedules}");
+    assert_eq!(schedules["status"]["acceptedNames"], serde_json::json!({"plural": "schedules", "singular": "schedule", "kind": ""}));
+    let waited = f.a.fails(&["wait", "--for", "condition=established", &format!("crd/{SCHEDULES}"), "--timeout=1s"]);
+    assert!(waited.contains("timed out"), "{waited}");
+    assert_not_served(&f.fresh("t-a").fails(&["get", "schedules"]), "schedules", "a CRD whose names are not accepted is not served");
+    assert_eq!(names(&f.fresh("t-a"), &["ct"]), ["nightly"], "the short name stays the CronTab CRD's");
+
+    // Names are held per space: t-b has no CronTab CRD, so the same CRD is accepted there at once.
+    install_crd(&f.b, SCHEDULES, SCHEDULES_CRD);
+    assert_eq!(crd_condition(&get_json(&f.b, &["crd", SCHEDULES]), "NamesAccepted").1, "NoConflicts");
+
+    // Once the CronTab CRD is gone, its names are free and the waiting CRD is accepted and served.
+    f.a.ok(&["delete", "crd", CRONTABS]);
+    let waited = f.a.ok(&["wait", "--for", "condition=established", &format!("crd/{SCHEDULES}"), "--timeout=10s"]);
+    assert!(waited.contains("condition met"), "{waited}");
+    let schedules = get_json(&f.a, &["crd", SCHEDULES]);
+    assert_eq!(crd_condition(&schedules, "NamesAccepted"), ("True".into(), "NoConflicts".into(), "no conflicts found".into()));
+    assert_eq!(schedules["status"]["acceptedNames"]["shortNames"], serde_json::json!(["ct"]), "{schedules}");
+    let fresh = f.fresh("t-a");
+    apply(&fresh, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: weekly, namespace: default}\nspec: {every: week}\n");
+    assert_eq!(names(&fresh, &["ct"]), ["weekly"], "the short name now reaches schedules");
+    assert_eq!(get_json(&fresh, &["schedules", "weekly"])["spec"]["every"], "week");
+}

@@ -1,6 +1,10 @@
 //! The CRD controller: a deleted CRD's objects are deleted (for a system CRD, also those tenants made through
 //! it, in every space), then its cleanup finalizer is lifted, which removes the CRD. Until then the CRD stays
 //! `Terminating`: its objects are still served, but no new ones can be created.
+//!
+//! It also accepts the names of a CRD refused them (`NamesAccepted=False`) once the CRD holding them is gone or
+//! renamed, as kube's naming controller does: the CRD is written again, and the write's status
+//! (`crds::strategy`) accepts its names and establishes it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +31,13 @@ pub async fn run(server: Arc<ApiServer>, interval: Duration) {
                 tracing::warn!(%err, %space, name, "CRD controller");
             }
         }
+        for (space, name) in server.crds.unaccepted() {
+            if server.crds.names_freed(&space, &name) {
+                if let Err(err) = accept_names(&server, &space, &name).await {
+                    tracing::warn!(%err, %space, name, "CRD naming");
+                }
+            }
+        }
     }
 }
 
@@ -49,6 +60,17 @@ pub async fn reconcile(server: &ApiServer, space: &SpaceName, name: &str) -> Api
         Ok(new)
     }).await;
     match lifted {
+        Ok(_) | Err(ApiError { code: 404, .. }) => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
+/// Writes CRD `name` again, unchanged: its status is computed anew at the write, with the names now free.
+async fn accept_names(server: &ApiServer, space: &SpaceName, name: &str) -> ApiResult<()> {
+    let crds = server.resources.by_kind("apiextensions.k8s.io", "CustomResourceDefinition").cloned()
+        .ok_or_else(|| ApiError::internal("no CustomResourceDefinition resource"))?;
+    let written = server.registry.guaranteed_update(&crds, &Scope::one(space.clone(), None), name, Part::Status, &WriteContext::server(SERVER_MANAGER, "status"), |old| Ok(old.clone())).await;
+    match written {
         Ok(_) | Err(ApiError { code: 404, .. }) => Ok(()),
         Err(err) => Err(err),
     }

@@ -1,14 +1,18 @@
 //! Create and update rules of CustomResourceDefinition objects, and of the custom resources they define.
 //!
-//! A CRD gets kube's defaults, the cleanup finalizer and a status whose `NamesAccepted` and `Established`
-//! conditions are true as soon as it is stored (the server serves it from that moment, see `Crds`). A tenant
-//! may not create, change or delete a CRD whose name a forced system CRD in its range holds.
+//! A CRD gets kube's defaults, the cleanup finalizer and a status computed at every write as kube's naming and
+//! establishing controllers compute it: the names it may hold beside the other CRDs of its group in its space
+//! (`status.acceptedNames`), `NamesAccepted`, and `Established`, true at once when its names are accepted (the
+//! server serves it from that moment, see `Crds`). A CRD whose names another one holds is not served until they
+//! are free; the CRD controller then accepts it. A tenant may not create, change or delete a CRD whose name a
+//! forced system CRD in its range holds.
 
 use kspaces_crd::definition::{self, Definition, CLEANUP_FINALIZER};
 use kspaces_crd::FieldError;
 use kspaces_storage::SpaceName;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
+use super::{AcceptedNames, Crds, NamesInUse};
 use crate::registry::store::{now, Part};
 use crate::registry::{ResourceInfo, Subresource};
 use crate::state::ApiServer;
@@ -24,8 +28,9 @@ impl From<FieldError> for Cause {
     }
 }
 
-/// Defaults, the cleanup finalizer and the initial status of a new CRD.
-pub fn prepare_create(resource: &ResourceInfo, object: &mut Value) {
+/// Defaults, the cleanup finalizer and the initial status of a new CRD in `space` (`crds`: the CRDs its names
+/// are checked against).
+pub fn prepare_create(crds: Option<&Crds>, space: Option<&SpaceName>, resource: &ResourceInfo, object: &mut Value) {
     if !is_crd(resource) || !object.is_object() {
         return;
     }
@@ -36,22 +41,16 @@ pub fn prepare_create(resource: &ResourceInfo, object: &mut Value) {
         finalizers.push(json!(CLEANUP_FINALIZER));
         object["metadata"]["finalizers"] = json!(finalizers);
     }
-    let time = now();
-    let condition = |kind: &str, reason: &str, message: &str| {
-        json!({"type": kind, "status": "True", "lastTransitionTime": time, "reason": reason, "message": message})
-    };
     object["status"] = json!({
-        "conditions": [
-            condition("NamesAccepted", "NoConflicts", "no conflicts found"),
-            condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
-        ],
-        "acceptedNames": accepted_names(object),
+        "conditions": [],
+        "acceptedNames": {"plural": "", "kind": ""},
         "storedVersions": storage_version(object).into_iter().collect::<Vec<_>>(),
     });
+    names_and_conditions(&names_in_use(crds, space, object), object);
 }
 
-/// Keeps a CRD's status in step with its spec: accepted names, and every version ever stored.
-pub fn prepare_update(resource: &ResourceInfo, new: &mut Value, part: Part) {
+/// Keeps a CRD's status in step with its spec: accepted names and their conditions, and every version ever stored.
+pub fn prepare_update(crds: Option<&Crds>, space: Option<&SpaceName>, resource: &ResourceInfo, new: &mut Value, part: Part) {
     if !is_crd(resource) || !new.is_object() || part == Part::Finalize {
         return;
     }
@@ -59,7 +58,7 @@ pub fn prepare_update(resource: &ResourceInfo, new: &mut Value, part: Part) {
     if !new.get("status").is_some_and(Value::is_object) {
         new["status"] = json!({});
     }
-    new["status"]["acceptedNames"] = accepted_names(new);
+    names_and_conditions(&names_in_use(crds, space, new), new);
     let mut stored: Vec<Value> = new["status"].get("storedVersions").and_then(Value::as_array).cloned().unwrap_or_default();
     if let Some(version) = storage_version(new) {
         if !stored.iter().any(|v| v == version.as_str()) {
@@ -69,12 +68,110 @@ pub fn prepare_update(resource: &ResourceInfo, new: &mut Value, part: Part) {
     new["status"]["storedVersions"] = json!(stored);
 }
 
-fn accepted_names(crd: &Value) -> Value {
-    let mut names = crd.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
-    if let Some(names) = names.as_object_mut() {
-        names.retain(|k, _| ["plural", "singular", "kind", "listKind", "shortNames", "categories"].contains(&k.as_str()));
+/// The names the other CRDs of `crd`'s group in `space` hold.
+fn names_in_use(crds: Option<&Crds>, space: Option<&SpaceName>, crd: &Value) -> NamesInUse {
+    let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+    match (crds, space) {
+        (Some(crds), Some(space)) => crds.names_in_use(space, text("/spec/group"), text("/metadata/name")),
+        _ => NamesInUse::default(),
     }
-    names
+}
+
+/// The first conflict of a CRD's requested names with the names in use, as kube's naming controller finds them:
+/// a requested name conflicts when it is not the one already accepted and another CRD of the group holds it.
+/// Returns the names to accept (each conflicting one keeps its accepted value) and the last conflict found
+/// (kube reports the last), as (reason, message).
+pub fn accept_names(requested: &AcceptedNames, accepted: &AcceptedNames, used: &NamesInUse) -> (AcceptedNames, Option<(&'static str, String)>) {
+    let taken = |requested: &str, accepted: &str, used: &std::collections::BTreeSet<String>| {
+        (requested != accepted && used.contains(requested)).then(|| format!("{requested:?} is already in use"))
+    };
+    let mut names = accepted.clone();
+    let mut conflict = None;
+    match taken(&requested.plural, &accepted.plural, &used.resources) {
+        Some(message) => conflict = Some(("PluralConflict", message)),
+        None => names.plural = requested.plural.clone(),
+    }
+    match taken(&requested.singular, &accepted.singular, &used.resources) {
+        Some(message) => conflict = Some(("SingularConflict", message)),
+        None => names.singular = requested.singular.clone(),
+    }
+    if requested.short_names != accepted.short_names {
+        let errors: Vec<String> = requested
+            .short_names
+            .iter()
+            .filter(|name| !accepted.short_names.contains(name) && **name != accepted.plural && **name != accepted.singular)
+            .filter_map(|name| taken(name, "", &used.resources))
+            .collect();
+        match errors.as_slice() {
+            [] => names.short_names = requested.short_names.clone(),
+            [one] => conflict = Some(("ShortNamesConflict", one.clone())),
+            many => conflict = Some(("ShortNamesConflict", format!("[{}]", many.join(", ")))),
+        }
+    }
+    match taken(&requested.kind, &accepted.kind, &used.kinds) {
+        Some(message) => conflict = Some(("KindConflict", message)),
+        None => names.kind = requested.kind.clone(),
+    }
+    match taken(&requested.list_kind, &accepted.list_kind, &used.kinds) {
+        Some(message) => conflict = Some(("ListKindConflict", message)),
+        None => names.list_kind = requested.list_kind.clone(),
+    }
+    (names, conflict)
+}
+
+/// Sets `status.acceptedNames` and the `NamesAccepted` and `Established` conditions of `crd` from its requested
+/// names and the names in use. `Established` stays true once true (an established CRD keeps serving under
+/// its accepted names); otherwise it is true exactly when every name is accepted.
+fn names_and_conditions(used: &NamesInUse, crd: &mut Value) {
+    let requested = AcceptedNames::of(crd.pointer("/spec/names"));
+    let accepted = AcceptedNames::of(crd.pointer("/status/acceptedNames"));
+    let (names, conflict) = accept_names(&requested, &accepted, used);
+    let mut encoded = Map::new();
+    encoded.insert("plural".into(), json!(names.plural));
+    if !names.singular.is_empty() {
+        encoded.insert("singular".into(), json!(names.singular));
+    }
+    if !names.short_names.is_empty() {
+        encoded.insert("shortNames".into(), json!(names.short_names));
+    }
+    encoded.insert("kind".into(), json!(names.kind));
+    if !names.list_kind.is_empty() {
+        encoded.insert("listKind".into(), json!(names.list_kind));
+    }
+    if let Some(categories) = crd.pointer("/spec/names/categories").filter(|c| c.as_array().is_some_and(|c| !c.is_empty())) {
+        encoded.insert("categories".into(), categories.clone());
+    }
+    crd["status"]["acceptedNames"] = Value::Object(encoded);
+    let accepted = conflict.is_none();
+    match conflict {
+        None => set_condition(crd, "NamesAccepted", true, "NoConflicts", "no conflicts found"),
+        Some((reason, message)) => set_condition(crd, "NamesAccepted", false, reason, &message),
+    }
+    let established = crd.pointer("/status/conditions").and_then(Value::as_array).into_iter().flatten()
+        .any(|c| c["type"] == "Established" && c["status"] == "True");
+    if accepted && !established {
+        set_condition(crd, "Established", true, "InitialNamesAccepted", "the initial names have been accepted");
+    } else if !accepted && !established {
+        set_condition(crd, "Established", false, "NotAccepted", "not all names are accepted");
+    }
+}
+
+/// Sets a condition of `crd`, as kube's `SetCRDCondition`: its transition time changes only with its status.
+fn set_condition(crd: &mut Value, kind: &str, status: bool, reason: &str, message: &str) {
+    let status = if status { "True" } else { "False" };
+    if !crd["status"].get("conditions").is_some_and(Value::is_array) {
+        crd["status"]["conditions"] = json!([]);
+    }
+    let Some(conditions) = crd["status"]["conditions"].as_array_mut() else { return };
+    let fresh = json!({"type": kind, "status": status, "lastTransitionTime": now(), "reason": reason, "message": message});
+    match conditions.iter_mut().find(|c| c.get("type").and_then(Value::as_str) == Some(kind)) {
+        Some(existing) if existing.get("status").and_then(Value::as_str) == Some(status) => {
+            existing["reason"] = json!(reason);
+            existing["message"] = json!(message);
+        }
+        Some(existing) => *existing = fresh,
+        None => conditions.push(fresh),
+    }
 }
 
 fn storage_version(crd: &Value) -> Option<String> {
@@ -189,5 +286,77 @@ pub fn convert(resource: &ResourceInfo, object: &mut Value) {
         if let Some(map) = object.as_object_mut() {
             map.insert("apiVersion".into(), json!(resource.api_version()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(plural: &str, singular: &str, short: &[&str], kind: &str) -> AcceptedNames {
+        AcceptedNames {
+            plural: plural.into(),
+            singular: singular.into(),
+            short_names: short.iter().map(|s| s.to_string()).collect(),
+            kind: kind.into(),
+            list_kind: if kind.is_empty() { String::new() } else { format!("{kind}List") },
+        }
+    }
+
+    fn used(resources: &[&str], kinds: &[&str]) -> NamesInUse {
+        NamesInUse { resources: resources.iter().map(|s| s.to_string()).collect(), kinds: kinds.iter().map(|s| s.to_string()).collect() }
+    }
+
+    /// One row: (what it shows, requested, accepted before, names other CRDs of the group hold, accepted after,
+    /// the conflict as (reason, message)).
+    type Row = (&'static str, AcceptedNames, AcceptedNames, NamesInUse, AcceptedNames, Option<(&'static str, &'static str)>);
+
+    #[test]
+    fn names_are_accepted_as_kubes_naming_controller_accepts_them() {
+        let none = AcceptedNames::default();
+        let widget = names("widgets", "widget", &["wd"], "Widget");
+        let rows: Vec<Row> = vec![
+            ("a fresh CRD in an empty group", widget.clone(), none.clone(), used(&[], &[]), widget.clone(), None),
+            ("another CRD's kind: the kinds stay unaccepted", widget.clone(), none.clone(), used(&["gadgets", "gadget"], &["Widget", "WidgetList"]),
+                names("widgets", "widget", &["wd"], ""), Some(("ListKindConflict", "\"WidgetList\" is already in use"))),
+            ("another CRD's short name", widget.clone(), none.clone(), used(&["wd"], &["Gadget"]),
+                AcceptedNames { short_names: vec![], ..widget.clone() }, Some(("ShortNamesConflict", "\"wd\" is already in use"))),
+            ("two short names taken", names("widgets", "widget", &["wd", "wg"], "Widget"), none.clone(), used(&["wd", "wg"], &[]),
+                AcceptedNames { short_names: vec![], ..widget.clone() }, Some(("ShortNamesConflict", "[\"wd\" is already in use, \"wg\" is already in use]"))),
+            ("a singular another CRD uses as a short name", widget.clone(), none.clone(), used(&["widget"], &[]),
+                AcceptedNames { singular: String::new(), ..widget.clone() }, Some(("SingularConflict", "\"widget\" is already in use"))),
+            ("names already accepted are kept whoever else claims them", widget.clone(), widget.clone(), used(&["wd", "widget"], &["Widget"]), widget.clone(), None),
+            ("a new short name of an accepted CRD, taken: the old ones stay", names("widgets", "widget", &["wd", "w"], "Widget"), widget.clone(), used(&["w"], &[]),
+                widget.clone(), Some(("ShortNamesConflict", "\"w\" is already in use"))),
+        ];
+        for (row, requested, accepted, used, expected, conflict) in rows {
+            let (got, got_conflict) = accept_names(&requested, &accepted, &used);
+            assert_eq!(got, expected, "{row}");
+            assert_eq!(got_conflict.as_ref().map(|(r, m)| (*r, m.as_str())), conflict, "{row}");
+        }
+    }
+
+    #[test]
+    fn a_conflict_leaves_the_crd_unestablished_and_an_established_crd_stays_established() {
+        let mut crd = json!({"spec": {"names": {"plural": "gadgets", "singular": "gadget", "kind": "Widget", "listKind": "WidgetList"}},
+            "status": {"acceptedNames": {"plural": "", "kind": ""}, "conditions": []}});
+        names_and_conditions(&used(&["widgets"], &["Widget", "WidgetList"]), &mut crd);
+        let condition = |crd: &Value, kind: &str| {
+            let found = crd["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == kind)).cloned().unwrap_or_default();
+            (found["status"].as_str().unwrap_or_default().to_owned(), found["reason"].as_str().unwrap_or_default().to_owned())
+        };
+        assert_eq!(condition(&crd, "NamesAccepted"), ("False".into(), "ListKindConflict".into()));
+        assert_eq!(condition(&crd, "Established"), ("False".into(), "NotAccepted".into()));
+        assert_eq!(crd["status"]["acceptedNames"], json!({"plural": "gadgets", "singular": "gadget", "kind": ""}));
+
+        names_and_conditions(&used(&[], &[]), &mut crd);
+        assert_eq!(condition(&crd, "NamesAccepted"), ("True".into(), "NoConflicts".into()));
+        assert_eq!(condition(&crd, "Established"), ("True".into(), "InitialNamesAccepted".into()));
+        assert_eq!(crd["status"]["acceptedNames"]["kind"], "Widget");
+
+        crd["spec"]["names"]["shortNames"] = json!(["gd"]);
+        names_and_conditions(&used(&["gd"], &[]), &mut crd);
+        assert_eq!(condition(&crd, "NamesAccepted"), ("False".into(), "ShortNamesConflict".into()));
+        assert_eq!(condition(&crd, "Established"), ("True".into(), "InitialNamesAccepted".into()), "an established CRD keeps serving");
     }
 }

@@ -195,11 +195,21 @@ struct Stored<'a> {
 pub struct GenericStore {
     store: Store,
     observers: Vec<Arc<dyn WriteObserver>>,
+    /// The CRDs a CRD's names are checked against (`crds::strategy`).
+    crds: Option<Arc<crds::Crds>>,
 }
 
 impl GenericStore {
-    pub fn new(store: Store, observers: Vec<Arc<dyn WriteObserver>>) -> GenericStore {
-        GenericStore { store, observers }
+    pub fn new(store: Store, observers: Vec<Arc<dyn WriteObserver>>, crds: Option<Arc<crds::Crds>>) -> GenericStore {
+        GenericStore { store, observers, crds }
+    }
+
+    /// For a CRD write: the naming lock, held until the write is applied to `Crds` (see `Crds::naming`).
+    async fn naming(&self, resource: &ResourceInfo) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match &self.crds {
+            Some(crds) if crds::strategy::is_crd(resource) => Some(crds.naming.lock().await),
+            _ => None,
+        }
     }
 
     fn notify(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
@@ -350,7 +360,7 @@ impl GenericStore {
         }
         defaults::apply(&resource.group, &resource.kind, object);
         tenancy::strategy::prepare_create(resource, object);
-        crds::strategy::prepare_create(resource, object);
+        crds::strategy::prepare_create(self.crds.as_deref(), scope.space().ok(), resource, object);
         crds::strategy::prepare_custom_create(resource, object);
         validate_object(resource, object, None)?;
         managed::record(resource, write, None, object);
@@ -361,6 +371,7 @@ impl GenericStore {
     pub async fn create(&self, resource: &ResourceInfo, scope: &Scope, object: Value, namespaces: &ResourceInfo, write: &WriteContext) -> ApiResult<Value> {
         let display_name = meta_str(&object, "name").filter(|n| !n.is_empty()).or_else(|| meta_str(&object, "generateName")).unwrap_or_default().to_owned();
         self.check_namespace(resource, scope, namespaces, &display_name).await?;
+        let _naming = self.naming(resource).await;
         let generated = meta_str(&object, "name").is_none_or(str::is_empty);
         for _attempt in 0..3 {
             let mut candidate = object.clone();
@@ -400,6 +411,7 @@ impl GenericStore {
             })?),
         };
         let key = self.key(resource, scope, name)?;
+        let _naming = self.naming(resource).await;
         let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
         if expected.is_some_and(|rv| rv != current.revision) {
             return Err(ApiError::stale(&resource.group, &resource.plural, name));
@@ -416,6 +428,7 @@ impl GenericStore {
         F: Fn(&Value) -> ApiResult<Value>,
     {
         let key = self.key(resource, scope, name)?;
+        let _naming = self.naming(resource).await;
         for _attempt in 0..16 {
             let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
             let old = decode(&current)?;
@@ -452,7 +465,7 @@ impl GenericStore {
         keep_server_metadata(resource, scope, old, &mut new)?;
         defaults::apply(&resource.group, &resource.kind, &mut new);
         tenancy::strategy::prepare_update(resource, old, &mut new, part);
-        crds::strategy::prepare_update(resource, &mut new, part);
+        crds::strategy::prepare_update(self.crds.as_deref(), scope.space().ok(), resource, &mut new, part);
         let spec_changed = match resource.custom {
             Some(_) => crds::strategy::custom_spec_changed(resource, old, &new),
             None => old.get("spec") != new.get("spec") && new.get("spec").is_some(),
