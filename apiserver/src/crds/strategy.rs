@@ -77,8 +77,8 @@ fn names_in_use(crds: Option<&Crds>, space: Option<&SpaceName>, crd: &Value) -> 
     }
 }
 
-/// The first conflict of a CRD's requested names with the names in use, as kube's naming controller finds them:
-/// a requested name conflicts when it is not the one already accepted and another CRD of the group holds it.
+/// A CRD's requested names checked against the names in use, as kube's naming controller checks them: a
+/// requested name conflicts when it is not the one already accepted and another CRD of the group holds it.
 /// Returns the names to accept (each conflicting one keeps its accepted value) and the last conflict found
 /// (kube reports the last), as (reason, message).
 pub fn accept_names(requested: &AcceptedNames, accepted: &AcceptedNames, used: &NamesInUse) -> (AcceptedNames, Option<(&'static str, String)>) {
