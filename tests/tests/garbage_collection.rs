@@ -294,11 +294,39 @@ fn delete_options_preconditions_and_bad_values() {
     let (ok, out) = delete_raw(&admin, &path, Some(r#"{"propagationPolicy": "Foreground", "dryRun": ["All"]}"#));
     assert!(ok, "{out}");
     assert!(get(&admin, &["cm", "target"])["metadata"].get("deletionTimestamp").is_none());
-    // With matching preconditions it goes.
+    // With matching preconditions it goes, and the answer is kube's Status naming what went.
     let body = format!(r#"{{"preconditions": {{"uid": "{uid}", "resourceVersion": "{rv}"}}}}"#);
     let (ok, out) = delete_raw(&admin, &path, Some(&body));
     assert!(ok, "{out}");
     assert!(!exists(&admin, &["cm", "target"]));
+    let status: Value = serde_json::from_str(&out).unwrap_or_else(|err| panic!("{err}: {out}"));
+    assert_eq!(status, serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": {"name": "target", "kind": "configmaps", "uid": uid}}));
+}
+
+/// As kube-apiserver: a delete that removes the object at once answers a `Success` Status, except for the kinds
+/// whose registries return the deleted object (pods, services, ...); a delete that leaves the object waiting on
+/// finalizers answers the object, with its deletion timestamp.
+#[test]
+fn a_delete_answers_a_status_or_the_object_as_kube_does() {
+    let (_server, admin) = tenant_server();
+    admin.ok(&["create", "deployment", "web", "--image=nginx"]);
+    let (ok, out) = delete_raw(&admin, "/apis/apps/v1/namespaces/default/deployments/web", None);
+    let status: Value = serde_json::from_str(&out).unwrap_or_else(|err| panic!("{ok} {err}: {out}"));
+    assert_eq!((status["kind"].as_str(), status["status"].as_str()), (Some("Status"), Some("Success")), "{status}");
+    assert_eq!((status["details"]["group"].as_str(), status["details"]["kind"].as_str()), (Some("apps"), Some("deployments")), "{status}");
+
+    apply(&admin, UNBOUND_POD);
+    let (_, out) = delete_raw(&admin, "/api/v1/namespaces/default/pods/unbound", None);
+    let pod: Value = serde_json::from_str(&out).unwrap_or_else(|err| panic!("{err}: {out}"));
+    assert_eq!((pod["kind"].as_str(), pod["metadata"]["name"].as_str()), (Some("Pod"), Some("unbound")), "{pod}");
+
+    apply(&admin, &object("ConfigMap", "held", &[], "example.com/hold"));
+    let (_, out) = delete_raw(&admin, &format!("{CMS}/held"), None);
+    let held: Value = serde_json::from_str(&out).unwrap_or_else(|err| panic!("{err}: {out}"));
+    assert!(held["kind"] == "ConfigMap" && held["metadata"]["deletionTimestamp"].is_string(), "{held}");
+    admin.ok(&["patch", "cm", "held", "--type", "merge", "-p", r#"{"metadata":{"finalizers":null}}"#]);
+    assert!(gone(&admin, &["cm", "held"]));
 }
 
 #[test]

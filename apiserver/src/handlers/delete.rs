@@ -29,8 +29,23 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         (DeleteOutcome::Pending(_), Some(false)) => 202,
         _ => 200,
     };
-    let (DeleteOutcome::Deleted(object) | DeleteOutcome::Pending(object)) = &outcome;
-    ctx.respond_object(code, object)
+    match &outcome {
+        DeleteOutcome::Deleted(object) if !ctx.resource.returns_deleted_object() => ctx.respond_object(code, &deleted_status(&ctx, object)),
+        DeleteOutcome::Deleted(object) | DeleteOutcome::Pending(object) => ctx.respond_object(code, object),
+    }
+}
+
+/// What kube answers for an object that is gone at once: a `Success` Status naming it (`details.kind` is the
+/// resource, as in kube), so that a client can tell it from a delete still waiting on finalizers.
+fn deleted_status(ctx: &Ctx, object: &Value) -> Value {
+    let mut details = json!({"name": ctx.info.name, "kind": ctx.resource.plural});
+    if !ctx.resource.group.is_empty() {
+        details["group"] = json!(ctx.resource.group);
+    }
+    if let Some(uid) = object.pointer("/metadata/uid") {
+        details["uid"] = uid.clone();
+    }
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 }
 
 pub async fn collection(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {

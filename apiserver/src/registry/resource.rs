@@ -101,6 +101,16 @@ impl ResourceInfo {
         self.group == group && self.kind == kind
     }
 
+    /// Whether a delete that removed the object at once answers with the object, as kube-apiserver's registries
+    /// with `ReturnDeletedObject` do (pods, services, service accounts, namespaces, storage classes). Every
+    /// other resource answers a `Status` of kind `Success`.
+    pub fn returns_deleted_object(&self) -> bool {
+        matches!(
+            (self.group.as_str(), self.kind.as_str()),
+            ("", "Pod" | "Service" | "ServiceAccount" | "Namespace") | ("storage.k8s.io", "StorageClass")
+        )
+    }
+
     pub fn has_subresource(&self, subresource: Subresource) -> bool {
         self.subresources.contains(&subresource)
     }
