@@ -359,3 +359,30 @@ async fn kubectl_validates_a_review_on_its_side_with_the_protobuf_openapi_v2() -
     assert_eq!(allowed, "false");
     Ok(())
 }
+
+/// `kubectl scale` through client-go reads and writes `autoscaling/v1 Scale` in protobuf.
+#[tokio::test]
+async fn the_scale_subresource_speaks_protobuf() -> TestResult {
+    use k8s_pb::api::autoscaling::v1 as autoscaling;
+    let (server, client) = tenant().await?;
+    let kubectl = Kubectl::new(&certificate_kubeconfig(&server, "t-a", "admin", &[]));
+    kubectl.ok(&["create", "deployment", "web", "--image=nginx", "--replicas=2"]);
+    let path = "/apis/apps/v1/namespaces/default/deployments/web/scale";
+
+    let answer = send(&client, Method::GET, path, CLIENT_GO_ACCEPT, None).await?;
+    assert_eq!((answer.status, answer.content_type.as_str()), (StatusCode::OK, PROTOBUF));
+    let mut scale: autoscaling::Scale = open(&answer.body, "autoscaling/v1", "Scale")?;
+    assert_eq!(scale.spec.as_ref().and_then(|s| s.replicas), Some(2));
+    assert_eq!(scale.status.as_ref().and_then(|s| s.selector.as_deref()), Some("app=web"));
+
+    scale.spec = Some(autoscaling::ScaleSpec { replicas: Some(4) });
+    let answer = send(&client, Method::PUT, path, CLIENT_GO_ACCEPT, Some(envelope("autoscaling/v1", "Scale", &scale))).await?;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let scaled: autoscaling::Scale = open(&answer.body, "autoscaling/v1", "Scale")?;
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(4));
+    assert_eq!(kubectl.ok(&["get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"]), "4");
+
+    let answer = send(&client, Method::GET, path, "application/json", None).await?;
+    assert_eq!(answer.content_type, "application/json", "JSON stays the default");
+    Ok(())
+}

@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 
 use super::options::{self, FieldValidation, PatchCheck, Schema, SCALE};
 use super::patch::Patch;
-use super::{manager, Ctx};
-use crate::negotiate;
+use super::{manager, respond, Ctx};
+use crate::negotiate::{self, Endpoint, Output, Target};
 use crate::registry::ResourceInfo;
 use crate::registry::store::Part;
 use crate::status::{ApiError, ApiResult};
@@ -70,13 +70,16 @@ fn to_scale(resource: &ResourceInfo, object: &Value) -> Value {
     })
 }
 
-fn respond_scale(resource: &ResourceInfo, object: &Value) -> ApiResult<HttpResponse> {
-    Ok(HttpResponse::Ok().content_type("application/json").body(to_scale(resource, object).to_string()))
+/// The Scale in the format the client asks for: JSON, YAML or protobuf (an `autoscaling/v1 Scale` has a protobuf
+/// form whatever it scales, custom resources included, as in kube); no Table or metadata-only conversion.
+fn respond_scale(ctx: &Ctx, object: &Value) -> ApiResult<HttpResponse> {
+    let output = negotiate::choose(ctx.accept.as_deref(), Endpoint { protobuf: true, tables: false })?;
+    respond(200, Output { format: output.format, target: Target::Object }, &to_scale(&ctx.resource, object))
 }
 
 pub async fn get(ctx: Ctx) -> ApiResult<HttpResponse> {
     let object = ctx.server.registry.get(&ctx.resource, &ctx.scope, &ctx.info.name).await?;
-    respond_scale(&ctx.resource, &object)
+    respond_scale(&ctx, &object)
 }
 
 /// PUT or PATCH of the Scale: the new `spec.replicas` is written to the object. The body's fields are checked
@@ -101,7 +104,7 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         scaled(&resource, current, &desired)
     }).await?;
     check.warn(&ctx);
-    respond_scale(&resource, &updated)
+    respond_scale(&ctx, &updated)
 }
 
 /// What a write does to the Scale: a patch, or a whole new Scale.
