@@ -213,7 +213,7 @@ async fn expect_compacted(store: &Store, range: &KeyRange, from: Revision) {
 /// compacted: a resume from below the compaction point (and outside the window) fails with `Compacted`;
 /// a resume from the compaction point itself still works.
 pub async fn watch_compacted(factory: &dyn Factory) {
-    let store = factory.fresh(tiny_window()).await;
+    let store = factory.fresh_for_compaction(tiny_window()).await;
     let range = configmaps(&store).space(&space("t1"));
     let k = key(&store, "t1", "default", "a");
     let mut acked = vec![put_new(&store, &k, "0").await.revision];
