@@ -17,7 +17,7 @@ use kspaces_tests::Server;
 
 mod support;
 
-use support::{client, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{client, closed_loops, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(4);
@@ -174,34 +174,16 @@ impl Load {
     }
 }
 
-/// Runs `concurrency` closed loops of `request(worker, iteration)` for `duration`.
+/// Runs `concurrency` closed loops of `request(worker, iteration)` for `duration`, with the CPU both sides used.
 async fn drive<F, Fut>(server: &Server, concurrency: usize, duration: Duration, request: F) -> Result<Load>
 where
     F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<()>> + Send,
 {
-    let (began, clock) = (Instant::now(), CpuClock::start(server)?);
-    let deadline = began + duration;
-    let workers: Vec<_> = (0..concurrency)
-        .map(|worker| {
-            let request = request.clone();
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                while Instant::now() < deadline {
-                    let sent = Instant::now();
-                    request(worker, latencies.len() as u64).await?;
-                    latencies.push(sent.elapsed());
-                }
-                Ok::<_, BoxError>(latencies)
-            })
-        })
-        .collect();
-    let mut latencies = Vec::new();
-    for worker in workers {
-        latencies.extend(worker.await??);
-    }
+    let clock = CpuClock::start(server)?;
+    let loops = closed_loops(concurrency, duration, request).await?;
     let cores = clock.cores()?;
-    Ok(Load { per_second: latencies.len() as f64 / began.elapsed().as_secs_f64(), latencies, cores })
+    Ok(Load { per_second: loops.per_second(), latencies: loops.latencies, cores })
 }
 
 async fn create_row(server: &Server, api: &Api<ConfigMap>, concurrency: usize) -> Result<Row> {

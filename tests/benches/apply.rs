@@ -8,16 +8,15 @@
 //! Run: `cargo bench -p kspaces-tests --bench apply` (the harness builds `target/release/kspaces`, or set
 //! `KSPACES_BIN`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use kube::Api;
-use kspaces_tests::Server;
 use serde_json::{json, Value};
 
 mod support;
 
-use support::{client, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{block_on, closed_loops, cpu_seconds, millis, percentile, start, status_kib, Result};
 
 const PHASE: Duration = Duration::from_secs(4);
 const WARM_UP: Duration = Duration::from_millis(500);
@@ -77,30 +76,11 @@ where
     F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = Result<()>> + Send,
 {
-    let (began, cpu) = (Instant::now(), cpu_seconds(server)?);
-    let deadline = began + duration;
-    let workers: Vec<_> = (0..CONCURRENCY)
-        .map(|worker| {
-            let request = request.clone();
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                while Instant::now() < deadline {
-                    let sent = Instant::now();
-                    request(worker, latencies.len() as u64).await?;
-                    latencies.push(sent.elapsed());
-                }
-                Ok::<_, BoxError>(latencies)
-            })
-        })
-        .collect();
-    let mut latencies = Vec::new();
-    for worker in workers {
-        latencies.extend(worker.await??);
-    }
-    latencies.sort();
-    let count = latencies.len().max(1) as f64;
-    let cpu_ms_per_request = (cpu_seconds(server)? - cpu) * 1000.0 / count;
-    Ok(Phase { rate: latencies.len() as f64 / began.elapsed().as_secs_f64(), latencies, cpu_ms_per_request })
+    let cpu = cpu_seconds(server)?;
+    let mut loops = closed_loops(CONCURRENCY, duration, request).await?;
+    let cpu_ms_per_request = (cpu_seconds(server)? - cpu) * 1000.0 / loops.latencies.len().max(1) as f64;
+    loops.latencies.sort();
+    Ok(Phase { rate: loops.per_second(), latencies: loops.latencies, cpu_ms_per_request })
 }
 
 /// Measures `write` after a warm-up; `round` offsets keep every write a change.
@@ -176,15 +156,11 @@ async fn prepare(api: &Api<DynamicObject>, kind: Kind) -> Result<()> {
 }
 
 fn main() -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(run())
+    block_on(run())
 }
 
 async fn run() -> Result<()> {
-    kspaces_tests::kspaces_binary();
-    let server = Server::start();
-    let client = client(&server).await?;
-    wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
+    let (server, client) = start().await?;
     let pid = server.pid();
     println!("\n| N = {CONCURRENCY}, {FIELDS}-field objects | PUT updates | server-side applies | apply / PUT | target | PUT, untracked (managedFields: [{{}}]) |\n|---|---|---|---|---|---|");
     let mut created = Vec::new();

@@ -7,16 +7,15 @@
 //! `KSPACES_BIN`).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::Api;
-use kspaces_tests::Server;
 use serde_json::json;
 
 mod support;
 
-use support::{client, wait_ready, BoxError, Result};
+use support::{block_on, closed_loops, start, Result};
 
 const PHASE: Duration = Duration::from_secs(4);
 const WARM_UP: Duration = Duration::from_millis(500);
@@ -68,26 +67,7 @@ where
     F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = Result<()>> + Send,
 {
-    let began = Instant::now();
-    let deadline = began + duration;
-    let workers: Vec<_> = (0..CONCURRENCY)
-        .map(|worker| {
-            let request = request.clone();
-            tokio::spawn(async move {
-                let mut done = 0u64;
-                while Instant::now() < deadline {
-                    request(worker, done).await?;
-                    done += 1;
-                }
-                Ok::<_, BoxError>(done)
-            })
-        })
-        .collect();
-    let mut total = 0;
-    for worker in workers {
-        total += worker.await??;
-    }
-    Ok(total as f64 / began.elapsed().as_secs_f64())
+    Ok(closed_loops(CONCURRENCY, duration, request).await?.per_second())
 }
 
 async fn creates(api: &Api<DynamicObject>, kind: &'static str, round: &str) -> Result<f64> {
@@ -130,15 +110,11 @@ fn median(mut rates: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(run())
+    block_on(run())
 }
 
 async fn run() -> Result<()> {
-    kspaces_tests::kspaces_binary();
-    let server = Server::start();
-    let client = client(&server).await?;
-    wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
+    let (server, client) = start().await?;
     server.kubectl().ok_with_stdin(&["apply", "-f", "-"], CRD);
     server.kubectl().ok(&["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=10s"]);
     let configmaps: Api<DynamicObject> =

@@ -7,7 +7,7 @@
 //! `KSPACES_BIN`).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::Request;
 use kube::Client;
@@ -16,7 +16,7 @@ use serde_json::json;
 
 mod support;
 
-use support::{client, cpu_seconds, millis, percentile, wait_ready, BoxError, Result};
+use support::{block_on, closed_loops, cpu_seconds, millis, percentile, start, Loops, Result};
 
 const PHASE: Duration = Duration::from_secs(4);
 const WARM_UP: Duration = Duration::from_millis(500);
@@ -72,36 +72,23 @@ struct Figures {
     server_cpu_micros_per_request: f64,
 }
 
-/// `CONCURRENCY` closed loops of GETs with `accept` for `duration`: every latency, and the elapsed time.
-async fn drive(client: &Client, accept: &'static str, duration: Duration) -> Result<(Vec<Duration>, Duration)> {
-    let began = Instant::now();
-    let deadline = began + duration;
-    let workers: Vec<_> = (0..CONCURRENCY)
-        .map(|worker| {
-            let client = client.clone();
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                let mut i = worker;
-                while Instant::now() < deadline {
-                    let request = Request::get(format!("{DEPLOYMENTS}/web-{}", i % NAMES)).header("Accept", accept).body(kube::client::Body::empty())?;
-                    let started = Instant::now();
-                    let response = client.send(request).await?;
-                    if !response.status().is_success() {
-                        return Err::<_, BoxError>(format!("GET answered {}", response.status()).into());
-                    }
-                    response.into_body().collect_bytes().await?;
-                    latencies.push(started.elapsed());
-                    i += 7;
-                }
-                Ok(latencies)
-            })
-        })
-        .collect();
-    let mut latencies = Vec::new();
-    for worker in workers {
-        latencies.extend(worker.await??);
-    }
-    Ok((latencies, began.elapsed()))
+/// `CONCURRENCY` closed loops of GETs of the Deployments asking for `accept`; the body is read, not decoded.
+async fn drive(client: &Client, accept: &'static str, duration: Duration) -> Result<Loops> {
+    let client = client.clone();
+    closed_loops(CONCURRENCY, duration, move |worker, n| {
+        let client = client.clone();
+        async move {
+            let name = (worker + 7 * n as usize) % NAMES;
+            let request = Request::get(format!("{DEPLOYMENTS}/web-{name}")).header("Accept", accept).body(kube::client::Body::empty())?;
+            let response = client.send(request).await?;
+            if !response.status().is_success() {
+                return Err(format!("GET answered {}", response.status()).into());
+            }
+            response.into_body().collect_bytes().await?;
+            Ok(())
+        }
+    })
+    .await
 }
 
 async fn measure(server: &Server, client: &Client, accept: &'static str) -> Result<Figures> {
@@ -109,7 +96,7 @@ async fn measure(server: &Server, client: &Client, accept: &'static str) -> Resu
     let body_bytes = client.send(probe).await?.into_body().collect_bytes().await?.len();
     drive(client, accept, WARM_UP).await?;
     let cpu_before = cpu_seconds(server.pid())?;
-    let (mut latencies, elapsed) = drive(client, accept, PHASE).await?;
+    let Loops { mut latencies, elapsed } = drive(client, accept, PHASE).await?;
     let cpu = cpu_seconds(server.pid())? - cpu_before;
     latencies.sort();
     let count = latencies.len() as f64;
@@ -123,15 +110,11 @@ async fn measure(server: &Server, client: &Client, accept: &'static str) -> Resu
 }
 
 fn main() -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(run())
+    block_on(run())
 }
 
 async fn run() -> Result<()> {
-    kspaces_tests::kspaces_binary();
-    let server = Server::start();
-    let client = client(&server).await?;
-    wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
+    let (server, client) = start().await?;
     let create = Arc::new(client.clone());
     for i in 0..NAMES {
         let body = serde_json::to_vec(&deployment(&format!("web-{i}")))?;

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::{client, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{cpu_seconds, millis, percentile, start, status_kib, BoxError, Result};
 
 const CONCURRENCY: usize = 48;
 const IDLE: Duration = Duration::from_secs(5);
@@ -96,10 +96,7 @@ fn main() -> Result<()> {
 
 async fn run(tenants: usize, deadline: Instant) -> Result<()> {
     // Build (or locate) the release binary before the clock matters.
-    kspaces_tests::kspaces_binary();
-    let server = Server::start();
-    let client = client(&server).await?;
-    wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
+    let (server, client) = start().await?;
     tokio::time::sleep(IDLE).await;
     let mut samples = vec![sample(&server, 0)?];
     println!("started: RSS {:.1} MiB, data dir {:.1} MiB", mib(samples[0].rss_kib * 1024), mib(samples[0].disk_bytes));

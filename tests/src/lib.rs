@@ -330,6 +330,35 @@ pub fn certificate_kubeconfig(server: &Server, tenant: &str, user: &str, groups:
     certificate_kubeconfig_with(server, tenant, user, groups, None)
 }
 
+/// A kube-rs client built from a kubeconfig file, exactly as a user builds one.
+pub async fn kube_client(kubeconfig: &Path) -> kube::Result<kube::Client> {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default()).await?;
+    kube::Client::try_from(config)
+}
+
+/// A namespaced `widgets.example.com` CRD (`spec.size`, `status.observedSize`, a status subresource), as the
+/// kube-rs controller tests install it.
+pub const WIDGET_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+          status: {type: object, properties: {observedSize: {type: integer}}}
+"#;
+
 /// The base64 CA bundle (`certificate-authority-data`) of the server's admin.kubeconfig.
 pub fn certificate_authority_data(server: &Server) -> String {
     let admin = std::fs::read_to_string(&server.kubeconfig).expect("read admin.kubeconfig");

@@ -3,12 +3,11 @@
 //! codes, messages and `Warning` headers for unknown and duplicate fields, in JSON and YAML bodies, every patch
 //! type, the scale subresource and custom resources.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use kube::client::Body;
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
-use kspaces_tests::{certificate_kubeconfig, create_tenant, Kubectl, Server};
+use kube::Client;
+use kspaces_tests::{certificate_kubeconfig, create_tenant, kube_client, Kubectl, Server};
 use serde_json::{json, Value};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -127,11 +126,6 @@ struct Answer {
     body: Value,
 }
 
-async fn client(kubeconfig: &Path) -> Result<Client, Box<dyn std::error::Error>> {
-    let config = Config::from_custom_kubeconfig(Kubeconfig::read_from(kubeconfig)?, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
-}
-
 async fn send(client: &Client, method: &str, path: &str, content_type: &str, body: &str) -> Result<Answer, Box<dyn std::error::Error>> {
     let request = http::Request::builder().method(method).uri(path).header("content-type", content_type).body(Body::from(body.as_bytes().to_vec()))?;
     let response = client.send(request).await?;
@@ -160,7 +154,7 @@ const RAW_PROBLEMS: [&str; 4] = [r#"unknown field "metadata.oddMeta""#, r#"unkno
 #[tokio::test]
 async fn raw_creates_and_updates_with_each_field_validation_value() -> TestResult {
     let (_server, _, kubeconfig) = tenant();
-    let client = client(&kubeconfig).await?;
+    let client = kube_client(&kubeconfig).await?;
     let strict = send(&client, "POST", &format!("{DEPLOYMENTS}?fieldValidation=Strict"), "application/json", &raw_deployment("strict")).await?;
     assert_eq!((strict.status, &strict.body["reason"]), (400, &json!("BadRequest")), "{}", strict.body);
     assert_eq!(strict.body["message"], format!("Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: {}", RAW_PROBLEMS.join(", ")));
@@ -210,7 +204,7 @@ async fn raw_creates_and_updates_with_each_field_validation_value() -> TestResul
 async fn raw_patches_report_their_own_and_the_patched_objects_problems() -> TestResult {
     let (_server, kubectl, kubeconfig) = tenant();
     kubectl.ok_with_stdin(&["apply", "-f", "-"], &deployment("web").replace("  replica: 2\n", "").replace(", pullPolicy: Always", ""));
-    let client = client(&kubeconfig).await?;
+    let client = kube_client(&kubeconfig).await?;
     let web = format!("{DEPLOYMENTS}/web");
     let merge = r#"{"spec": {"paused": true, "paused": false, "bogus": 1}}"#;
 
@@ -258,7 +252,7 @@ async fn custom_resources_report_metadata_pruned_and_embedded_fields_in_kube_ord
                template: {type: object, x-kubernetes-embedded-resource: true, x-kubernetes-preserve-unknown-fields: true}\n";
     kubectl.ok_with_stdin(&["apply", "-f", "-"], crd);
     kubectl.ok(&["wait", "--for", "condition=established", "crd/gadgets.fv.example.com", "--timeout=10s"]);
-    let client = client(&kubeconfig).await?;
+    let client = kube_client(&kubeconfig).await?;
     let gadget = r#"{"apiVersion": "fv.example.com/v1", "kind": "Gadget", "metadata": {"name": "g", "junk": 1},
         "spec": {"size": 1, "size": 2, "zz": 1, "parts": [{"name": "p", "weight": 3}],
             "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t", "oops": 1}, "free": {"any": 1}}}}"#;

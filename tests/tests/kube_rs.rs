@@ -8,10 +8,9 @@ use std::time::Duration;
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{watcher, WatchStreamExt};
-use kube::{Api, Client, Config, ResourceExt};
-use kspaces_tests::Server;
+use kube::{Api, Client, ResourceExt};
+use kspaces_tests::{kube_client, Server};
 
 /// Every wait on the server is bounded so that a hung stream fails the test instead of stalling it.
 const STEP: Duration = Duration::from_secs(5);
@@ -19,10 +18,8 @@ const STEP: Duration = Duration::from_secs(5);
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// A kube client built from the admin kubeconfig the server wrote, exactly as a user would build one.
-async fn client(server: &Server) -> Result<Client, Box<dyn std::error::Error>> {
-    let kubeconfig = Kubeconfig::read_from(&server.kubeconfig)?;
-    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
+async fn client(server: &Server) -> kube::Result<Client> {
+    kube_client(&server.kubeconfig).await
 }
 
 async fn configmaps(server: &Server) -> Result<Api<ConfigMap>, Box<dyn std::error::Error>> {

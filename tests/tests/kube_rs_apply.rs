@@ -2,15 +2,13 @@
 //! controllers do: it adds its finalizer with `Patch::Apply` and a field manager, reports status with an apply
 //! on `/status`, and when the object is being deleted applies again without the finalizer, so the object goes.
 
-use std::path::Path;
 use std::time::Duration;
 
 use futures::TryStreamExt;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{watcher, WatchStreamExt};
-use kube::{Api, Client, Config, ResourceExt};
-use kspaces_tests::{certificate_kubeconfig, create_tenant, Kubectl, Server};
+use kube::{Api, Client, ResourceExt};
+use kspaces_tests::{certificate_kubeconfig, create_tenant, kube_client, Kubectl, Server, WIDGET_CRD};
 use serde_json::{json, Value};
 
 const STEP: Duration = Duration::from_secs(15);
@@ -18,32 +16,6 @@ const MANAGER: &str = "widget-controller";
 const FINALIZER: &str = "example.com/cleanup";
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-const WIDGET_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, properties: {size: {type: integer}}}
-          status: {type: object, properties: {observedSize: {type: integer}}}
-"#;
-
-async fn client(kubeconfig: &Path) -> Result<Client, Box<dyn std::error::Error>> {
-    let kubeconfig = Kubeconfig::read_from(kubeconfig)?;
-    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
-}
 
 /// An applied configuration of widget `name` with `fields` (the controller states only what it owns).
 fn config(name: &str, fields: Value) -> Value {
@@ -109,7 +81,7 @@ async fn a_controller_manages_finalizer_and_status_by_apply_and_lets_a_deleted_o
     kubectl.ok(&["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=10s"]);
 
     let resource = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
-    let widgets: Api<DynamicObject> = Api::namespaced_with(client(&kubeconfig).await?, "default", &resource);
+    let widgets: Api<DynamicObject> = Api::namespaced_with(kube_client(&kubeconfig).await?, "default", &resource);
     let running = tokio::spawn(controller(widgets.clone()));
 
     // The user creates the widget by apply too (an apply of a missing object creates it).
@@ -131,7 +103,7 @@ async fn a_controller_manages_finalizer_and_status_by_apply_and_lets_a_deleted_o
     running.abort();
 
     // kube's rules for apply requests: a field manager is required, and force is for apply only.
-    let client = client(&kubeconfig).await?;
+    let client = kube_client(&kubeconfig).await?;
     let path = "/apis/example.com/v1/namespaces/default/widgets/x";
     let body = serde_json::to_vec(&config("x", json!({"spec": {"size": 1}})))?;
     let request = http::Request::patch(path).header("content-type", "application/apply-patch+yaml").body(body)?;
@@ -168,7 +140,7 @@ async fn apply_raw(client: &Client, query: &str, body: &str) -> Result<(u16, Vec
 async fn repeated_keys_in_an_apply_body_follow_field_validation() -> TestResult {
     let server = Server::start();
     create_tenant(&server.kubectl(), "t-a");
-    let client = client(&certificate_kubeconfig(&server, "t-a", "admin", &[])).await?;
+    let client = kube_client(&certificate_kubeconfig(&server, "t-a", "admin", &[])).await?;
     let body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: repeated}\ndata:\n  a: \"1\"\n  a: \"2\"\n";
     let duplicate = r#"key \"a\" already set in map"#;
 

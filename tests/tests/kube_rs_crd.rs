@@ -1,46 +1,18 @@
 //! An operator inside a tenant, unchanged: kube-rs with a tenant admin's kubeconfig (short paths) watches a
 //! custom resource of the tenant's own CRD and reconciles each object's status, as controllers do.
 
-use std::path::Path;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{watcher, WatchStreamExt};
-use kube::{Api, Client, Config, ResourceExt};
-use kspaces_tests::{certificate_kubeconfig, create_tenant, Kubectl, Server};
+use kube::{Api, ResourceExt};
+use kspaces_tests::{certificate_kubeconfig, create_tenant, kube_client, Kubectl, Server, WIDGET_CRD};
 use serde_json::json;
 
 const STEP: Duration = Duration::from_secs(15);
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-const WIDGET_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, properties: {size: {type: integer}}}
-          status: {type: object, properties: {observedSize: {type: integer}}}
-"#;
-
-async fn client(kubeconfig: &Path) -> Result<Client, Box<dyn std::error::Error>> {
-    let kubeconfig = Kubeconfig::read_from(kubeconfig)?;
-    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
-}
 
 fn widget(name: &str, size: i64) -> Result<DynamicObject, serde_json::Error> {
     serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": {"size": size}}))
@@ -90,7 +62,7 @@ async fn an_operator_reconciles_custom_resources_inside_its_tenant() -> TestResu
     a_kubectl.ok(&["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=10s"]);
 
     let resource = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
-    let a = client(&a_config).await?;
+    let a = kube_client(&a_config).await?;
     let widgets: Api<DynamicObject> = Api::namespaced_with(a, "default", &resource);
     let running = tokio::spawn(operator(widgets.clone()));
 
@@ -103,7 +75,7 @@ async fn an_operator_reconciles_custom_resources_inside_its_tenant() -> TestResu
     assert_eq!(small.metadata.generation, Some(2), "status writes do not bump the generation");
 
     // The same operator run by another tenant finds no such resource: t-a's CRD is t-a's alone.
-    let b = client(&certificate_kubeconfig(&server, "t-b", "admin", &[])).await?;
+    let b = kube_client(&certificate_kubeconfig(&server, "t-b", "admin", &[])).await?;
     let elsewhere: Api<DynamicObject> = Api::namespaced_with(b, "default", &resource);
     match elsewhere.list(&Default::default()).await {
         Err(kube::Error::Api(status)) => assert_eq!(status.code, 404, "{status:?}"),

@@ -3,26 +3,18 @@
 //! Status kube-rs decodes for another tenant's space.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{ListParams, ObjectMeta, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{watcher, WatchStreamExt};
-use kube::{Api, Client, Config, ResourceExt};
-use kspaces_tests::{certificate_kubeconfig, certificate_kubeconfig_with, create_tenant, Server};
+use kube::{Api, ResourceExt};
+use kspaces_tests::{certificate_kubeconfig, certificate_kubeconfig_with, create_tenant, kube_client, Server};
 
 const STEP: Duration = Duration::from_secs(10);
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-async fn client(kubeconfig: &Path) -> Result<Client, Box<dyn std::error::Error>> {
-    let kubeconfig = Kubeconfig::read_from(kubeconfig)?;
-    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
-}
 
 fn configmap(name: &str) -> ConfigMap {
     ConfigMap { metadata: ObjectMeta { name: Some(name.to_owned()), ..ObjectMeta::default() }, ..ConfigMap::default() }
@@ -33,8 +25,8 @@ async fn a_tenant_controller_sees_only_its_own_tenant() -> TestResult {
     let server = Server::start();
     create_tenant(&server.kubectl(), "t-a");
     create_tenant(&server.kubectl(), "t-b");
-    let a = client(&certificate_kubeconfig(&server, "t-a", "admin", &[])).await?;
-    let b = client(&certificate_kubeconfig(&server, "t-b", "admin", &[])).await?;
+    let a = kube_client(&certificate_kubeconfig(&server, "t-a", "admin", &[])).await?;
+    let b = kube_client(&certificate_kubeconfig(&server, "t-b", "admin", &[])).await?;
     let a_configmaps: Api<ConfigMap> = Api::namespaced(a.clone(), "default");
     let b_configmaps: Api<ConfigMap> = Api::namespaced(b.clone(), "default");
 
@@ -62,16 +54,16 @@ async fn a_workspace_server_url_reaches_the_tenant_and_other_spaces_are_forbidde
     create_tenant(&server.kubectl(), "t-a");
     create_tenant(&server.kubectl(), "t-b");
     let url = format!("{}/clusters/root:t-a", server.url);
-    let workspace = client(&certificate_kubeconfig_with(&server, "t-a", "admin", &[], Some(&url))).await?;
+    let workspace = kube_client(&certificate_kubeconfig_with(&server, "t-a", "admin", &[], Some(&url))).await?;
     let configmaps: Api<ConfigMap> = Api::namespaced(workspace, "default");
     configmaps.create(&PostParams::default(), &configmap("via-workspace")).await?;
 
-    let short = client(&certificate_kubeconfig(&server, "t-a", "admin", &[])).await?;
+    let short = kube_client(&certificate_kubeconfig(&server, "t-a", "admin", &[])).await?;
     let seen = Api::<ConfigMap>::namespaced(short, "default").get("via-workspace").await?;
     assert_eq!(seen.name_any(), "via-workspace", "the workspace URL and the short path are one space");
 
     // t-b's admin pointed at t-a's workspace: a 403 Status that kube-rs decodes.
-    let intruder = client(&certificate_kubeconfig_with(&server, "t-b", "admin", &[], Some(&url))).await?;
+    let intruder = kube_client(&certificate_kubeconfig_with(&server, "t-b", "admin", &[], Some(&url))).await?;
     match Api::<ConfigMap>::namespaced(intruder, "default").list(&ListParams::default()).await {
         Err(kube::Error::Api(status)) => assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"), "{status:?}"),
         other => panic!("expected 403 Forbidden, got {other:?}"),

@@ -9,12 +9,11 @@ use futures::{Stream, StreamExt, TryStreamExt};
 use http::Request;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, ObjectMeta, PartialObjectMeta, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 #[allow(deprecated)]
 use kube::runtime::metadata_watcher;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
-use kspaces_tests::{certificate_kubeconfig, create_tenant, Kubectl, Server};
+use kspaces_tests::{certificate_kubeconfig, create_tenant, kube_client, Kubectl, Server};
 use prost::Message;
 use serde_json::{json, Value};
 
@@ -28,9 +27,8 @@ async fn tenant() -> Result<(Server, Client, Kubectl), Box<dyn std::error::Error
     let server = Server::start();
     create_tenant(&server.kubectl(), "t-a");
     let path = certificate_kubeconfig(&server, "t-a", "admin", &[]);
-    let config = kube::Config::from_custom_kubeconfig(Kubeconfig::read_from(&path)?, &KubeConfigOptions::default()).await?;
-    let kubectl = Kubectl::new(&path);
-    Ok((server, Client::try_from(config)?, kubectl))
+    let client = kube_client(&path).await?;
+    Ok((server, client, Kubectl::new(&path)))
 }
 
 fn configmap(name: &str, team: &str) -> ConfigMap {

@@ -12,9 +12,8 @@ use k8s_pb::api::coordination::v1 as coordination;
 use k8s_pb::api::core::v1 as core;
 use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
-use kspaces_tests::{certificate_kubeconfig, create_tenant, Kubectl, Server};
+use kspaces_tests::{certificate_kubeconfig, create_tenant, kube_client, Kubectl, Server};
 use prost::Message;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -30,9 +29,8 @@ const NOV_22: i64 = 1_795_323_600;
 async fn tenant() -> Result<(Server, Client), Box<dyn std::error::Error>> {
     let server = Server::start();
     create_tenant(&server.kubectl(), "t-a");
-    let kubeconfig = Kubeconfig::read_from(certificate_kubeconfig(&server, "t-a", "admin", &[]))?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok((server, Client::try_from(config)?))
+    let client = kube_client(&certificate_kubeconfig(&server, "t-a", "admin", &[])).await?;
+    Ok((server, client))
 }
 
 /// `k8s\0` + `runtime.Unknown{typeMeta, raw}`, as client-go writes a protobuf body.

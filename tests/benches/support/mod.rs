@@ -1,23 +1,79 @@
-//! What the benches share: a kube client for the running server, readiness polling, /proc readings of the
-//! server process and latency arithmetic. A directory module, so cargo does not take it for a bench target.
+//! What the benches share: starting the server, a kube client for it, readiness polling, closed-loop load,
+//! /proc readings of the server process and latency arithmetic. A directory module, so cargo does not take it for a bench target.
 
 // Each bench compiles this module and uses part of it.
 #![allow(dead_code)]
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
-use kspaces_tests::Server;
+use kube::Client;
+use kspaces_tests::{kube_client, Server};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type Result<T> = std::result::Result<T, BoxError>;
 
 /// A kube client built from the server's admin kubeconfig, as a user would build one.
 pub async fn client(server: &Server) -> Result<Client> {
-    let kubeconfig = Kubeconfig::read_from(&server.kubeconfig)?;
-    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(Client::try_from(config)?)
+    Ok(kube_client(&server.kubeconfig).await?)
+}
+
+/// Runs a bench's body on the runtime every bench uses (two worker threads, as many as the machine's cores).
+pub fn block_on<T>(body: impl Future<Output = Result<T>>) -> Result<T> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?.block_on(body)
+}
+
+/// Builds the release binary if it is not there, starts the server on a fresh data dir and waits until it is
+/// ready; returns it with a client of its admin.
+pub async fn start() -> Result<(Server, Client)> {
+    kspaces_tests::kspaces_binary();
+    let server = Server::start();
+    let client = client(&server).await?;
+    wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
+    Ok((server, client))
+}
+
+/// What one phase of closed loops did: every request's latency, in completion order per worker, and the
+/// phase's wall time.
+pub struct Loops {
+    pub latencies: Vec<Duration>,
+    pub elapsed: Duration,
+}
+
+impl Loops {
+    pub fn per_second(&self) -> f64 {
+        self.latencies.len() as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// Runs `concurrency` closed loops of `request(worker, i)` (`i` counts the worker's own requests) until
+/// `duration` has passed; a failed request ends the phase with its error.
+pub async fn closed_loops<F, Fut>(concurrency: usize, duration: Duration, request: F) -> Result<Loops>
+where
+    F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<()>> + Send,
+{
+    let began = Instant::now();
+    let deadline = began + duration;
+    let workers: Vec<_> = (0..concurrency)
+        .map(|worker| {
+            let request = request.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while Instant::now() < deadline {
+                    let sent = Instant::now();
+                    request(worker, latencies.len() as u64).await?;
+                    latencies.push(sent.elapsed());
+                }
+                Ok::<_, BoxError>(latencies)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for worker in workers {
+        latencies.extend(worker.await??);
+    }
+    Ok(Loops { latencies, elapsed: began.elapsed() })
 }
 
 /// Polls `GET /readyz` every millisecond until it answers 200.
