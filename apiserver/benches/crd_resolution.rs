@@ -1,4 +1,4 @@
-//! CRD resolution benchmark: the per-request cost of `Crds::lookup` (which definition serves a group/resource in
+//! CRD resolution benchmark: the per-request cost of `Resolver::lookup` (which definition serves a group/resource in
 //! a space) with 10,000 tenants and 100 system CRDs: a quarter forced, a quarter bounded by an
 //! applicable-tenants selector, a third of the tenants labelled into that range, every tenth tenant with its own
 //! CRDs of the same names, and the three policies spread over the tenants.
@@ -10,7 +10,11 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use kspaces_apiserver::crds::Crds;
+use std::sync::Arc;
+
+use kspaces_apiserver::registry::observe::WriteObserver;
+use kspaces_apiserver::resolver::Resolver;
+use kspaces_apiserver::tenancy::TenantCache;
 use kspaces_apiserver::registry::builtin::builtin_resources;
 use kspaces_apiserver::registry::{ResourceTable, Spaces};
 use kspaces_storage::{Revision, SpaceName};
@@ -47,8 +51,11 @@ fn space(tenant: usize) -> SpaceName {
     SpaceName::new(format!("tenant-{tenant}")).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn build() -> Crds {
-    let crds = Crds::new(ResourceTable::new(builtin_resources()));
+fn build() -> Resolver {
+    let tenants = Arc::new(TenantCache::default());
+    let table = ResourceTable::new(builtin_resources());
+    let tenant_row = table.by_kind("", "Tenant").cloned().unwrap_or_else(|| panic!("no Tenant row"));
+    let crds = Resolver::new(table, tenants.clone());
     let mut revision = 0;
     let mut next = || {
         revision += 1;
@@ -61,7 +68,10 @@ fn build() -> Crds {
     for t in 0..TENANTS {
         let name = format!("tenant-{t}");
         if t % 3 == 0 {
-            crds.apply_tenant(&name, Some(&json!({"metadata": {"labels": {"tier": "gold"}}})), next());
+            let tenant = json!({"metadata": {"name": name, "labels": {"tier": "gold"}}});
+            let revision = next();
+            tenants.apply(&name, Some(&tenant), revision);
+            crds.written(&tenant_row, &SpaceName::system(), &name, Some(&tenant), revision);
         }
         crds.apply_policy(&space(t), Some(&json!({"spec": {"crdPolicy": policies[t % 3]}})), next());
         if t % 10 == 0 {
@@ -75,7 +85,7 @@ fn build() -> Crds {
 
 /// Times `SAMPLES` lookups of `(tenant, group, plural)` cycling through `requests`; returns sorted latencies and
 /// how many were served.
-fn measure(crds: &Crds, requests: &[(Spaces, &str, String)]) -> (Vec<Duration>, usize) {
+fn measure(crds: &Resolver, requests: &[(Spaces, &str, String)]) -> (Vec<Duration>, usize) {
     let mut latencies = Vec::with_capacity(SAMPLES);
     let mut served = 0;
     for i in 0..SAMPLES {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use kspaces_apiserver::filters::authenticate::TokenFile;
 use kspaces_apiserver::filters::request_info::{self, SpacePath};
 use kspaces_apiserver::registry::Spaces;
-use kspaces_apiserver::tenancy::{resolve, Phase, Request, TenantCache};
+use kspaces_apiserver::tenancy::{caller, resolve, Request, TenantCache};
 use kspaces_storage::Revision;
 
 const TENANTS: usize = 10_000;
@@ -72,9 +72,10 @@ fn token_csv() -> String {
 
 fn tenant_cache() -> TenantCache {
     let cache = TenantCache::default();
-    cache.apply("system", Some(Phase::Active), Revision(1));
+    let active = serde_json::json!({"status": {"phase": "Active"}});
+    cache.apply("system", Some(&active), Revision(1));
     for i in 0..TENANTS {
-        cache.apply(&format!("t-{i}"), Some(Phase::Active), Revision(i as u64 + 2));
+        cache.apply(&format!("t-{i}"), Some(&active), Revision(i as u64 + 2));
     }
     cache
 }
@@ -84,8 +85,9 @@ fn tenant_cache() -> TenantCache {
 fn per_request(tokens: &TokenFile, cache: &TenantCache, token: &str, path: &str) -> (u16, Option<Spaces>) {
     let info = request_info::parse("GET", path, "");
     let Some(user) = tokens.authenticate(token).cloned() else { return (401, None) };
-    let request = Request { user: &user, verb: &info.verb, resource: &info.resource, path: &info.space };
-    match resolve(&request, cache, None) {
+    let caller = caller(user, None);
+    let request = Request { caller: &caller, verb: &info.verb, resource: &info.resource, path: &info.space };
+    match resolve(&request, cache) {
         Ok(spaces) => (200, Some(spaces)),
         Err(err) => (err.code, None),
     }
@@ -155,7 +157,7 @@ fn main() {
         ("`tenancy::resolve` alone (full path, parsed beforehand)", Vec::new()),
     ];
     let parsed_full: Vec<_> = full.iter().map(|(_, path, _)| request_info::parse("GET", path, "")).collect();
-    let users: Vec<_> = full.iter().map(|(token, _, _)| tokens.authenticate(token).cloned().expect("known token")).collect();
+    let callers: Vec<_> = full.iter().map(|(token, _, _)| caller(tokens.authenticate(token).cloned().expect("known token"), None)).collect();
     for _ in 0..RUNS {
         stages[0].1.push(time_run(|i| {
             black_box(request_info::parse("GET", black_box(&full[i % PAIRS].1), ""));
@@ -167,9 +169,9 @@ fn main() {
             black_box(tokens.authenticate(black_box(&full[i % PAIRS].0)).cloned());
         }));
         stages[3].1.push(time_run(|i| {
-            let (info, user) = (&parsed_full[i % PAIRS], &users[i % PAIRS]);
-            let request = Request { user, verb: &info.verb, resource: &info.resource, path: &info.space };
-            black_box(resolve(black_box(&request), &cache, None).is_ok());
+            let (info, caller) = (&parsed_full[i % PAIRS], &callers[i % PAIRS]);
+            let request = Request { caller, verb: &info.verb, resource: &info.resource, path: &info.space };
+            black_box(resolve(black_box(&request), &cache).is_ok());
         }));
     }
 

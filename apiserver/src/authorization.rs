@@ -16,15 +16,14 @@ use std::sync::{Arc, RwLock};
 
 use kspaces_authz::policy::{Decision, SpacePolicy};
 use kspaces_authz::rbac::{Attributes, PolicyRule};
-use kspaces_authz::{UserInfo, MASTERS};
+use kspaces_authz::{Caller, UserInfo, MASTERS};
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
 use crate::config::AuthorizationMode;
-use crate::registry::store::WriteObserver;
-use crate::registry::{ResourceInfo, Scope};
-use crate::state::ApiServer;
 use crate::filters::request_info::RequestInfo;
+use crate::registry::observe::WriteObserver;
+use crate::registry::{Reader, ResourceInfo, ResourceTable, Scope};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy;
 
@@ -45,15 +44,44 @@ struct Slot {
     policy: Option<Arc<SpacePolicy>>,
 }
 
+/// Where a space's policy is read from: the store, and the RBAC resources' rows.
+pub struct PolicySource {
+    pub reader: Reader,
+    pub rbac: Vec<Arc<ResourceInfo>>,
+}
+
+impl PolicySource {
+    /// The RBAC rows of `resources`.
+    pub fn new(reader: Reader, resources: &ResourceTable) -> PolicySource {
+        let rbac = RBAC_KINDS.iter().filter_map(|kind| resources.by_kind(RBAC_GROUP, kind).cloned()).collect();
+        PolicySource { reader, rbac }
+    }
+
+    /// Reads every Role, ClusterRole, RoleBinding and ClusterRoleBinding of `space`.
+    async fn load(&self, space: &SpaceName) -> ApiResult<SpacePolicy> {
+        let mut objects = Vec::new();
+        let scope = Scope::one(space.clone(), None);
+        for resource in &self.rbac {
+            self.reader.visit(resource, &scope, 1000, |_, object| objects.push(object)).await?;
+        }
+        let policy = SpacePolicy::new(&objects);
+        if policy.skipped() > 0 {
+            tracing::warn!(space = %space, skipped = policy.skipped(), "RBAC objects that could not be read were ignored");
+        }
+        Ok(policy)
+    }
+}
+
 /// The authorizer chain and the per-space policies.
 pub struct Authorizer {
     modes: Vec<AuthorizationMode>,
+    source: PolicySource,
     spaces: RwLock<HashMap<SpaceName, Slot>>,
 }
 
 impl Authorizer {
-    pub fn new(modes: Vec<AuthorizationMode>) -> Authorizer {
-        Authorizer { modes, spaces: RwLock::new(HashMap::new()) }
+    pub fn new(modes: Vec<AuthorizationMode>, source: PolicySource) -> Authorizer {
+        Authorizer { modes, source, spaces: RwLock::new(HashMap::new()) }
     }
 
     /// True if some mode evaluates RBAC (reviews and escalation checks then mean something).
@@ -61,12 +89,12 @@ impl Authorizer {
         self.modes.contains(&AuthorizationMode::Rbac)
     }
 
-    /// Decides whether `user` may do `attributes` in `space`, asking each mode in order.
-    pub async fn authorize(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, attributes: &Attributes) -> ApiResult<Decision> {
+    /// Decides whether `caller` may do `attributes` in `space`, asking each mode in order.
+    pub async fn authorize(&self, caller: &Caller, space: &SpaceName, attributes: &Attributes) -> ApiResult<Decision> {
         for mode in &self.modes {
             let decision = match mode {
                 AuthorizationMode::AlwaysAllow => Decision { allowed: true, reason: String::new() },
-                AuthorizationMode::Rbac => self.rbac_decision(server, space, user, attributes).await?,
+                AuthorizationMode::Rbac => self.judge(caller, space).await?.decide(&caller.user, attributes),
             };
             if decision.allowed {
                 return Ok(decision);
@@ -75,39 +103,35 @@ impl Authorizer {
         Ok(Decision { allowed: false, reason: String::new() })
     }
 
-    async fn rbac_decision(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, attributes: &Attributes) -> ApiResult<Decision> {
-        Ok(self.judge(server, space, user).await?.decide(user, attributes))
-    }
-
-    /// The rules `user` holds for `namespace` of `space`, as SelfSubjectRulesReview sees them. `None` means
+    /// The rules `caller` holds for `namespace` of `space`, as SelfSubjectRulesReview sees them. `None` means
     /// everything (`system:masters`, or no RBAC mode).
-    pub async fn rules_for(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo, namespace: Option<&str>) -> ApiResult<Option<Vec<PolicyRule>>> {
+    pub async fn rules_for(&self, caller: &Caller, space: &SpaceName, namespace: Option<&str>) -> ApiResult<Option<Vec<PolicyRule>>> {
         if !self.rbac() {
             return Ok(None);
         }
-        Ok(self.judge(server, space, user).await?.rules_for(user, namespace))
+        Ok(self.judge(caller, space).await?.rules_for(&caller.user, namespace))
     }
 
-    /// Whose bindings judge `user` in `space` (the table in the module doc).
-    pub async fn judge(&self, server: &ApiServer, space: &SpaceName, user: &UserInfo) -> ApiResult<Judge> {
-        if !server.is_system_user(user) {
-            return Ok(Judge { policy: Some(self.policy(server, space).await?), tenant: None });
+    /// Whose bindings judge `caller` in `space` (the table in the module doc).
+    pub async fn judge(&self, caller: &Caller, space: &SpaceName) -> ApiResult<Judge> {
+        if !caller.system {
+            return Ok(Judge { policy: Some(self.policy(space).await?), tenant: None });
         }
-        if user.in_group(MASTERS) {
+        if caller.user.in_group(MASTERS) {
             return Ok(Judge { policy: None, tenant: None });
         }
         let tenant = (!space.is_system()).then(|| tenancy::tenant_of(space).to_owned());
-        Ok(Judge { policy: Some(self.policy(server, &SpaceName::system()).await?), tenant })
+        Ok(Judge { policy: Some(self.policy(&SpaceName::system()).await?), tenant })
     }
 
     /// The policy of `space`, read from storage if it is not held.
-    pub async fn policy(&self, server: &ApiServer, space: &SpaceName) -> ApiResult<Arc<SpacePolicy>> {
+    pub async fn policy(&self, space: &SpaceName) -> ApiResult<Arc<SpacePolicy>> {
         if let Some(Slot { policy: Some(policy), .. }) = self.spaces.read().unwrap_or_else(|e| e.into_inner()).get(space) {
             return Ok(policy.clone());
         }
         // The slot exists before the read starts, so a write during the read bumps its generation.
         let generation = self.spaces.write().unwrap_or_else(|e| e.into_inner()).entry(space.clone()).or_default().generation;
-        let policy = Arc::new(load(server, space).await?);
+        let policy = Arc::new(self.source.load(space).await?);
         let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
         if let Some(slot) = spaces.get_mut(space).filter(|slot| slot.generation == generation) {
             slot.policy = Some(policy.clone());
@@ -227,21 +251,6 @@ impl Judge {
     pub fn rules_for(&self, user: &UserInfo, namespace: Option<&str>) -> Option<Vec<PolicyRule>> {
         self.policy.as_ref().map(|policy| policy.rules_for(user, self.namespace(namespace).as_deref()))
     }
-}
-
-/// Reads every Role, ClusterRole, RoleBinding and ClusterRoleBinding of `space`.
-async fn load(server: &ApiServer, space: &SpaceName) -> ApiResult<SpacePolicy> {
-    let mut objects = Vec::new();
-    for kind in RBAC_KINDS {
-        let Some(resource) = server.resources.by_kind(RBAC_GROUP, kind).cloned() else { continue };
-        let scope = Scope::one(space.clone(), None);
-        server.registry.for_each(&resource, &scope, 1000, |object| objects.push(object.clone())).await?;
-    }
-    let policy = SpacePolicy::new(&objects);
-    if policy.skipped() > 0 {
-        tracing::warn!(space = %space, skipped = policy.skipped(), "RBAC objects that could not be read were ignored");
-    }
-    Ok(policy)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! The handler chain, one line per stage, in order: authenticate → impersonate → parse the request → resolve
-//! the space → authorize → resolve the resource → admit the request (tenancy rules) → decode, admit, validate (in
-//! the verb handler) → storage; then the audit event.
+//! The handler chain, one line per stage, in order: parse the request → authenticate → impersonate (the
+//! `Caller`, computed once) → resolve the space → authorize → resolve the resource → system-only resources →
+//! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage); then the
+//! audit event and the request's metrics.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,21 +10,20 @@ use actix_web::http::header;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::{web, HttpRequest, HttpResponse};
 use kspaces_authz::policy::Decision;
-use kspaces_authz::UserInfo;
+use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::SpaceName;
 use serde_json::Value;
 
 use crate::audit::{AuditOutcome, AuditRequest, Level};
-use crate::filters::authenticate::{self, PeerIdentity};
+use crate::filters::authenticate::PeerIdentity;
 use crate::filters::impersonate;
 use crate::filters::request_info::{self, RequestInfo, SpacePath};
 use crate::handlers::{self, Body, Ctx};
 use crate::metrics::RequestLabels;
 use crate::registry::{Scope, Spaces};
-use crate::routes;
-use crate::{admission, authorization, crds, tenancy};
-use crate::state::ApiServer;
+use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
+use crate::{authorization, routes, tenancy};
 
 /// What the chain learned about a request, for the audit log.
 #[derive(Default)]
@@ -74,24 +74,24 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
 }
 
 async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail) -> ApiResult<HttpResponse> {
-    let mut user = authenticate(req, &server).await?;
-    trail.user = user.clone();
+    let mut caller = authenticate(req, &server).await?.map(|user| server.caller(user));
+    trail.user = caller.as_ref().map(|c| c.user.clone());
     if let Some(requested) = impersonate::requested(req.headers())? {
-        let impersonator = user.take().ok_or_else(ApiError::unauthorized)?;
-        let impersonated = impersonate::impersonate(&server, &impersonator, requested).await?;
-        trail.impersonator = Some(impersonator);
+        let impersonator = caller.take().ok_or_else(ApiError::unauthorized)?;
+        let impersonated = impersonate::impersonate(&server.authorizer, &server.tenants, &impersonator, requested).await?;
+        trail.impersonator = Some(impersonator.user);
         trail.user = Some(impersonated.clone());
-        user = Some(impersonated);
+        caller = Some(server.caller(impersonated));
     }
     if !info.is_resource {
         let route = routes::route(&info.path);
         let mut space = None;
-        match &user {
+        match &caller {
             None if !route.is_public() => return Err(ApiError::unauthorized()),
             None => {}
-            Some(user) => match resolve_space(&server, info, user, "get", "") {
+            Some(caller) => match resolve_space(&server, info, caller, "get", "") {
                 Ok(spaces) => {
-                    authorize(&server, trail, user, &spaces, info).await?;
+                    authorize(&server, trail, caller, &spaces, info).await?;
                     space = match spaces {
                         Spaces::One(space) => Some(space),
                         Spaces::All => None,
@@ -106,34 +106,30 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
         let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
         let host = req.connection_info().host().to_owned();
         // Discovery and OpenAPI show the space's resources: the built-in ones and its resolved CRDs.
-        let system_user = user.as_ref().is_some_and(|u| server.is_system_user(u));
-        let view = space.as_ref().map(|space| server.crds.view(space));
+        let system_user = caller.as_ref().is_some_and(|c| c.system);
+        let view = space.as_ref().map(|space| server.resolver.view(space));
         let table = match &view {
             Some(view) if system_user => &view.system,
             Some(view) => &view.tenant,
-            None => server.resources_for(user.as_ref()),
+            None => server.resources_for(caller.as_ref()),
         };
         let openapi = match route {
-            routes::Route::OpenApiV2 | routes::Route::OpenApiV3Index | routes::Route::OpenApiV3(_) => space.as_ref().and_then(|s| server.crds.openapi(s)),
+            routes::Route::OpenApiV2 | routes::Route::OpenApiV3Index | routes::Route::OpenApiV3(_) => space.as_ref().and_then(|s| server.resolver.openapi(s)),
             _ => None,
         };
         let openapi = openapi.as_deref().unwrap_or_else(|| server.openapi());
         return routes::serve(&server, table, openapi, route, accept, req.query_string(), &host);
     }
-    let user = user.ok_or_else(ApiError::unauthorized)?;
-    let spaces = resolve_space(&server, info, &user, &info.verb, &info.resource)?;
-    authorize(&server, trail, &user, &spaces, info).await?;
+    let caller = caller.ok_or_else(ApiError::unauthorized)?;
+    let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
+    authorize(&server, trail, &caller, &spaces, info).await?;
     let resource = server.resource(&spaces, &info.group, &info.version, &info.resource).ok_or_else(ApiError::no_route)?;
     if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
         return Err(ApiError::no_route());
     }
-    let request = tenancy::Request { user: &user, verb: &info.verb, resource: &info.resource, path: &info.space };
-    let spaces = tenancy::check_resource(&request, &resource, spaces, server.is_system_user(&user))?;
+    let request = tenancy::Request { caller: &caller, verb: &info.verb, resource: &info.resource, path: &info.space };
+    let spaces = tenancy::check_resource(&request, &resource, spaces)?;
     let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
-    admission::check_request(&resource, &scope, info)?;
-    if let (Spaces::One(space), "update" | "patch" | "delete") = (&scope.spaces, info.verb.as_str()) {
-        crds::strategy::admit(&server, &resource, space, &info.name)?;
-    }
     let mut body = Body::Stream(payload);
     if server.auditor.enabled() && matches!(info.verb.as_str(), "create" | "update" | "patch") {
         let level = audit_level(&server, req, info, trail, &audit_request_uri(req));
@@ -144,7 +140,7 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
             body = Body::Read(bytes);
         }
     }
-    let ctx = Ctx::new(server, req, info.clone(), resource, scope, user);
+    let ctx = Ctx::new(server, req, info.clone(), resource, scope, caller);
     handlers::dispatch(ctx, body).await
 }
 
@@ -153,7 +149,7 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
 async fn authenticate(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option<UserInfo>> {
     if let Some(value) = req.headers().get(header::AUTHORIZATION) {
         let token = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim).unwrap_or_default();
-        return match authenticate::bearer(server, token, None).await {
+        return match server.authenticator.bearer(token, None).await {
             Ok(authenticated) => Ok(Some(authenticated.user)),
             Err(why) => {
                 tracing::debug!(why, "bearer token rejected");
@@ -165,26 +161,26 @@ async fn authenticate(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option
 }
 
 /// The space(s) a request reaches (see `tenancy::resolve`); `all` only for lists and watches.
-fn resolve_space(server: &ApiServer, info: &RequestInfo, user: &UserInfo, verb: &str, resource: &str) -> ApiResult<Spaces> {
-    let request = tenancy::Request { user, verb, resource, path: &info.space };
-    let spaces = tenancy::resolve(&request, &server.tenants, server.default_tenant.as_deref())?;
+fn resolve_space(server: &ApiServer, info: &RequestInfo, caller: &Caller, verb: &str, resource: &str) -> ApiResult<Spaces> {
+    let request = tenancy::Request { caller, verb, resource, path: &info.space };
+    let spaces = tenancy::resolve(&request, &server.tenants)?;
     if spaces == Spaces::All && info.is_resource && !matches!(verb, "list" | "watch") {
         return Err(ApiError::bad_request("tenant \"all\" may only be used to list and watch"));
     }
     Ok(spaces)
 }
 
-/// Asks the authorizer (`--authorization-mode`) whether `user` may make this request in `spaces` (a request
+/// Asks the authorizer (`--authorization-mode`) whether `caller` may make this request in `spaces` (a request
 /// across every space is judged in the system space, whose users alone may make one). 403 if not.
-async fn authorize(server: &ApiServer, trail: &mut Trail, user: &UserInfo, spaces: &Spaces, info: &RequestInfo) -> ApiResult<()> {
+async fn authorize(server: &ApiServer, trail: &mut Trail, caller: &Caller, spaces: &Spaces, info: &RequestInfo) -> ApiResult<()> {
     let space = match spaces {
         Spaces::One(space) => space.clone(),
         Spaces::All => SpaceName::system(),
     };
     trail.tenant = Some(tenancy::tenant_of(&space).to_owned());
     let attributes = authorization::attributes(info);
-    let decision = server.authorizer.authorize(server, &space, user, &attributes).await?;
-    let denied = (!decision.allowed).then(|| authorization::forbidden(user, &attributes, &decision.reason));
+    let decision = server.authorizer.authorize(caller, &space, &attributes).await?;
+    let denied = (!decision.allowed).then(|| authorization::forbidden(&caller.user, &attributes, &decision.reason));
     trail.decision = Some(decision);
     denied.map_or(Ok(()), Err)
 }

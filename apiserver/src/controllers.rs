@@ -1,4 +1,7 @@
-//! Background controllers that run inside the server.
+//! Background controllers that run inside the server. Each is a struct holding exactly what it reads and writes
+//! through (the registry, resource rows, the caches it follows) and a `run` loop; `server.rs` makes and starts
+//! them. Their writes go through `GenericStore` as the server's own (no caller), so strategies, finalizers, watch
+//! events and durability hold for them as for requests.
 
 pub mod aggregation;
 pub mod compaction;
@@ -9,13 +12,11 @@ pub mod tenant;
 
 use serde_json::{json, Value};
 
-use crate::registry::store::{DeleteOptions, ListOptions, Part};
-use crate::registry::{ResourceInfo, Scope, WriteContext};
+use crate::registry::{DeleteOptions, GenericStore, ListOptions, Part, ResourceInfo, Scope, WriteContext};
+use crate::status::{ApiError, ApiResult};
 
 /// The manager of the namespace and tenant controllers' writes, as kube-controller-manager records its own.
 pub(crate) const CONTROLLER_MANAGER: &str = "kube-controller-manager";
-use crate::state::ApiServer;
-use crate::status::{ApiError, ApiResult};
 
 /// How many objects of one resource a pass deletes at most (the next pass takes the rest).
 pub(crate) const BATCH: usize = 500;
@@ -23,18 +24,18 @@ pub(crate) const BATCH: usize = 500;
 /// Deletes the objects of `resources` in `scope` (one space; a namespace, or all of the space), honouring
 /// finalizers: an object with finalizers only gets its deletion timestamp. True if nothing was left to delete.
 /// 404 (gone meanwhile) and 409 (a Terminating namespace, emptied by its own controller) are not failures.
-pub async fn delete_content<'a>(server: &ApiServer, resources: impl Iterator<Item = &'a ResourceInfo>, scope: &Scope) -> ApiResult<bool> {
+pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterator<Item = &'a ResourceInfo>, scope: &Scope) -> ApiResult<bool> {
     let space = scope.space()?;
     let mut empty = true;
     for resource in resources {
         let options = ListOptions { limit: Some(BATCH), ..ListOptions::default() };
-        let (items, _) = server.registry.list(resource, scope, &options).await?;
+        let (items, _) = registry.reader().list(resource, scope, &options).await?;
         for item in &items {
             empty = false;
             let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
             let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).filter(|_| resource.namespaced);
             let item_scope = Scope::one(space.clone(), namespace.map(str::to_owned));
-            match server.registry.delete(resource, &item_scope, name, &DeleteOptions::default()).await {
+            match registry.delete(resource, &item_scope, name, &DeleteOptions::default(), None).await {
                 Ok(_) | Err(ApiError { code: 404 | 409, .. }) => {}
                 Err(err) => return Err(err),
             }
@@ -44,8 +45,8 @@ pub async fn delete_content<'a>(server: &ApiServer, resources: impl Iterator<Ite
 }
 
 /// Empties the `spec.finalizers` of a namespace or tenant being deleted (its `/finalize`), which removes it.
-pub async fn finalize(server: &ApiServer, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<()> {
-    server.registry.guaranteed_update(resource, scope, name, Part::Finalize, &WriteContext::server(CONTROLLER_MANAGER, "finalize"), |old| {
+pub async fn finalize(registry: &GenericStore, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<()> {
+    registry.guaranteed_update(resource, scope, name, Part::Finalize, &WriteContext::server(CONTROLLER_MANAGER, "finalize"), |old| {
         let mut new = old.clone();
         new["spec"]["finalizers"] = json!([]);
         Ok(new)

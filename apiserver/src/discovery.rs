@@ -68,7 +68,7 @@ pub fn api_group_document(table: &ResourceTable, group: &str) -> Option<Value> {
 fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str>)> {
     let own_kind = json!({"group": r.group, "version": r.version, "kind": r.kind});
     let mut entries = Vec::new();
-    if r.is("", "Namespace") || r.is("", "Tenant") {
+    if r.has_subresource(Subresource::Finalize) {
         entries.push(("finalize".to_owned(), own_kind.clone(), vec!["update"]));
     }
     if r.is("", "ServiceAccount") {
@@ -78,6 +78,7 @@ fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str
     for subresource in &r.subresources {
         match subresource {
             Subresource::Status => entries.push(("status".to_owned(), own_kind.clone(), vec!["get", "patch", "update"])),
+            Subresource::Finalize => {}
             Subresource::Scale => entries.push((
                 "scale".to_owned(),
                 json!({"group": "autoscaling", "version": "v1", "kind": "Scale"}),

@@ -4,4 +4,4 @@
 pub mod authenticate;
 pub mod impersonate;
 pub mod request_info;
-pub mod serviceaccount;
+pub mod token_issuer;

@@ -4,11 +4,11 @@
 pub mod apply;
 pub mod create;
 pub mod delete;
+pub mod field_manager;
 pub mod get;
 pub mod list;
 pub mod options;
 pub mod partial;
-pub mod manager;
 pub mod patch;
 pub mod review;
 pub mod scale;
@@ -23,14 +23,13 @@ use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
-use kspaces_authz::UserInfo;
-use serde_json::{json, Value};
+use kspaces_authz::Caller;
+use serde_json::Value;
 
-use crate::crds;
 use crate::filters::request_info::RequestInfo;
 use crate::negotiate::{self, Endpoint, Format, Output, Target};
-use crate::registry::{ResourceInfo, Scope};
-use crate::state::ApiServer;
+use crate::registry::{ResourceInfo, Scope, Subresource};
+use crate::server::ApiServer;
 use crate::status::{warning_header, ApiError, ApiResult};
 use crate::table::{self, IncludeObject};
 
@@ -43,7 +42,7 @@ pub struct Ctx {
     pub info: RequestInfo,
     pub resource: Arc<ResourceInfo>,
     pub scope: Scope,
-    pub user: UserInfo,
+    pub caller: Arc<Caller>,
     pub query: HashMap<String, String>,
     pub accept: Option<String>,
     pub content_type: Option<String>,
@@ -71,13 +70,13 @@ impl Warnings {
 }
 
 impl Ctx {
-    pub fn new(server: Arc<ApiServer>, req: &HttpRequest, info: RequestInfo, resource: Arc<ResourceInfo>, scope: Scope, user: UserInfo) -> Ctx {
+    pub fn new(server: Arc<ApiServer>, req: &HttpRequest, info: RequestInfo, resource: Arc<ResourceInfo>, scope: Scope, caller: Caller) -> Ctx {
         let query = web::Query::<HashMap<String, String>>::from_query(req.query_string())
             .map(web::Query::into_inner)
             .unwrap_or_default();
         let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         Ctx {
-            server, info, resource, scope, user, query,
+            server, info, resource, scope, caller: Arc::new(caller), query,
             accept: header(header::ACCEPT),
             content_type: header(header::CONTENT_TYPE),
             warnings: Warnings::default(),
@@ -133,11 +132,6 @@ impl Ctx {
             }
             Target::Metadata(version) => respond(code, output, &partial::object(object, version)),
             Target::MetadataList(_) => Err(partial::not_a_list(&self.resource)),
-            Target::Object if crds::strategy::needs_conversion(&self.resource, object) => {
-                let mut object = object.clone();
-                crds::strategy::convert(&self.resource, &mut object);
-                respond(code, output, &object)
-            }
             Target::Object => respond(code, output, object),
         }
     }
@@ -202,17 +196,6 @@ pub async fn read_body(body: Body) -> ApiResult<Bytes> {
     Ok(body.freeze())
 }
 
-/// The `Status` kube returns for some deletes.
-pub fn success_status(resource: &ResourceInfo, name: &str, uid: Option<&str>) -> Value {
-    json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-        "details": {"name": name, "group": resource.group, "kind": resource.plural, "uid": uid},
-    })
-}
-
 /// Dispatches a resource request to its verb; the response, an error too, carries the request's warnings (a
 /// deprecated CRD version's first).
 pub async fn dispatch(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
@@ -240,13 +223,13 @@ async fn dispatch_verb(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
             (false, _) => Err(ApiError::no_route()),
         };
     }
-    if subresource == "scale" && !ctx.resource.has_subresource(crate::registry::Subresource::Scale) {
-        return Err(ApiError::no_route());
-    }
-    if subresource == "status" && !ctx.resource.has_subresource(crate::registry::Subresource::Status) {
-        return Err(ApiError::no_route());
-    }
-    if subresource == "finalize" && !(ctx.resource.is("", "Namespace") || ctx.resource.is("", "Tenant")) {
+    let served = match subresource.as_str() {
+        "scale" => ctx.resource.has_subresource(Subresource::Scale),
+        "status" => ctx.resource.has_subresource(Subresource::Status),
+        "finalize" => ctx.resource.has_subresource(Subresource::Finalize),
+        _ => true,
+    };
+    if !served {
         return Err(ApiError::no_route());
     }
     let verb = ctx.info.verb.clone();

@@ -3,17 +3,16 @@
 //! A request flows through [`chain`]: authenticate, parse ([`filters::request_info`]), resolve the space,
 //! authorize, resolve the resource ([`registry`]), then the verb [`handlers`] decode, validate and store.
 
-pub mod admission;
 pub mod audit;
 pub mod authorization;
 pub mod chain;
 pub mod config;
 pub mod controllers;
-pub mod crds;
 pub mod discovery;
 pub mod fieldmanager;
 pub mod filters;
 pub mod handlers;
+pub mod kinds;
 pub mod kubeconfig;
 pub mod metrics;
 pub mod negotiate;
@@ -22,9 +21,9 @@ pub mod patch;
 pub mod pki;
 pub mod protobuf;
 pub mod registry;
+pub mod resolver;
 pub mod routes;
 pub mod server;
-pub mod state;
 pub mod status;
 pub mod table;
 pub mod tenancy;

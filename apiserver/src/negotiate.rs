@@ -4,7 +4,7 @@ mod strict;
 
 use serde::de::DeserializeSeed;
 
-use crate::registry::fields::Problem;
+use crate::registry::field_validation::Problem;
 use crate::status::{ApiError, ApiResult};
 pub use strict::Strictness;
 

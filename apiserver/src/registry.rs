@@ -1,17 +1,38 @@
-//! The generic registry: one store implementation serving every resource from the resource table.
+//! The registry: one generic store serving every resource (`store.rs`), each kind's rules behind the
+//! `Strategy` trait (`strategy.rs`), the admission chain (`admission.rs`), the read side caches and controllers
+//! use (`read.rs`), and the caches' feed (`observe.rs`). It knows nothing of HTTP, tenancy, CRDs or RBAC: those
+//! come in as strategies, admission plugins and observers (`crate::kinds`, wired in `server.rs`).
 
+pub mod admission;
 pub mod builtin;
-pub mod defaults;
-pub mod fields;
 pub mod deletion;
-pub mod managed;
+pub mod field_validation;
+pub mod managed_fields;
+pub mod observe;
+pub mod read;
 pub mod resource;
+pub mod resources;
+pub mod scope;
 pub mod selector;
 pub mod store;
-pub mod table;
+pub mod strategy;
+#[cfg(test)]
+pub mod testing;
 pub mod validate;
+pub mod write;
 
-pub use managed::WriteContext;
+use chrono::{SecondsFormat, Utc};
+
+pub use deletion::is_deleting;
+pub use read::{ListMeta, ListOptions, Reader};
 pub use resource::{Custom, ResourceInfo, Subresource};
-pub use store::{GenericStore, Scope, Spaces};
-pub use table::ResourceTable;
+pub use resources::ResourceTable;
+pub use scope::{Scope, Spaces};
+pub use store::{DeleteOptions, DeleteOutcome, GenericStore, SpaceTenants, Wiring};
+pub use strategy::Part;
+pub use write::{WriteContext, SERVER_MANAGER};
+
+/// Now, as Kubernetes writes timestamps (RFC 3339, seconds, `Z`).
+pub fn now() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+}

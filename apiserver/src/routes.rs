@@ -10,7 +10,7 @@ use crate::discovery;
 use crate::negotiate::parse_accept;
 use crate::registry::ResourceTable;
 use crate::openapi::OpenApi;
-use crate::state::ApiServer;
+use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
 /// Reported by `/version`: within kubectl 1.32's skew, and the version k8s-openapi's types describe.
@@ -166,8 +166,8 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route
                 .insert_header((header::CACHE_CONTROL, cache))
                 .body(body))
         }
-        Route::OpenIdConfiguration => Ok(json(server.service_accounts.openid_configuration())),
-        Route::Jwks => Ok(HttpResponse::Ok().content_type("application/jwk-set+json").body(server.service_accounts.jwks().to_string())),
+        Route::OpenIdConfiguration => Ok(json(server.authenticator.issuer.openid_configuration())),
+        Route::Jwks => Ok(HttpResponse::Ok().content_type("application/jwk-set+json").body(server.authenticator.issuer.jwks().to_string())),
         Route::NotFound => Err(ApiError::no_route()),
     }
 }

@@ -1,27 +1,201 @@
-//! `kspaces serve`: open the store, make the PKI and admin kubeconfig, bootstrap, and serve HTTPS.
+//! `kspaces serve`: open the store, make the PKI and admin kubeconfig, wire the server, bootstrap, and serve
+//! HTTPS. This is the one place that wires things: the caches, the kinds' strategies and admission, the
+//! registry, the request path's handles (`ApiServer`) and the controllers, each given what it uses.
 
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use actix_web::{middleware, web, App, HttpServer};
+use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::sled::SledConfig;
-use kspaces_storage::{KeyLayout, Store, StoreConfig};
-use serde_json::{json, Value};
+use kspaces_storage::{KeyLayout, SpaceName, Store, StoreConfig};
+use serde_json::json;
 
-use crate::config::{ServeArgs, StorageBackend};
 use crate::audit::Auditor;
-use crate::filters::authenticate::{from_certificate, PeerIdentity, TokenFile};
-use crate::filters::serviceaccount::{TokenIssuer, TokenOptions};
+use crate::authorization::{Authorizer, PolicySource};
+use crate::config::{AuthorizationMode, ServeArgs, StorageBackend};
+use crate::controllers::aggregation::{AggregationController, AggregationQueue};
+use crate::controllers::crd::CrdController;
+use crate::controllers::gc::{GarbageCollector, GcController};
+use crate::controllers::namespace::{NamespaceController, TerminatingNamespaces};
+use crate::controllers::tenant::TenantController;
+use crate::filters::authenticate::{from_certificate, Authenticator, PeerIdentity, TokenFile};
+use crate::filters::token_issuer::{TokenIssuer, TokenOptions};
+use crate::metrics::Metrics;
+use crate::openapi::OpenApi;
 use crate::pki::{self, CertificateAuthority, PkiPaths};
-use crate::registry::builtin::builtin_resources;
-use crate::registry::managed::SERVER_MANAGER;
-use crate::registry::{ResourceTable, Scope, WriteContext};
-use crate::state::{ApiServer, Settings};
+use crate::registry::observe::WriteObserver;
+use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope, Spaces, Wiring, WriteContext, SERVER_MANAGER};
+use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
-use crate::tenancy::{self, Phase};
-use crate::{chain, controllers};
+use crate::tenancy::{self, TenantCache, TenantOfSpace};
+use crate::{chain, controllers, kinds};
+
+/// What the request path shares: the registry, and the narrow handles each stage uses.
+pub struct ApiServer {
+    pub registry: GenericStore,
+    /// The built-in resources.
+    pub resources: ResourceTable,
+    /// Which resource a request reaches in a space, and what each space discovers.
+    pub resolver: Arc<Resolver>,
+    pub authenticator: Authenticator,
+    pub authorizer: Arc<Authorizer>,
+    pub auditor: Auditor,
+    /// Every tenant's phase.
+    pub tenants: Arc<TenantCache>,
+    /// `--default-tenant`: where callers whose credentials name no tenant go.
+    pub default_tenant: Option<String>,
+    pub metrics: Metrics,
+    openapi: OnceLock<OpenApi>,
+}
+
+impl ApiServer {
+    /// The OpenAPI documents of the built-in resources, built on first use (about 50-80 ms once; see `run`).
+    pub fn openapi(&self) -> &OpenApi {
+        self.openapi.get_or_init(|| {
+            let resources: Vec<ResourceInfo> = self.resources.all().iter().map(|r| (**r).clone()).collect();
+            OpenApi::build_with(&resources, kinds::definitions())
+        })
+    }
+
+    /// The caller `user` is (its tenant, whether it is a system user).
+    pub fn caller(&self, user: UserInfo) -> Caller {
+        tenancy::caller(user, self.default_tenant.as_deref())
+    }
+
+    /// The built-in resources `caller` may discover.
+    pub fn resources_for(&self, caller: Option<&Caller>) -> &ResourceTable {
+        let builtin = self.resolver.builtin_view();
+        match caller {
+            Some(caller) if caller.system => &builtin.system,
+            _ => &builtin.tenant,
+        }
+    }
+
+    /// The resource a request for `group/version/plural` in `spaces` reaches: built-in, or custom (see
+    /// `Resolver`).
+    pub fn resource(&self, spaces: &Spaces, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.resolver.lookup(spaces, group, version, plural)
+    }
+}
+
+/// What a server is made of, besides its store.
+pub struct Settings {
+    pub tokens: TokenFile,
+    pub issuer: TokenIssuer,
+    pub default_tenant: Option<String>,
+    pub authorization_modes: Vec<AuthorizationMode>,
+    pub auditor: Auditor,
+}
+
+/// The controllers of one server, made with what each uses; `start` runs them.
+pub struct Controllers {
+    namespace: NamespaceController,
+    tenant: TenantController,
+    crd: CrdController,
+    aggregation: AggregationController,
+    gc: GcController,
+    store: Store,
+}
+
+impl Controllers {
+    /// Starts every controller on the current runtime.
+    pub fn start(self) {
+        actix_web::rt::spawn(self.namespace.run(Duration::from_millis(500)));
+        actix_web::rt::spawn(self.tenant.run(Duration::from_millis(500)));
+        actix_web::rt::spawn(self.crd.run(Duration::from_millis(200)));
+        actix_web::rt::spawn(self.aggregation.run(Duration::from_millis(50)));
+        actix_web::rt::spawn(controllers::gc::run(self.gc));
+        actix_web::rt::spawn(controllers::compaction::run(self.store, COMPACTION_INTERVAL));
+    }
+}
+
+/// The registry and the caches its writes feed, wired together (what `wire` builds the server on, and what the
+/// registry's in-process tests run against).
+pub struct Core {
+    pub registry: GenericStore,
+    /// The built-in resources.
+    pub resources: ResourceTable,
+    pub tenants: Arc<TenantCache>,
+    pub resolver: Arc<Resolver>,
+    pub authorizer: Arc<Authorizer>,
+    pub terminating_namespaces: Arc<TerminatingNamespaces>,
+    pub aggregation: Arc<AggregationQueue>,
+    pub gc: Arc<GarbageCollector>,
+}
+
+impl Core {
+    /// Wires the registry over `store`: the caches, the kinds' strategies and admission, the observers. The
+    /// caches start empty: `prime` fills them from the store.
+    pub fn new(store: Store, authorization_modes: Vec<AuthorizationMode>) -> Core {
+        let resources = ResourceTable::new(kinds::resources());
+        let tenants = Arc::new(TenantCache::default());
+        let resolver = Arc::new(Resolver::new(resources.clone(), tenants.clone()));
+        let policies = PolicySource::new(crate::registry::Reader::new(store.clone()), &resources);
+        let authorizer = Arc::new(Authorizer::new(authorization_modes, policies));
+        let terminating_namespaces = Arc::new(TerminatingNamespaces::default());
+        let aggregation = Arc::new(AggregationQueue::default());
+        let gc = Arc::new(GarbageCollector::default());
+        let context = kinds::Context { resolver: resolver.clone(), tenants: tenants.clone(), authorizer: authorizer.clone(), resources: resources.clone() };
+        // The tenant cache comes before the resolver (which reads tenants' labels), and the collector after the
+        // resolver: a CRD write is resolvable by the time it retries owners waiting for it.
+        let observers: Vec<Arc<dyn WriteObserver>> =
+            vec![tenants.clone(), terminating_namespaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone()];
+        let (strategies, admission) = kinds::rules(&context);
+        let registry = GenericStore::new(store, Wiring {
+            strategies,
+            admission,
+            observers,
+            tenants: Arc::new(TenantOfSpace),
+        });
+        Core { registry, resources, tenants, resolver, authorizer, terminating_namespaces, aggregation, gc }
+    }
+
+    /// Primes the caches the request path reads (tenants, CRDs and policies) from the store.
+    pub async fn prime(&self) -> ApiResult<()> {
+        let primed: [Arc<dyn WriteObserver>; 2] = [self.tenants.clone(), self.resolver.clone()];
+        self.registry.prime(&primed, &self.resources).await
+    }
+}
+
+/// Wires a server over `store`: the registry and its caches (primed from the store), the request path's
+/// handles, and the controllers (not started).
+pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
+    let core = Core::new(store.clone(), settings.authorization_modes);
+    core.prime().await.map_err(|err| ServeError::Bootstrap(err.message))?;
+    let Core { registry, resources, tenants, resolver, authorizer, terminating_namespaces, aggregation, gc } = core;
+    let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
+    let controllers = Controllers {
+        namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
+        tenant: TenantController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tenants: tenants.clone() },
+        crd: CrdController { registry: registry.clone(), resolver: resolver.clone(), crds: row(kinds::crd::GROUP, kinds::crd::NAME)? },
+        aggregation: AggregationController { registry: registry.clone(), cluster_roles: row(crate::authorization::RBAC_GROUP, "ClusterRole")?, queue: aggregation },
+        gc: GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc },
+        store,
+    };
+    let authenticator = Authenticator {
+        tokens: settings.tokens,
+        issuer: settings.issuer,
+        tenants: tenants.clone(),
+        reader: registry.reader().clone(),
+        resources: resources.clone(),
+    };
+    let server = Arc::new(ApiServer {
+        registry,
+        resources,
+        resolver,
+        authenticator,
+        authorizer,
+        auditor: settings.auditor,
+        tenants,
+        default_tenant: settings.default_tenant,
+        metrics: Metrics::default(),
+        openapi: OnceLock::new(),
+    });
+    Ok((server, controllers))
+}
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +209,7 @@ pub enum ServeError {
     #[error(transparent)]
     Tokens(#[from] crate::filters::authenticate::TokenFileError),
     #[error("service-account keys: {0}")]
-    ServiceAccounts(#[from] crate::filters::serviceaccount::TokenError),
+    ServiceAccounts(#[from] crate::filters::token_issuer::TokenError),
     #[error("audit: {0}")]
     Audit(#[from] crate::audit::AuditError),
     #[error("bootstrap: {0}")]
@@ -67,54 +241,23 @@ async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
     }
 }
 
-/// Loads every tenant into the cache and makes sure the system tenant, the system space and the default tenant
-/// exist.
+/// Makes sure the system tenant, the system space and the default tenant exist.
 async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
     let failed = |err: ApiError| ServeError::Bootstrap(err.message);
-    load_tenants(server).await.map_err(failed)?;
-    crate::crds::load(server).await.map_err(failed)?;
     let tenants = server.resources.by_kind("", "Tenant").cloned().ok_or_else(|| ServeError::Bootstrap("no Tenant resource".into()))?;
-    let system = Scope::one(server.system_space(), None);
-    let namespaces = server.namespaces();
+    let system = Scope::one(SpaceName::system(), None);
     let mut wanted = vec![tenancy::SYSTEM.to_owned()];
     wanted.extend(server.default_tenant.clone());
     for name in wanted {
         let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": name}});
-        match server.registry.create(&tenants, &system, tenant, &namespaces, &WriteContext::server(SERVER_MANAGER, "")).await {
-            Ok(_) | Err(ApiError { code: 409, .. }) => {}
+        match server.registry.create(&tenants, &system, tenant, &WriteContext::server(SERVER_MANAGER, "")).await {
+            Ok(_) => {}
+            // Made by an earlier run; its space may not be complete.
+            Err(ApiError { code: 409, .. }) => tenancy::space::initialize(&server.registry, &server.resources, &name).await.map_err(failed)?,
             Err(err) => return Err(failed(err)),
         }
-        tenancy::space::initialize(server, &name).await.map_err(failed)?;
     }
     Ok(())
-}
-
-/// Reads every Tenant (paged) into the tenant cache.
-async fn load_tenants(server: &ApiServer) -> ApiResult<()> {
-    let Some(tenants) = server.resources.by_kind("", "Tenant").cloned() else { return Ok(()) };
-    let scope = Scope::one(server.system_space(), None);
-    server.registry.for_each(&tenants, &scope, 1000, |tenant| {
-        let name = tenant.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        let revision = tenant.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok());
-        server.tenants.apply(name, Some(Phase::of(tenant)), revision.unwrap_or_default());
-    }).await
-}
-
-/// Completes the space of any Active tenant whose creation was interrupted before its space was made.
-async fn complete_spaces(server: Arc<ApiServer>) {
-    for (tenant, phase) in server.tenants.tenants() {
-        if phase != Phase::Active {
-            continue;
-        }
-        let done = tenancy::space::is_initialized(&server, &tenant).await;
-        if let Err(err) = match done {
-            Ok(true) => Ok(()),
-            Ok(false) => tenancy::space::initialize(&server, &tenant).await,
-            Err(err) => Err(err),
-        } {
-            tracing::warn!(%err, tenant, "completing a tenant space");
-        }
-    }
 }
 
 fn server_url(addr: SocketAddr) -> String {
@@ -172,16 +315,14 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         }
     }
     let store = open_store(&args).await?;
-    let mut resources = builtin_resources();
-    resources.extend(tenancy::schemas::resources());
     let settings = Settings {
         tokens,
-        service_accounts,
+        issuer: service_accounts,
         default_tenant: args.default_tenant.clone(),
         authorization_modes: args.authorization_mode.clone(),
         auditor,
     };
-    let server = ApiServer::new(store, ResourceTable::new(resources), settings);
+    let (server, controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;
 
     let listener = TcpListener::bind((args.bind_address, args.secure_port))
@@ -198,13 +339,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
 
     // The OpenAPI documents (about 30 MB of schema trees) are built on the first request that needs them
     // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.
-    actix_web::rt::spawn(controllers::namespace::run(server.clone(), Duration::from_millis(500)));
-    actix_web::rt::spawn(controllers::tenant::run(server.clone(), Duration::from_millis(500)));
-    actix_web::rt::spawn(controllers::crd::run(server.clone(), Duration::from_millis(200)));
-    actix_web::rt::spawn(controllers::aggregation::run(server.clone(), Duration::from_millis(50)));
-    actix_web::rt::spawn(controllers::gc::run(server.clone()));
-    actix_web::rt::spawn(complete_spaces(server.clone()));
-    actix_web::rt::spawn(controllers::compaction::run(server.registry.storage().clone(), COMPACTION_INTERVAL));
+    controllers.start();
 
     println!("kspaces serving on {url} (admin kubeconfig: {})", kubeconfig_path.display());
     let data = web::Data::new(server);

@@ -12,7 +12,7 @@
 mod age;
 mod columns;
 mod custom;
-mod fields;
+mod read;
 mod jsonpath;
 mod printers;
 #[cfg(test)]
@@ -94,7 +94,7 @@ pub fn build_table(
 
 /// The Table `metadata` for a single-object GET: the object's `resourceVersion`, as kube sets it.
 pub fn object_table_metadata(object: &Value) -> Value {
-    match fields::opt_str(object, &["metadata", "resourceVersion"]) {
+    match read::opt_str(object, &["metadata", "resourceVersion"]) {
         Some(version) => json!({ "resourceVersion": version }),
         None => json!({}),
     }
@@ -105,7 +105,7 @@ pub fn object_table_metadata(object: &Value) -> Value {
 type PrintFn = fn(&Value, DateTime<Utc>) -> printers::Row;
 
 fn default_row(object: &Value, _now: DateTime<Utc>) -> printers::Row {
-    vec![Value::String(fields::name(object).to_string()), Value::String(age::created_at(object))].into()
+    vec![Value::String(read::name(object).to_string()), Value::String(age::created_at(object))].into()
 }
 
 /// The Table envelope around column definitions and rows.
@@ -136,7 +136,7 @@ fn row_object(object: &Value, include: IncludeObject, type_meta: Option<(&str, &
     match include {
         IncludeObject::None => Value::Null,
         IncludeObject::Metadata => {
-            let metadata = fields::at(object, &["metadata"]).filter(|m| m.is_object()).cloned().unwrap_or_else(|| json!({}));
+            let metadata = read::at(object, &["metadata"]).filter(|m| m.is_object()).cloned().unwrap_or_else(|| json!({}));
             json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata })
         }
         IncludeObject::Object => {

@@ -7,15 +7,13 @@
 //! a system user. The rules are in `docs/tenancy.md`.
 
 pub mod cache;
-pub mod schemas;
 pub mod space;
-pub mod strategy;
 
-use kspaces_authz::{UserInfo, MASTERS};
+use kspaces_authz::{Caller, UserInfo, MASTERS};
 use kspaces_storage::SpaceName;
 
 use crate::filters::request_info::SpacePath;
-use crate::registry::{ResourceInfo, Spaces};
+use crate::registry::{ResourceInfo, SpaceTenants, Spaces};
 use crate::status::{ApiError, ApiResult};
 pub use cache::{Phase, TenantCache};
 
@@ -36,9 +34,21 @@ pub fn home_tenant<'a>(user: &'a UserInfo, default_tenant: Option<&'a str>) -> O
     }
 }
 
-/// True for users of the system tenant: they may reach every space and the system-only resources.
-pub fn is_system_user(user: &UserInfo, default_tenant: Option<&str>) -> bool {
-    home_tenant(user, default_tenant) == Some(SYSTEM)
+/// The caller a request's (authenticated, possibly impersonated) user is: its tenant, and whether it is a
+/// system user (who may reach every space and the system-only resources).
+pub fn caller(user: UserInfo, default_tenant: Option<&str>) -> Caller {
+    let tenant = home_tenant(&user, default_tenant).map(str::to_owned);
+    let system = tenant.as_deref() == Some(SYSTEM);
+    Caller { user, tenant, system }
+}
+
+/// Spaces are tenants: the tenant of a space has the space's name (the system space's is `system`).
+pub struct TenantOfSpace;
+
+impl SpaceTenants for TenantOfSpace {
+    fn tenant_of(&self, space: &SpaceName) -> String {
+        tenant_of(space).to_owned()
+    }
 }
 
 /// What a path names, before access and existence are checked.
@@ -64,9 +74,9 @@ fn target<'a>(path: &'a SpacePath, home: Option<&'a str>) -> Option<Target<'a>> 
     })
 }
 
-/// A request's view of a user, the request and the tenants, enough to decide where it goes.
+/// A request's view of a caller and the request, enough to decide where it goes.
 pub struct Request<'a> {
-    pub user: &'a UserInfo,
+    pub caller: &'a Caller,
     pub verb: &'a str,
     pub resource: &'a str,
     pub path: &'a SpacePath,
@@ -74,9 +84,9 @@ pub struct Request<'a> {
 
 /// The space(s) a request reaches, or why it may not: 403 for anything outside a non-system caller's own
 /// tenant (whether it exists or not, so nothing leaks), 404 for a space that does not exist.
-pub fn resolve(request: &Request<'_>, tenants: &TenantCache, default_tenant: Option<&str>) -> ApiResult<Spaces> {
-    let home = home_tenant(request.user, default_tenant);
-    let system_user = home == Some(SYSTEM);
+pub fn resolve(request: &Request<'_>, tenants: &TenantCache) -> ApiResult<Spaces> {
+    let home = request.caller.tenant.as_deref();
+    let system_user = request.caller.system;
     let Some(target) = target(request.path, home) else {
         return Err(no_tenant(request));
     };
@@ -110,14 +120,14 @@ pub fn tenant_of(space: &SpaceName) -> &str {
 
 /// The spaces a request for `resource` covers: system-only resources are for system users and live only in the
 /// system space, whichever path form (`all` included) a system user reached them by.
-pub fn check_resource(request: &Request<'_>, resource: &ResourceInfo, spaces: Spaces, system_user: bool) -> ApiResult<Spaces> {
+pub fn check_resource(request: &Request<'_>, resource: &ResourceInfo, spaces: Spaces) -> ApiResult<Spaces> {
     if !resource.system_only {
         return Ok(spaces);
     }
-    if !system_user {
+    if !request.caller.system {
         return Err(ApiError::forbidden(format!(
             "{} is forbidden: User \"{}\" cannot {} resource \"{}\": it is reserved for the system tenant",
-            qualified(resource), request.user.name, request.verb, request.resource)));
+            qualified(resource), request.caller.user.name, request.verb, request.resource)));
     }
     match spaces {
         Spaces::One(space) if !space.is_system() => Err(ApiError::no_route()),
@@ -132,14 +142,14 @@ fn qualified(resource: &ResourceInfo) -> String {
 fn forbidden(request: &Request<'_>, what: &str) -> ApiError {
     ApiError::forbidden(format!(
         "{} is forbidden: User \"{}\" cannot {} resource \"{}\" in {what}: a user may only reach their own tenant",
-        request.resource, request.user.name, request.verb, request.resource))
+        request.resource, request.caller.user.name, request.verb, request.resource))
 }
 
 fn no_tenant(request: &Request<'_>) -> ApiError {
     ApiError::forbidden(format!(
         "{} is forbidden: User \"{}\" cannot {} resource \"{}\": the user's credentials name no tenant \
          (a token file tenant column or a certificate O=tenant:<name>) and the server has no --default-tenant",
-        request.resource, request.user.name, request.verb, request.resource))
+        request.resource, request.caller.user.name, request.verb, request.resource))
 }
 
 #[cfg(test)]
@@ -153,7 +163,7 @@ mod tests {
     fn cache(tenants: &[&str]) -> TenantCache {
         let cache = TenantCache::default();
         for (i, t) in tenants.iter().enumerate() {
-            cache.apply(t, Some(Phase::Active), kspaces_storage::Revision(i as u64 + 1));
+            cache.apply(t, Some(&serde_json::json!({"metadata": {"name": t}})), kspaces_storage::Revision(i as u64 + 1));
         }
         cache
     }
@@ -206,8 +216,9 @@ mod tests {
             (&nobody, tenant("t1"), Some("dflt"), "403"),
         ];
         for (who, path, default, expected) in rows {
-            let request = Request { user: who, verb: "list", resource: "configmaps", path: &path };
-            let got = outcome(resolve(&request, &tenants, default));
+            let caller = caller(who.clone(), default);
+            let request = Request { caller: &caller, verb: "list", resource: "configmaps", path: &path };
+            let got = outcome(resolve(&request, &tenants));
             assert_eq!(got, expected, "{who:?} {path:?} default {default:?}");
         }
     }
@@ -215,10 +226,10 @@ mod tests {
     #[test]
     fn denials_do_not_say_whether_a_tenant_exists() {
         let tenants = cache(&["system", "t1", "t2"]);
-        let admin = user(Some("t1"), &[]);
+        let admin = caller(user(Some("t1"), &[]), None);
         let message = |t: &str| {
             let path = SpacePath::Tenant(t.into());
-            let err = resolve(&Request { user: &admin, verb: "get", resource: "pods", path: &path }, &tenants, None).err();
+            let err = resolve(&Request { caller: &admin, verb: "get", resource: "pods", path: &path }, &tenants).err();
             err.map(|e| e.message.replace(t, "T")).unwrap_or_default()
         };
         assert_eq!(message("t2"), message("nonexistent"));
@@ -226,9 +237,9 @@ mod tests {
 
     #[test]
     fn no_tenant_message_names_the_fix() {
-        let nobody = user(None, &[]);
+        let nobody = caller(user(None, &[]), None);
         let path = SpacePath::Short;
-        let err = resolve(&Request { user: &nobody, verb: "list", resource: "pods", path: &path }, &cache(&["system"]), None).err();
+        let err = resolve(&Request { caller: &nobody, verb: "list", resource: "pods", path: &path }, &cache(&["system"])).err();
         let message = err.map(|e| e.message).unwrap_or_default();
         assert!(message.contains("credentials name no tenant"), "{message}");
     }

@@ -30,6 +30,18 @@ pub struct UserInfo {
     pub tenant: Option<String>,
 }
 
+/// Who makes a request, as every stage after authentication sees it: the identity (impersonated, when
+/// impersonating), the tenant it belongs to (the one its credentials name, else the server's rule), and whether
+/// it is a user of the system tenant. Computed once per request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    pub user: UserInfo,
+    /// The tenant short paths reach; `None` when the credentials name none and the server has no default.
+    pub tenant: Option<String>,
+    /// A user of the system tenant: may reach every space and the system-only resources.
+    pub system: bool,
+}
+
 impl UserInfo {
     /// Adds `system:authenticated` (as kube-apiserver does for every authenticated user).
     pub fn authenticated(name: String, uid: String, mut groups: Vec<String>, tenant: Option<String>) -> UserInfo {

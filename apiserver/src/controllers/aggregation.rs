@@ -16,13 +16,12 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::authorization::RBAC_GROUP;
-use crate::registry::store::{Part, WriteObserver};
-use crate::registry::{ResourceInfo, Scope, WriteContext};
+use crate::registry::observe::WriteObserver;
+use crate::registry::{GenericStore, Part, ResourceInfo, Scope, WriteContext};
+use crate::status::{ApiError, ApiResult};
 
 /// The manager of aggregated ClusterRoles' rules, as kube-controller-manager's aggregation controller names itself.
 const AGGREGATION_MANAGER: &str = "clusterrole-aggregation-controller";
-use crate::state::ApiServer;
-use crate::status::{ApiError, ApiResult};
 
 /// Spaces whose ClusterRoles changed since the controller last looked.
 #[derive(Debug, Default)]
@@ -50,42 +49,52 @@ impl WriteObserver for AggregationQueue {
     }
 }
 
-/// Runs forever: waits for queued spaces, then reconciles each (a short pause batches bursts of writes).
-pub async fn run(server: Arc<ApiServer>, pause: Duration) {
-    loop {
-        server.aggregation.wake.notified().await;
-        tokio::time::sleep(pause).await;
-        for space in server.aggregation.take() {
-            if let Err(err) = reconcile(&server, &space).await {
-                tracing::warn!(%err, space = %space, "aggregating ClusterRoles");
-                server.aggregation.push(space);
+/// The aggregation controller: what it reads and writes through.
+pub struct AggregationController {
+    pub registry: GenericStore,
+    /// The ClusterRole resource.
+    pub cluster_roles: Arc<ResourceInfo>,
+    pub queue: Arc<AggregationQueue>,
+}
+
+impl AggregationController {
+    /// Runs forever: waits for queued spaces, then reconciles each (a short pause batches bursts of writes).
+    pub async fn run(self, pause: Duration) {
+        loop {
+            self.queue.wake.notified().await;
+            tokio::time::sleep(pause).await;
+            for space in self.queue.take() {
+                if let Err(err) = self.reconcile(&space).await {
+                    tracing::warn!(%err, space = %space, "aggregating ClusterRoles");
+                    self.queue.push(space);
+                }
             }
         }
     }
-}
 
-/// Brings every aggregated ClusterRole of `space` up to date.
-pub async fn reconcile(server: &ApiServer, space: &SpaceName) -> ApiResult<()> {
-    let Some(resource) = server.resources.by_kind(RBAC_GROUP, "ClusterRole").cloned() else { return Ok(()) };
-    let scope = Scope::one(space.clone(), None);
-    let mut roles = Vec::new();
-    server.registry.for_each(&resource, &scope, 1000, |role| roles.push(role.clone())).await?;
-    for role in &roles {
-        let Some(rules) = aggregated_rules(role, &roles) else { continue };
-        let rules = Value::Array(rules);
-        if role.get("rules") == Some(&rules) {
-            continue;
+    /// Brings every aggregated ClusterRole of `space` up to date.
+    pub async fn reconcile(&self, space: &SpaceName) -> ApiResult<()> {
+        let scope = Scope::one(space.clone(), None);
+        let mut roles = Vec::new();
+        self.registry.reader().visit(&self.cluster_roles, &scope, 1000, |_, role| roles.push(role)).await?;
+        for role in &roles {
+            let Some(rules) = aggregated_rules(role, &roles) else { continue };
+            let rules = Value::Array(rules);
+            if role.get("rules") == Some(&rules) {
+                continue;
+            }
+            let name = role.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let write = WriteContext::server(AGGREGATION_MANAGER, "");
+            let update = self.registry.guaranteed_update(&self.cluster_roles, &scope, name, Part::Main, &write, |current| {
+                let mut desired = current.clone();
+                desired["rules"] = rules.clone();
+                Ok(desired)
+            }).await;
+            match update {
+                Ok(_) | Err(ApiError { code: 404, .. }) => {}
+                Err(err) => return Err(err),
+            }
         }
-        let name = role.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        let update = server.registry.guaranteed_update(&resource, &scope, name, Part::Main, &WriteContext::server(AGGREGATION_MANAGER, ""), |current| {
-            let mut desired = current.clone();
-            desired["rules"] = rules.clone();
-            Ok(desired)
-        }).await;
-        match update {
-            Ok(_) | Err(ApiError { code: 404, .. }) => {}
-            Err(err) => return Err(err),
-        }
+        Ok(())
     }
-    Ok(())
 }

@@ -6,7 +6,7 @@
 //!
 //! It learns of every durable write through the registry's `WriteObserver` and keeps a graph of the objects
 //! that have owners (`graph.rs`) and a work queue (`queue.rs`). At startup one background scan of the store
-//! fills the graph (`load.rs`); the workers start once it is done (kube's collector waits for its informers
+//! fills the graph (`load.rs`, through the registry's reader); the workers start once it is done (kube's collector waits for its informers
 //! the same way), while the server already serves. Decisions are kube's (`classify.rs`); every write goes
 //! through `GenericStore` (`collect.rs`), so finalizers, watch events and durability rules hold.
 //! `docs/garbage-collection.md` is the user's view.
@@ -27,9 +27,9 @@ use tokio::sync::{Notify, Semaphore};
 
 use self::graph::{Counts, Graph, Node, ObjectKey, Observed, ResourceKey, Uid, Waiting};
 use self::queue::{Work, WorkQueue};
-use crate::registry::store::WriteObserver;
-use crate::registry::ResourceInfo;
-use crate::state::ApiServer;
+use crate::registry::observe::WriteObserver;
+use crate::registry::{GenericStore, ResourceInfo, ResourceTable};
+use crate::resolver::Resolver;
 
 /// How many items are processed at once (their writes share the store's group commits).
 const WORKERS: usize = 8;
@@ -281,13 +281,25 @@ impl GarbageCollector {
     }
 }
 
+/// The garbage collector's workers: what they read and write through.
+pub struct GcController {
+    pub registry: GenericStore,
+    /// The built-in resources (owners' and dependents' rows).
+    pub resources: ResourceTable,
+    /// The custom resources each space serves.
+    pub resolver: Arc<Resolver>,
+    /// The graph and queue the registry's writes feed.
+    pub state: Arc<GarbageCollector>,
+}
+
 /// Fills the graph from storage (retrying until it can), then runs the workers forever.
-pub async fn run(server: Arc<ApiServer>) {
+pub async fn run(collector: GcController) {
+    let collector = Arc::new(collector);
     let started = Instant::now();
     loop {
-        match load::scan(&server).await {
+        match load::scan(&collector.registry, &collector.state).await {
             Ok(scanned) => {
-                let counts = server.gc.finish_load();
+                let counts = collector.state.finish_load();
                 tracing::info!(objects = scanned.objects, dependents = counts.nodes, owners = counts.owners,
                     waiting = counts.waiting, millis = started.elapsed().as_millis() as u64, "garbage collector: graph loaded");
                 break;
@@ -301,11 +313,11 @@ pub async fn run(server: Arc<ApiServer>) {
     let slots = Arc::new(Semaphore::new(WORKERS));
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else { return };
-        let work = server.gc.next().await;
-        let server = server.clone();
+        let work = collector.state.next().await;
+        let collector = collector.clone();
         actix_web::rt::spawn(async move {
-            let outcome = collect::process(&server, &work).await;
-            server.gc.finish(work, outcome);
+            let outcome = collect::process(&collector, &work).await;
+            collector.state.finish(work, outcome);
             drop(slot);
         });
     }

@@ -1,6 +1,6 @@
 //! The namespace controller: empties Terminating namespaces of every space (honouring finalizers), then
 //! removes them. It learns of namespaces being deleted from the registry's write observer (and, at startup,
-//! from one paged scan), so an idle server with many spaces does no work.
+//! from one priming scan in the background), so an idle server with many spaces does no work.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -10,9 +10,9 @@ use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
 use super::{delete_content, finalize};
-use crate::registry::store::{is_deleting, WriteObserver};
-use crate::registry::{ResourceInfo, Scope, Spaces};
-use crate::state::ApiServer;
+use crate::registry::observe::WriteObserver;
+use crate::registry::{is_deleting, GenericStore, ResourceInfo, ResourceTable, Scope};
+use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 
 /// Namespaces with a deletion timestamp, by (space, name).
@@ -37,6 +37,10 @@ impl TerminatingNamespaces {
 }
 
 impl WriteObserver for TerminatingNamespaces {
+    fn follows(&self) -> &[(&'static str, &'static str)] {
+        &[("", "Namespace")]
+    }
+
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, _revision: Revision) {
         if resource.is("", "Namespace") {
             self.set(space, name, object.is_some_and(is_deleting));
@@ -44,54 +48,51 @@ impl WriteObserver for TerminatingNamespaces {
     }
 }
 
-/// Finds the namespaces already Terminating when the server starts (one paged scan of every space).
-pub async fn seed(server: &ApiServer) -> ApiResult<()> {
-    let scope = Scope { spaces: Spaces::All, namespace: None };
-    server.registry.for_each(&server.namespaces(), &scope, 500, |namespace| {
-        if !is_deleting(namespace) {
-            return;
-        }
-        let tenant = namespace.pointer("/metadata/tenant").and_then(Value::as_str).unwrap_or(crate::tenancy::SYSTEM);
-        let name = namespace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        if let Ok(space) = crate::tenancy::space_of(tenant) {
-            server.terminating_namespaces.set(&space, name, true);
-        }
-    }).await
+/// The namespace controller: what it reads and writes through.
+pub struct NamespaceController {
+    pub registry: GenericStore,
+    /// The built-in resources (the namespaced ones are a namespace's content).
+    pub resources: ResourceTable,
+    /// The custom resources a space may hold.
+    pub resolver: Arc<Resolver>,
+    pub queue: Arc<TerminatingNamespaces>,
 }
 
-/// Finds the namespaces left Terminating by the previous run, then runs forever, checking the Terminating
-/// namespaces every `interval`.
-pub async fn run(server: Arc<ApiServer>, interval: Duration) {
-    while let Err(err) = seed(&server).await {
-        tracing::warn!(%err, "namespace controller: scanning for Terminating namespaces");
-        tokio::time::sleep(interval).await;
-    }
-    let mut ticker = tokio::time::interval(interval);
-    loop {
-        ticker.tick().await;
-        if let Err(err) = reconcile(&server).await {
-            tracing::warn!(%err, "namespace controller");
+impl NamespaceController {
+    /// Finds the namespaces left Terminating by the previous run, then runs forever, checking the Terminating
+    /// namespaces every `interval`.
+    pub async fn run(self, interval: Duration) {
+        let queue: Arc<dyn WriteObserver> = self.queue.clone();
+        while let Err(err) = self.registry.prime(std::slice::from_ref(&queue), &self.resources).await {
+            tracing::warn!(%err, "namespace controller: scanning for Terminating namespaces");
+            tokio::time::sleep(interval).await;
+        }
+        let mut ticker = tokio::time::interval(interval);
+        loop {
+            ticker.tick().await;
+            if let Err(err) = self.reconcile().await {
+                tracing::warn!(%err, "namespace controller");
+            }
         }
     }
-}
 
-/// One pass over every Terminating namespace.
-pub async fn reconcile(server: &ApiServer) -> ApiResult<()> {
-    let namespaces = server.namespaces();
-    for (space, name) in server.terminating_namespaces.snapshot() {
-        let cluster = Scope::one(space.clone(), None);
-        let content = Scope::one(space.clone(), Some(name.clone()));
-        let custom = server.crds.stored_in(&space);
-        let namespaced = server.resources.all().iter().chain(&custom).filter(|r| r.namespaced).map(|r| &**r);
-        if !delete_content(server, namespaced, &content).await? {
-            continue;
+    /// One pass over every Terminating namespace.
+    pub async fn reconcile(&self) -> ApiResult<()> {
+        let Some(namespaces) = self.resources.by_kind("", "Namespace") else { return Ok(()) };
+        for (space, name) in self.queue.snapshot() {
+            let cluster = Scope::one(space.clone(), None);
+            let content = Scope::one(space.clone(), Some(name.clone()));
+            let custom = self.resolver.stored_in(&space);
+            let namespaced = self.resources.all().iter().chain(&custom).filter(|r| r.namespaced).map(|r| &**r);
+            if !delete_content(&self.registry, namespaced, &content).await? {
+                continue;
+            }
+            match finalize(&self.registry, namespaces, &cluster, &name).await {
+                Ok(_) => {}
+                Err(ApiError { code: 404, .. }) => self.queue.set(&space, &name, false),
+                Err(err) => return Err(err),
+            }
         }
-        let finalized = finalize(server, &namespaces, &cluster, &name).await;
-        match finalized {
-            Ok(_) => {}
-            Err(ApiError { code: 404, .. }) => server.terminating_namespaces.set(&space, &name, false),
-            Err(err) => return Err(err),
-        }
+        Ok(())
     }
-    Ok(())
 }

@@ -1,7 +1,8 @@
 //! The tenant controller: deletes everything in the space of a Terminating tenant (object finalizers are
 //! honoured: such objects stay until their finalizers are removed; the space's cluster-wide RBAC goes last), then
-//! lifts the tenant's `arktos`
-//! finalizer, which removes the Tenant. A tenant re-created with the same name therefore starts empty.
+//! lifts the tenant's `arktos` finalizer, which removes the Tenant. A tenant re-created with the same name
+//! therefore starts empty. At startup it also completes the space of any Active tenant whose creation was
+//! interrupted before its space was made.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -9,60 +10,91 @@ use std::time::Duration;
 
 use super::delete_content;
 use crate::authorization::RBAC_GROUP;
-use crate::registry::{ResourceInfo, Scope};
-use crate::state::ApiServer;
+use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope};
+use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
-use crate::tenancy::{self, space_of};
+use crate::tenancy::{self, space_of, Phase, TenantCache};
 
-/// Runs forever, checking the Terminating tenants every `interval`.
-pub async fn run(server: Arc<ApiServer>, interval: Duration) {
-    let mut ticker = tokio::time::interval(interval);
-    let mut empty_before = HashSet::new();
-    loop {
-        ticker.tick().await;
-        let terminating = server.tenants.terminating();
-        empty_before.retain(|t| terminating.contains(t));
-        for tenant in terminating {
-            match empty_space(&server, &tenant).await {
-                // A create admitted just before the tenant turned Terminating may still be landing: finalize only
-                // after two empty passes in a row, `interval` apart.
-                Ok(true) if empty_before.contains(&tenant) => {
-                    if let Err(err) = finalize(&server, &tenant).await {
-                        tracing::warn!(%err, tenant, "tenant controller");
+/// The tenant controller: what it reads and writes through.
+pub struct TenantController {
+    pub registry: GenericStore,
+    /// The built-in resources (a space's content, and the Tenant row).
+    pub resources: ResourceTable,
+    /// The custom resources a space may hold.
+    pub resolver: Arc<Resolver>,
+    /// Which tenants are Terminating.
+    pub tenants: Arc<TenantCache>,
+}
+
+impl TenantController {
+    /// Completes interrupted spaces, then runs forever, checking the Terminating tenants every `interval`.
+    pub async fn run(self, interval: Duration) {
+        self.complete_spaces().await;
+        let mut ticker = tokio::time::interval(interval);
+        let mut empty_before = HashSet::new();
+        loop {
+            ticker.tick().await;
+            let terminating = self.tenants.terminating();
+            empty_before.retain(|t| terminating.contains(t));
+            for tenant in terminating {
+                match self.empty_space(&tenant).await {
+                    // A create admitted just before the tenant turned Terminating may still be landing: finalize
+                    // only after two empty passes in a row, `interval` apart.
+                    Ok(true) if empty_before.contains(&tenant) => {
+                        if let Err(err) = self.finalize(&tenant).await {
+                            tracing::warn!(%err, tenant, "tenant controller");
+                        }
                     }
+                    Ok(true) => {
+                        empty_before.insert(tenant);
+                    }
+                    Ok(false) => {
+                        empty_before.remove(&tenant);
+                    }
+                    Err(err) => tracing::warn!(%err, tenant, "tenant controller"),
                 }
-                Ok(true) => {
-                    empty_before.insert(tenant);
-                }
-                Ok(false) => {
-                    empty_before.remove(&tenant);
-                }
-                Err(err) => tracing::warn!(%err, tenant, "tenant controller"),
             }
         }
     }
-}
 
-/// One pass over a Terminating tenant's space: deletes what is left; true if nothing was left. ClusterRoles and
-/// ClusterRoleBindings go last, once everything else is gone, so the tenant's administrators keep their access
-/// while the space drains (e.g. to lift a finalizer that holds the deletion up).
-pub async fn empty_space(server: &ApiServer, tenant: &str) -> ApiResult<bool> {
-    let space = Scope::one(space_of(tenant)?, None);
-    let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
-    // Custom resources too: of the space's own CRDs and of system CRDs, whichever definition serves them now.
-    let custom = server.crds.stored_in(space.space()?);
-    let content = server.resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r)).chain(&custom).map(|r| &**r);
-    if !delete_content(server, content, &space).await? {
-        return Ok(false);
+    /// Completes the space of any Active tenant whose creation was interrupted before its space was made.
+    async fn complete_spaces(&self) {
+        for (tenant, phase) in self.tenants.tenants() {
+            if phase != Phase::Active {
+                continue;
+            }
+            let done = tenancy::space::is_initialized(&self.registry, &self.resources, &tenant).await;
+            if let Err(err) = match done {
+                Ok(true) => Ok(()),
+                Ok(false) => tenancy::space::initialize(&self.registry, &self.resources, &tenant).await,
+                Err(err) => Err(err),
+            } {
+                tracing::warn!(%err, tenant, "completing a tenant space");
+            }
+        }
     }
-    delete_content(server, server.resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &space).await
-}
 
-/// Lifts the tenant's content finalizer, which removes the Tenant (it is already being deleted).
-pub async fn finalize(server: &ApiServer, tenant: &str) -> ApiResult<()> {
-    let tenants = server.resources.by_kind("", "Tenant").cloned().ok_or_else(|| ApiError::internal("no Tenant resource"))?;
-    match super::finalize(server, &tenants, &Scope::one(space_of(tenancy::SYSTEM)?, None), tenant).await {
-        Ok(()) | Err(ApiError { code: 404, .. }) => Ok(()),
-        Err(err) => Err(err),
+    /// One pass over a Terminating tenant's space: deletes what is left; true if nothing was left. ClusterRoles
+    /// and ClusterRoleBindings go last, once everything else is gone, so the tenant's administrators keep their
+    /// access while the space drains (e.g. to lift a finalizer that holds the deletion up).
+    pub async fn empty_space(&self, tenant: &str) -> ApiResult<bool> {
+        let space = Scope::one(space_of(tenant)?, None);
+        let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
+        // Custom resources too: of the space's own CRDs and of system CRDs, whichever definition serves them now.
+        let custom = self.resolver.stored_in(space.space()?);
+        let content = self.resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r)).chain(&custom).map(|r| &**r);
+        if !delete_content(&self.registry, content, &space).await? {
+            return Ok(false);
+        }
+        delete_content(&self.registry, self.resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &space).await
+    }
+
+    /// Lifts the tenant's content finalizer, which removes the Tenant (it is already being deleted).
+    pub async fn finalize(&self, tenant: &str) -> ApiResult<()> {
+        let tenants = self.resources.by_kind("", "Tenant").ok_or_else(|| ApiError::internal("no Tenant resource"))?;
+        match super::finalize(&self.registry, tenants, &Scope::one(space_of(tenancy::SYSTEM)?, None), tenant).await {
+            Ok(()) | Err(ApiError { code: 404, .. }) => Ok(()),
+            Err(err) => Err(err),
+        }
     }
 }

@@ -1,19 +1,19 @@
 //! Authentication: x509 client certificates (CN user, O groups, `O=tenant:<t>` a tenant), static tokens
 //! (`--token-auth-file`, kube-apiserver's CSV with Arktos' tenant column) and service-account tokens (JWTs this
-//! server signed; see `serviceaccount`), which name their tenant and are valid only while their ServiceAccount
+//! server signed; see `token_issuer`), which name their tenant and are valid only while their ServiceAccount
 //! (and the object they are bound to, if any) still exists with the same uid.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use kspaces_authz::UserInfo;
 use serde_json::Value;
 
 use super::impersonate::SERVICE_ACCOUNTS;
-use super::serviceaccount::{TokenIssuer, VerifiedToken};
-use crate::registry::Scope;
-use crate::state::ApiServer;
-use crate::tenancy;
+use super::token_issuer::{TokenIssuer, VerifiedToken};
+use crate::registry::{Reader, ResourceTable, Scope};
+use crate::tenancy::{self, TenantCache};
 
 /// The identity of a connection's verified client certificate, stored in the connection's extensions.
 #[derive(Clone, Debug)]
@@ -100,31 +100,52 @@ pub struct Authenticated {
     pub audiences: Vec<String>,
 }
 
-/// Authenticates a bearer token: the token file first, then service-account tokens. `audiences` defaults to the
-/// server's `--api-audiences`. The error is the reason, for a TokenReview's `status.error`.
-pub async fn bearer(server: &ApiServer, token: &str, audiences: Option<&[String]>) -> Result<Authenticated, String> {
-    if let Some(user) = server.tokens.authenticate(token) {
-        let audiences = audiences.map_or_else(|| server.service_accounts.api_audiences().to_vec(), <[String]>::to_vec);
-        return Ok(Authenticated { user: user.clone(), audiences });
+/// Authenticates bearer tokens: static tokens, and service-account tokens, whose ServiceAccount (and bound
+/// object) are looked up in the store.
+pub struct Authenticator {
+    pub tokens: TokenFile,
+    /// Signs and verifies service-account tokens.
+    pub issuer: TokenIssuer,
+    pub tenants: Arc<TenantCache>,
+    pub reader: Reader,
+    /// Where the accounts and bound objects are found (`serviceaccounts`, `pods`, `secrets`).
+    pub resources: ResourceTable,
+}
+
+impl Authenticator {
+    /// Authenticates a bearer token: the token file first, then service-account tokens. `audiences` defaults to
+    /// the server's `--api-audiences`. The error is the reason, for a TokenReview's `status.error`.
+    pub async fn bearer(&self, token: &str, audiences: Option<&[String]>) -> Result<Authenticated, String> {
+        if let Some(user) = self.tokens.authenticate(token) {
+            let audiences = audiences.map_or_else(|| self.issuer.api_audiences().to_vec(), <[String]>::to_vec);
+            return Ok(Authenticated { user: user.clone(), audiences });
+        }
+        if !TokenIssuer::looks_like_jwt(token) {
+            return Err("invalid bearer token".to_owned());
+        }
+        let verified = self.issuer.verify(token, audiences).map_err(|err| err.to_string())?;
+        let user = service_account_user(self, &verified).await?;
+        Ok(Authenticated { user, audiences: verified.audiences })
     }
-    if !TokenIssuer::looks_like_jwt(token) {
-        return Err("invalid bearer token".to_owned());
+
+    /// The uid of a core/v1 object, if it exists.
+    async fn uid_of(&self, scope: &Scope, plural: &str, name: &str) -> Option<String> {
+        let resource = self.resources.lookup("", "v1", plural)?;
+        let object = self.reader.get(resource, scope, name).await.ok()?;
+        object.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_owned)
     }
-    let verified = server.service_accounts.verify(token, audiences).map_err(|err| err.to_string())?;
-    let user = service_account_user(server, &verified).await?;
-    Ok(Authenticated { user, audiences: verified.audiences })
 }
 
 /// The identity of a verified service-account token, if its ServiceAccount (and bound object) still exist.
-async fn service_account_user(server: &ApiServer, token: &VerifiedToken) -> Result<UserInfo, String> {
+async fn service_account_user(auth: &Authenticator, token: &VerifiedToken) -> Result<UserInfo, String> {
     let account = &token.account;
     let invalid = |why: &str| format!("service account token is invalid: {why}");
     let space = tenancy::space_of(&account.tenant).map_err(|_| invalid("unknown tenant"))?;
-    if server.tenants.phase(&account.tenant).is_none() {
+    if auth.tenants.phase(&account.tenant).is_none() {
         return Err(invalid("unknown tenant"));
     }
     let scope = Scope::one(space, Some(account.namespace.clone()));
-    if uid_of(server, &scope, "serviceaccounts", &account.name).await.as_deref() != Some(account.uid.as_str()) {
+    if auth.uid_of(&scope, "serviceaccounts", &account.name).await.as_deref() != Some(account.uid.as_str()) {
         return Err(invalid(&format!("the ServiceAccount {} no longer exists", account.name)));
     }
     if let Some(bound) = &token.bound {
@@ -133,20 +154,13 @@ async fn service_account_user(server: &ApiServer, token: &VerifiedToken) -> Resu
             "Secret" => "secrets",
             _ => return Err(invalid(&format!("bound to an unsupported kind {}", bound.kind))),
         };
-        if uid_of(server, &scope, plural, &bound.name).await.as_deref() != Some(bound.uid.as_str()) {
+        if auth.uid_of(&scope, plural, &bound.name).await.as_deref() != Some(bound.uid.as_str()) {
             return Err(invalid(&format!("the {} {} it is bound to no longer exists", bound.kind, bound.name)));
         }
     }
     let groups = vec![SERVICE_ACCOUNTS.to_owned(), format!("{SERVICE_ACCOUNTS}:{}", account.namespace)];
     let name = format!("system:serviceaccount:{}:{}", account.namespace, account.name);
     Ok(UserInfo::authenticated(name, account.uid.clone(), groups, Some(account.tenant.clone())))
-}
-
-/// The uid of a core/v1 object, if it exists.
-async fn uid_of(server: &ApiServer, scope: &Scope, plural: &str, name: &str) -> Option<String> {
-    let resource = server.resources.lookup("", "v1", plural)?;
-    let object = server.registry.get(resource, scope, name).await.ok()?;
-    object.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_owned)
 }
 
 /// Splits one CSV line, honouring double quotes.

@@ -8,12 +8,11 @@
 
 use actix_web::http::header::HeaderMap;
 use kspaces_authz::rbac::Attributes;
-use kspaces_authz::UserInfo;
+use kspaces_authz::{Caller, UserInfo};
 
-use crate::authorization;
-use crate::state::ApiServer;
+use crate::authorization::{self, Authorizer};
 use crate::status::{ApiError, ApiResult};
-use crate::tenancy;
+use crate::tenancy::{self, TenantCache};
 
 const USER: &str = "impersonate-user";
 const GROUP: &str = "impersonate-group";
@@ -73,14 +72,14 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Checks every part of `requested` against `impersonator`'s permissions and returns the identity to act as.
-pub async fn impersonate(server: &ApiServer, impersonator: &UserInfo, requested: Requested) -> ApiResult<UserInfo> {
-    let home = tenancy::home_tenant(impersonator, server.default_tenant.as_deref())
+/// Checks every part of `requested` against `impersonator`'s permissions (judged by `authorizer`) and returns
+/// the identity to act as; a tenant it names must exist in `tenants`.
+pub async fn impersonate(authorizer: &Authorizer, tenants: &TenantCache, impersonator: &Caller, requested: Requested) -> ApiResult<UserInfo> {
+    let home = impersonator.tenant.clone()
         .ok_or_else(|| ApiError::forbidden(format!(
-            "User \"{}\" cannot impersonate: the user's credentials name no tenant", impersonator.name)))?
-        .to_owned();
+            "User \"{}\" cannot impersonate: the user's credentials name no tenant", impersonator.user.name)))?;
     let space = tenancy::space_of(&home)?;
-    let system = home == tenancy::SYSTEM;
+    let system = impersonator.system;
     let mut tenant = home.clone();
     let mut checks = Vec::new();
     match requested.user.strip_prefix(SERVICE_ACCOUNT_PREFIX).and_then(|rest| rest.split_once(':')) {
@@ -92,7 +91,7 @@ pub async fn impersonate(server: &ApiServer, impersonator: &UserInfo, requested:
             if named != home && !system {
                 return Err(ApiError::forbidden(format!(
                     "User \"{}\" cannot impersonate group \"{group}\": a tenant's users may only impersonate users of their own tenant",
-                    impersonator.name)));
+                    impersonator.user.name)));
             }
             tenant = named.to_owned();
         }
@@ -112,12 +111,12 @@ pub async fn impersonate(server: &ApiServer, impersonator: &UserInfo, requested:
         });
     }
     for attributes in &checks {
-        let decision = server.authorizer.authorize(server, &space, impersonator, attributes).await?;
+        let decision = authorizer.authorize(impersonator, &space, attributes).await?;
         if !decision.allowed {
-            return Err(authorization::forbidden(impersonator, attributes, &decision.reason));
+            return Err(authorization::forbidden(&impersonator.user, attributes, &decision.reason));
         }
     }
-    if tenant != home && tenancy::space_of(&tenant).is_ok_and(|_| server.tenants.phase(&tenant).is_none()) {
+    if tenant != home && tenancy::space_of(&tenant).is_ok_and(|_| tenants.phase(&tenant).is_none()) {
         return Err(ApiError::not_found("", "tenants", &tenant));
     }
     let mut groups: Vec<String> = requested.groups.iter().filter(|g| !g.starts_with("tenant:")).cloned().collect();

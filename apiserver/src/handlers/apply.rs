@@ -1,5 +1,5 @@
 //! PATCH with `application/apply-patch+yaml`: server-side apply. The configuration is merged into the live
-//! object by the field manager (`registry::managed::apply`) inside the registry's read-modify-write loop;
+//! object by the field manager (`registry::managed_fields::apply`) inside the registry's read-modify-write loop;
 //! when there is no object yet it is created through the create path (201), which also needs `create`
 //! permission, as in kube.
 
@@ -8,13 +8,11 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::options::{self, FieldValidation, Schema};
-use super::{create, manager, Ctx};
-use crate::admission::escalation;
+use super::{create, field_manager, Ctx};
 use crate::authorization;
 use crate::negotiate::{self, BodyFormat, Strictness};
-use crate::registry::fields::{self, Problem};
-use crate::registry::managed;
-use crate::registry::store::Part;
+use crate::registry::field_validation::{self, Problem};
+use crate::registry::{managed_fields, Part};
 use crate::status::{ApiError, ApiResult};
 
 /// How often a create that lost a race with another create is retried as an update.
@@ -22,7 +20,7 @@ const ATTEMPTS: usize = 3;
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let validation = ctx.write_options()?.field_validation;
-    let write = manager::apply_write(&ctx)?;
+    let write = field_manager::apply_write(&ctx)?;
     let force = force(&ctx)?;
     let config = decode(&ctx, validation, &body)?;
     let config = check_identity(&ctx, config)?;
@@ -30,15 +28,9 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let escalation = escalation::for_write(&server, &ctx.user, &resource, ctx.scope.space()?).await?;
-    let namespace = ctx.scope.namespace.as_deref();
     for _attempt in 0..ATTEMPTS {
         let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
-            let applied = managed::apply(&resource, &write, Some(current), &config, force)?;
-            if let Some(escalation) = &escalation {
-                escalation.check(&resource, namespace, &applied, Some(current))?;
-            }
-            Ok(applied)
+            managed_fields::apply(&resource, &write, Some(current), &config, force)
         }).await;
         match updated {
             Ok(object) => return ctx.respond_object(200, &object),
@@ -46,7 +38,7 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
             Err(err) => return Err(err),
         }
         authorize_create(&ctx).await?;
-        let object = managed::apply(&resource, &write, None, &config, force)?;
+        let object = managed_fields::apply(&resource, &write, None, &config, force)?;
         match create::create_object(&ctx, object, &write).await {
             Ok(created) => return ctx.respond_object(201, &created),
             Err(err) if err.reason == "AlreadyExists" => continue,
@@ -89,7 +81,7 @@ fn duplicates(ctx: &Ctx, validation: FieldValidation, problems: &[Problem]) -> R
     if problems.is_empty() {
         return Ok(());
     }
-    let error = fields::strict_decoding_error(problems).replacen("strict decoding error: ", "error converting YAML to JSON: ", 1);
+    let error = field_validation::strict_decoding_error(problems).replacen("strict decoding error: ", "error converting YAML to JSON: ", 1);
     match validation {
         FieldValidation::Strict => Err(format!("error strict decoding YAML: {error}")),
         _ => {
@@ -153,9 +145,9 @@ async fn authorize_create(ctx: &Ctx) -> ApiResult<()> {
     let mut info = ctx.info.clone();
     info.verb = "create".into();
     let attributes = authorization::attributes(&info);
-    let decision = ctx.server.authorizer.authorize(&ctx.server, ctx.scope.space()?, &ctx.user, &attributes).await?;
+    let decision = ctx.server.authorizer.authorize(&ctx.caller, ctx.scope.space()?, &attributes).await?;
     match decision.allowed {
         true => Ok(()),
-        false => Err(authorization::forbidden(&ctx.user, &attributes, &decision.reason)),
+        false => Err(authorization::forbidden(&ctx.caller.user, &attributes, &decision.reason)),
     }
 }

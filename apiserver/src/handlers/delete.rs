@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::{list, partial, respond, Ctx};
 use crate::negotiate::{self, Target};
-use crate::registry::store::DeleteOutcome;
+use crate::registry::DeleteOutcome;
 use crate::status::ApiResult;
 
 pub mod options;
@@ -21,9 +21,8 @@ fn options(ctx: &Ctx, body: &Bytes) -> ApiResult<options::Requested> {
 }
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
-    crate::admission::check_delete(&ctx.resource, &ctx.info.name)?;
     let requested = options(&ctx, &body)?;
-    let outcome = ctx.server.registry.delete(&ctx.resource, &ctx.scope, &ctx.info.name, &requested.options).await?;
+    let outcome = ctx.server.registry.delete(&ctx.resource, &ctx.scope, &ctx.info.name, &requested.options, Some(&ctx.caller)).await?;
     // kube answers 202 only when the object stays and the legacy orphanDependents=false asked for a cascade.
     let code = match (&outcome, requested.orphan_dependents) {
         (DeleteOutcome::Pending(_), Some(false)) => 202,
@@ -57,16 +56,14 @@ pub async fn collection(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let mut deleted = Vec::new();
     for item in items {
         let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
-        if crate::admission::check_delete(&ctx.resource, name).is_err() {
-            continue;
-        }
         let mut scope = ctx.scope.clone();
         if ctx.resource.namespaced {
             scope.namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
         }
-        match ctx.server.registry.delete(&ctx.resource, &scope, name, &delete_options).await {
+        match ctx.server.registry.delete(&ctx.resource, &scope, name, &delete_options, Some(&ctx.caller)).await {
             Ok(DeleteOutcome::Deleted(object) | DeleteOutcome::Pending(object)) => deleted.push(object),
-            Err(err) if err.code == 404 => {}
+            // Gone meanwhile, or one admission keeps (as a protected name): the rest of the collection goes.
+            Err(err) if err.code == 404 || err.code == 403 => {}
             Err(err) => return Err(err),
         }
     }

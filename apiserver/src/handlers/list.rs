@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::{partial, respond, Ctx};
 use crate::negotiate::Target;
 use crate::registry::selector::{FieldSelector, LabelSelector};
-use crate::registry::store::{ListMeta, ListOptions};
+use crate::registry::{ListMeta, ListOptions};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::table;
 
@@ -85,10 +85,7 @@ pub fn list_metadata(meta: &ListMeta) -> Value {
 pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     let output = ctx.output(true)?;
     let options = options(&ctx)?;
-    let (mut items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;
-    if ctx.resource.custom.is_some() {
-        items.iter_mut().for_each(|item| crate::crds::strategy::convert(&ctx.resource, item));
-    }
+    let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;
     let metadata = list_metadata(&meta);
     let body = match output.target {
         Target::Table => table::build_table(&ctx.resource, &items, metadata, ctx.include_object()?, chrono::Utc::now()),

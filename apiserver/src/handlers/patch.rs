@@ -7,13 +7,12 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use super::options::{FieldValidation, PatchCheck, Schema};
-use super::{apply, manager, options, Ctx};
-use crate::admission::escalation;
+use super::{apply, field_manager, options, Ctx};
 use crate::negotiate::{self, PatchKind, Strictness};
 use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
-use crate::registry::fields::{Node, Problem};
-use crate::registry::store::Part;
-use crate::state::ApiServer;
+use crate::registry::field_validation::{Node, Problem};
+use crate::registry::Part;
+use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
 /// A parsed patch, ready to apply to any current object.
@@ -117,21 +116,16 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         return apply::handle(ctx, body).await;
     }
     let validation = ctx.write_options()?.field_validation;
-    let write = manager::update_write(&ctx, "PatchOptions")?;
+    let write = field_manager::update_write(&ctx, "PatchOptions")?;
     refuse_strategic_for_custom(&ctx.resource, kind)?;
     let (patch, problems) = Patch::parse_checked(kind, &body, validation)?;
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let escalation = escalation::for_write(&server, &ctx.user, &resource, ctx.scope.space()?).await?;
-    let namespace = ctx.scope.namespace.as_deref();
     let check = PatchCheck::new(&server, validation, Schema::of(&resource), problems);
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
         let mut patched = patch.apply(&server, resource.definition.as_deref(), current)?;
         check.check(&mut patched, |patched| patch.shown(patched))?;
-        if let Some(escalation) = &escalation {
-            escalation.check(&resource, namespace, &patched, Some(current))?;
-        }
         Ok(patched)
     }).await?;
     check.warn(&ctx);

@@ -13,7 +13,6 @@ use kspaces_authz::UserInfo;
 use serde_json::{json, Value};
 
 use super::Ctx;
-use crate::filters::authenticate;
 use crate::negotiate;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy;
@@ -52,7 +51,7 @@ fn answer(ctx: &Ctx, mut review: Value, status: Value) -> ApiResult<HttpResponse
     ctx.respond_object(201, &review)
 }
 
-fn user_info(server: &crate::state::ApiServer, user: &UserInfo) -> Value {
+fn user_info(server: &crate::server::ApiServer, user: &UserInfo) -> Value {
     let mut info = json!({"username": user.name, "groups": user.groups});
     if !user.uid.is_empty() {
         info["uid"] = json!(user.uid);
@@ -66,7 +65,7 @@ fn user_info(server: &crate::state::ApiServer, user: &UserInfo) -> Value {
 /// `POST /apis/authentication.k8s.io/v1/selfsubjectreviews`.
 pub fn self_subject(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let review = decode(&ctx, &body)?;
-    let status = json!({"userInfo": user_info(&ctx.server, &ctx.user)});
+    let status = json!({"userInfo": user_info(&ctx.server, &ctx.caller.user)});
     answer(&ctx, review, status)
 }
 
@@ -111,7 +110,7 @@ pub async fn access(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let attributes = review_attributes(&ctx, &spec)?;
     let space = ctx.scope.space()?.clone();
     let subject = match ctx.resource.kind.as_str() {
-        "SelfSubjectAccessReview" => ctx.user.clone(),
+        "SelfSubjectAccessReview" => ctx.caller.user.clone(),
         _ => {
             let user = text(&spec, "user").to_owned();
             let groups = strings(spec.get("groups"));
@@ -134,7 +133,7 @@ pub async fn access(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
                 ctx.scope.namespace.as_deref().unwrap_or_default())));
         }
     }
-    let decision = ctx.server.authorizer.authorize(&ctx.server, &space, &subject, &attributes).await?;
+    let decision = ctx.server.authorizer.authorize(&ctx.server.caller(subject), &space, &attributes).await?;
     let mut status = json!({"allowed": decision.allowed});
     if !decision.reason.is_empty() {
         status["reason"] = json!(decision.reason);
@@ -147,7 +146,7 @@ pub async fn rules(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let review = decode(&ctx, &body)?;
     let namespace = review.pointer("/spec/namespace").and_then(Value::as_str).filter(|ns| !ns.is_empty()).map(str::to_owned);
     let space = ctx.scope.space()?.clone();
-    let rules = ctx.server.authorizer.rules_for(&ctx.server, &space, &ctx.user, namespace.as_deref()).await?;
+    let rules = ctx.server.authorizer.rules_for(&ctx.caller, &space, namespace.as_deref()).await?;
     let rules = rules.unwrap_or_else(|| vec![
         PolicyRule { verbs: vec!["*".into()], api_groups: vec!["*".into()], resources: vec!["*".into()], ..PolicyRule::default() },
         PolicyRule { verbs: vec!["*".into()], non_resource_urls: vec!["*".into()], ..PolicyRule::default() },
@@ -175,7 +174,7 @@ pub async fn token(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let audiences = strings(review.pointer("/spec/audiences"));
     let space = ctx.scope.space()?.clone();
     let audiences_asked = (!audiences.is_empty()).then_some(audiences.as_slice());
-    let outcome = authenticate::bearer(&ctx.server, &token, audiences_asked).await;
+    let outcome = ctx.server.authenticator.bearer(&token, audiences_asked).await;
     let status = match outcome {
         Ok(authenticated) => {
             let user = &authenticated.user;

@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 
 use super::options::{self, FieldValidation, PatchCheck, Schema, SCALE};
 use super::patch::Patch;
-use super::{manager, respond, Ctx};
+use super::{field_manager, respond, Ctx};
 use crate::negotiate::{self, Endpoint, Output, Target};
 use crate::registry::ResourceInfo;
-use crate::registry::store::Part;
+use crate::registry::Part;
 use crate::status::{ApiError, ApiResult};
 
 /// Where a resource keeps what its Scale shows, as JSON pointers.
@@ -87,7 +87,7 @@ pub async fn get(ctx: Ctx) -> ApiResult<HttpResponse> {
 pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let write_options = ctx.write_options()?;
     let (change, problems) = change(&ctx, write_options.field_validation, &body)?;
-    let write = manager::update_write(&ctx, if ctx.info.verb == "patch" { "PatchOptions" } else { "UpdateOptions" })?;
+    let write = field_manager::update_write(&ctx, if ctx.info.verb == "patch" { "PatchOptions" } else { "UpdateOptions" })?;
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
     let check = PatchCheck::new(&server, write_options.field_validation, Schema::Definition(Some(SCALE)), problems);
@@ -114,7 +114,7 @@ enum Change {
 }
 
 /// The write's change; a replacement's problems are acted on here, a patch's once it is applied.
-fn change(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> ApiResult<(Change, Vec<crate::registry::fields::Problem>)> {
+fn change(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> ApiResult<(Change, Vec<crate::registry::field_validation::Problem>)> {
     if ctx.info.verb == "patch" {
         let (patch, problems) = Patch::parse_checked(negotiate::patch_kind(ctx.content_type.as_deref())?, body, validation)?;
         return Ok((Change::Patch(patch), problems));

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::Ctx;
-use crate::filters::serviceaccount::{BoundObject, BoundServiceAccount, TokenError};
+use crate::filters::token_issuer::{BoundObject, BoundServiceAccount, TokenError};
 use crate::negotiate;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy;
@@ -47,12 +47,12 @@ pub async fn create(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         None => None,
     };
     let now = chrono::Utc::now();
-    let issued = ctx.server.service_accounts.issue(&account, &audiences, expiration, bound.as_ref()).map_err(|err| match err {
+    let issued = ctx.server.authenticator.issuer.issue(&account, &audiences, expiration, bound.as_ref()).map_err(|err| match err {
         TokenError::InvalidRequest(why) => invalid("spec.expirationSeconds", &expiration.unwrap_or_default().to_string(), &why),
         other => ApiError::internal(other.to_string()),
     })?;
     let granted = ((issued.expiration - now).num_milliseconds() + 500) / 1000;
-    let audiences = if audiences.is_empty() { ctx.server.service_accounts.api_audiences().to_vec() } else { audiences };
+    let audiences = if audiences.is_empty() { ctx.server.authenticator.issuer.api_audiences().to_vec() } else { audiences };
     request["kind"] = json!(KIND);
     request["apiVersion"] = json!(API_VERSION);
     request["metadata"] = json!({"name": name, "namespace": namespace, "creationTimestamp": null});

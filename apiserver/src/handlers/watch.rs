@@ -17,12 +17,12 @@ use std::time::Duration;
 use actix_web::http::header;
 use actix_web::HttpResponse;
 use bytes::Bytes;
-use kspaces_storage::{Revision, StorageError, WatchFrom, WatchItem, WatchOptions, Watcher};
+use kspaces_storage::{Revision, WatchItem, Watcher};
 
 use super::{list, Ctx};
 use crate::negotiate::{Format, Target};
 use crate::registry::selector::FieldSelector;
-use crate::state::ApiServer;
+use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use render::Render;
 
@@ -66,19 +66,10 @@ impl Stream {
                 Ok(WatchItem::Bookmark(_)) => {}
                 Err(err) => {
                     self.watcher = None;
-                    return Some(self.render.error(storage_error(err)));
+                    return Some(self.render.error(ApiError::from(err)));
                 }
             }
         }
-    }
-}
-
-fn storage_error(err: StorageError) -> ApiError {
-    match err {
-        StorageError::Compacted { requested, compacted } => {
-            ApiError::new(410, "Expired", format!("too old resource version: {requested} ({compacted})"))
-        }
-        other => ApiError::from(other),
     }
 }
 
@@ -105,6 +96,7 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     }
     let timeout = ctx.param("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT);
     let render = Render {
+        registry: ctx.server.registry.clone(),
         resource: ctx.resource.clone(),
         scope: ctx.scope.clone(),
         options,
@@ -128,13 +120,12 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
             meta.resource_version
         }
         start::From::After(revision) => Revision(revision),
-        start::From::Now => ctx.server.registry.storage().current_revision().await?,
+        start::From::Now => ctx.server.registry.reader().current_revision().await?,
     };
-    let range = ctx.server.registry.range(&ctx.resource, &ctx.scope)?;
-    let watcher = match ctx.server.registry.storage().watch(&range, WatchFrom::After(from), WatchOptions { bookmarks: true }).await {
+    let watcher = match ctx.server.registry.watch(&ctx.resource, &ctx.scope, from).await? {
         Ok(watcher) => Some(watcher),
         Err(err) => {
-            pending.push_back(render.error(storage_error(err)));
+            pending.push_back(render.error(err));
             None
         }
     };

@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
-use crate::registry::fields::{Node, Problem, Shape, MAX_PROBLEMS};
+use crate::registry::field_validation::{Node, Problem, Shape, MAX_PROBLEMS};
 
 /// What a decoding checks.
 #[derive(Clone, Copy, Debug)]
@@ -272,7 +272,7 @@ mod tests {
     use crate::negotiate::{decode_strict, BodyFormat};
     use crate::openapi::OpenApi;
     use crate::registry::builtin::builtin_resources;
-    use crate::registry::fields::{Node, Problem, MAX_PROBLEMS};
+    use crate::registry::field_validation::{Node, Problem, MAX_PROBLEMS};
 
     fn served() -> &'static Map<String, Value> {
         static OPENAPI: OnceLock<OpenApi> = OnceLock::new();

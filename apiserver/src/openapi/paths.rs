@@ -379,6 +379,7 @@ impl ResourcePaths<'_> {
         let kind = self.kind();
         let (suffix, what, definition, gvk) = match subresource {
             Subresource::Status => ("Status", "status of", self.definition, self.gvk()),
+            Subresource::Finalize => ("Finalize", "finalize of", self.definition, self.gvk()),
             Subresource::Scale => (
                 "Scale",
                 "scale of",

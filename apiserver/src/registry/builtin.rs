@@ -1,4 +1,5 @@
-//! The built-in resource table: Kubernetes v1.33's discovery data for every built-in kind kspaces serves.
+//! The built-in resource table: Kubernetes v1.33's discovery data for every built-in kind kspaces serves
+//! (kspaces' own kinds bring their rows themselves, in `crate::kinds`).
 
 use super::{ResourceInfo, Subresource};
 
@@ -21,6 +22,7 @@ const NO_COLLECTION_DELETE: &[&str] = &[
 
 const NONE: &[Subresource] = &[];
 const STATUS: &[Subresource] = &[Subresource::Status];
+const STATUS_FINALIZE: &[Subresource] = &[Subresource::Status, Subresource::Finalize];
 const STATUS_SCALE: &[Subresource] = &[Subresource::Status, Subresource::Scale];
 
 /// One row of the table, in `kubectl api-resources -o wide` order of columns.
@@ -93,7 +95,7 @@ const ADMISSION: (&str, &str, &str) = ("admissionregistration.k8s.io", "v1", "ad
 /// A full definition prefix (the CRD type is not under `io.k8s.api`).
 const APIEXTENSIONS: (&str, &str, &str) = ("apiextensions.k8s.io", "v1", "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1");
 
-/// The table itself. Subresources other than `status` and `scale` are not listed: `serviceaccounts/token`
+/// The table itself. Subresources other than `status`, `scale` and `finalize` are not listed: `serviceaccounts/token`
 /// is served by its own handler (and listed by discovery), and others (pods/log, ...) are not served.
 const ROWS: &[Row] = &[
     Row {
@@ -105,7 +107,7 @@ const ROWS: &[Row] = &[
             &["ns"],
             false,
             false,
-            STATUS,
+            STATUS_FINALIZE,
         )
     },
     row(CORE, "configmaps", "ConfigMap", &["cm"], false, true, NONE),
@@ -278,7 +280,7 @@ const ROWS: &[Row] = &[
     Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "selfsubjectaccessreviews", "SelfSubjectAccessReview", &[], false, false, NONE) },
     Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "selfsubjectrulesreviews", "SelfSubjectRulesReview", &[], false, false, NONE) },
     Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "subjectaccessreviews", "SubjectAccessReview", &[], false, false, NONE) },
-    // Each space's own CRDs (the system space's are shared with tenants, see `crds.rs`).
+    // Each space's own CRDs (the system space's are shared with tenants, see `resolver.rs`).
     row(APIEXTENSIONS, "customresourcedefinitions", "CustomResourceDefinition", &["crd", "crds"], false, false, STATUS),
     row(RBAC, "roles", "Role", &[], false, true, NONE),
     row(RBAC, "rolebindings", "RoleBinding", &[], false, true, NONE),
@@ -371,7 +373,7 @@ mod tests {
     fn rows_match_kubectl_api_resources() {
         check("apps", "deployments", &format!(
             "deployments deploy apps/v1 true [{ALL}] [all] Deployment [Status,Scale] io.k8s.api.apps.v1.Deployment"));
-        check("", "namespaces", "namespaces ns v1 false [create delete get list patch update watch] [] Namespace [Status] io.k8s.api.core.v1.Namespace");
+        check("", "namespaces", "namespaces ns v1 false [create delete get list patch update watch] [] Namespace [Status,Finalize] io.k8s.api.core.v1.Namespace");
         check(
             "",
             "configmaps",

@@ -48,7 +48,7 @@ pub struct DeleteOptions {
 
 /// How a resource's objects are deleted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Strategy {
+pub struct Rules {
     /// Pods: a bound pod is deleted gracefully (its kubelet finishes the delete).
     pub graceful: bool,
     /// Namespaces and tenants: `spec.finalizers` hold them Terminating while their content is removed.
@@ -88,9 +88,9 @@ pub fn check_preconditions(group: &str, kind: &str, object: &Value, resource_ver
 
 /// Decides what deleting `object` does (kube's `BeforeDelete`, `deletionFinalizersForGarbageCollection` and
 /// `markAsDeleting`, in that order).
-pub fn plan(strategy: Strategy, object: &Value, options: &DeleteOptions, now: DateTime<Utc>) -> Plan {
+pub fn plan(rules: Rules, object: &Value, options: &DeleteOptions, now: DateTime<Utc>) -> Plan {
     let mut marked = object.clone();
-    let graceful = match strategy.graceful {
+    let graceful = match rules.graceful {
         true => match graceful_deletion(&mut marked, options.grace_period_seconds.map(|g| if g < 0 { 1 } else { g }), now) {
             Graceful::AlreadyPending => return Plan::AlreadyPending,
             Graceful::Period(period) => Some(period),
@@ -104,11 +104,11 @@ pub fn plan(strategy: Strategy, object: &Value, options: &DeleteOptions, now: Da
         marked["metadata"]["finalizers"] = json!(wanted);
     }
     let pending_finalizers = !wanted.as_ref().unwrap_or(&current).is_empty()
-        || (strategy.spec_finalizers && spec_finalizers_pending(object));
+        || (rules.spec_finalizers && spec_finalizers_pending(object));
     match graceful {
         None if pending_finalizers => {
             mark_as_deleting(&mut marked, now);
-            if strategy.spec_finalizers {
+            if rules.spec_finalizers {
                 set_terminating(&mut marked);
             }
             Plan::Mark(marked)

@@ -14,6 +14,9 @@ pub enum Subresource {
     Status,
     /// `/scale`: an `autoscaling/v1 Scale` view of `.spec.replicas`.
     Scale,
+    /// `/finalize`: writes only `spec.finalizers`, the content finalizers that hold a namespace or tenant
+    /// Terminating until its content is gone.
+    Finalize,
 }
 
 /// Everything the server needs to know to serve one resource (built-in, or one version of a CRD).

@@ -1,111 +1,38 @@
-//! The generic store: every verb's semantics for every resource, over `kspaces_storage::Store`, independent
-//! of HTTP. Objects are JSON values; `metadata.resourceVersion` is never stored, it is the record's revision.
+//! The generic store: every verb's semantics for every resource, over `kspaces_storage::Store`, independent of
+//! HTTP and of any one kind. A kind's own rules come from its `Strategy` (the `Strategies` table), the rules that
+//! may refuse a write from the `AdmissionChain`; both run inside the write, against the object it replaces.
+//! Objects are JSON values; `metadata.resourceVersion` is never stored, it is the record's revision.
+//!
+//! A write goes: admission → the kind's write guard → prepare (generic metadata, then the strategy's) →
+//! validate (generic checks, then the strategy's) → the stored form → managedFields → the store → the write
+//! observers → (creates) the strategy's `after_create`. Reads go through `Reader`, then the request's form.
+
+#[cfg(test)]
+mod tests;
 
 use bytes::Bytes;
-use chrono::{SecondsFormat, Utc};
-use kspaces_storage::{Conflict, Key, KeyRange, ListRequest, Record, ResourceKeys, Revision, SpaceName, Store};
+use chrono::Utc;
+use kspaces_authz::Caller;
+use kspaces_storage::{Conflict, Key, Revision, SpaceName, Store, Watcher};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+use super::admission::{AdmissionChain, Attributes, Operation};
 use super::deletion::{self, Plan};
-use super::selector::{FieldSelector, LabelSelector};
-use super::managed::{self, WriteContext};
-use super::{defaults, validate, ResourceInfo, Subresource};
-use crate::fieldmanager::Operation;
+use super::managed_fields;
+use super::observe::{revision_of, WriteObserver};
+use super::read::{decode, set_resource_version, ListMeta, ListOptions, Reader};
+use super::strategy::{Part, Strategies, Strategy};
+use super::{now, validate, ResourceInfo, ResourceTable, Scope, Subresource, WriteContext};
+use crate::fieldmanager::Operation as FieldOperation;
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::{crds, tenancy};
 
-/// The spaces a request covers: one, or every space (system users' lists and watches).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Spaces {
-    One(SpaceName),
-    All,
+pub use super::deletion::{is_deleting, DeleteOptions};
+
+/// Which tenant owns a space: the value of the `metadata.tenant` every tenanted object carries (Arktos).
+pub trait SpaceTenants: Send + Sync {
+    fn tenant_of(&self, space: &SpaceName) -> String;
 }
-
-/// Where an object lives: its space and, for namespaced resources, its namespace.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Scope {
-    pub spaces: Spaces,
-    pub namespace: Option<String>,
-}
-
-impl Scope {
-    pub fn one(space: SpaceName, namespace: Option<String>) -> Scope {
-        Scope { spaces: Spaces::One(space), namespace }
-    }
-
-    /// The one space of a request about a single object.
-    pub fn space(&self) -> ApiResult<&SpaceName> {
-        match &self.spaces {
-            Spaces::One(space) => Ok(space),
-            Spaces::All => Err(ApiError::bad_request("tenant \"all\" may only be used to list and watch")),
-        }
-    }
-
-    /// A cross-space range covers every namespace: a namespace is then a filter on the objects read.
-    pub fn namespace_filter(&self) -> Option<&str> {
-        match (&self.spaces, &self.namespace) {
-            (Spaces::All, Some(namespace)) => Some(namespace),
-            _ => None,
-        }
-    }
-
-    /// True if `object` is in this scope (its range may be wider, see `namespace_filter`).
-    pub fn holds(&self, object: &Value) -> bool {
-        self.namespace_filter().is_none_or(|namespace| meta_str(object, "namespace") == Some(namespace))
-    }
-}
-
-/// Which part of an object a write changes: the main resource, `/status`, or `/finalize` (namespaces' and
-/// tenants' `spec.finalizers`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Part {
-    Main,
-    Status,
-    Finalize,
-}
-
-impl Part {
-    pub fn of_subresource(subresource: &str) -> Part {
-        match subresource {
-            "status" => Part::Status,
-            "finalize" => Part::Finalize,
-            _ => Part::Main,
-        }
-    }
-}
-
-/// Told of every committed write, once it is durable: `object` is `None` when the object is gone.
-pub trait WriteObserver: Send + Sync {
-    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision);
-
-    /// Told of a delete with the object's last state (the garbage collector needs its uid); by default, a
-    /// `written` with no object.
-    fn deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, _last: &Value, revision: Revision) {
-        self.written(resource, space, name, None, revision);
-    }
-}
-
-/// Options of a list.
-#[derive(Clone, Debug, Default)]
-pub struct ListOptions {
-    pub labels: LabelSelector,
-    pub fields: FieldSelector,
-    pub limit: Option<usize>,
-    pub continue_token: Option<String>,
-    /// `resourceVersion` with `resourceVersionMatch=Exact` (or a continue token's own).
-    pub exact_revision: Option<Revision>,
-}
-
-/// The list's metadata.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ListMeta {
-    pub resource_version: Revision,
-    pub continue_token: Option<String>,
-    pub remaining: Option<u64>,
-}
-
-pub use super::deletion::DeleteOptions;
 
 /// What a delete did.
 pub enum DeleteOutcome {
@@ -115,22 +42,24 @@ pub enum DeleteOutcome {
     Pending(Value),
 }
 
-pub fn now() -> String {
-    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+/// What the store is made of besides the storage: the kinds' rules and whom to tell of writes.
+pub struct Wiring {
+    pub strategies: Strategies,
+    pub admission: AdmissionChain,
+    /// Told of every durable write, in this order.
+    pub observers: Vec<Arc<dyn WriteObserver>>,
+    pub tenants: Arc<dyn SpaceTenants>,
 }
 
-/// Parses stored bytes and sets `metadata.resourceVersion` from the record.
-pub fn decode(record: &Record) -> ApiResult<Value> {
-    let mut object: Value = serde_json::from_slice(&record.value)
-        .map_err(|err| ApiError::internal(format!("stored object {} is not JSON: {err}", record.key)))?;
-    set_resource_version(&mut object, record.revision);
-    Ok(object)
+struct Inner {
+    reader: Reader,
+    wiring: Wiring,
 }
 
-pub fn set_resource_version(object: &mut Value, revision: Revision) {
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.insert("resourceVersion".into(), json!(revision.to_string()));
-    }
+/// Serves every resource of the table over one store.
+#[derive(Clone)]
+pub struct GenericStore {
+    inner: Arc<Inner>,
 }
 
 fn encode(object: &Value) -> Bytes {
@@ -169,8 +98,6 @@ fn has_finalizers(object: &Value) -> bool {
     object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
 }
 
-pub use super::deletion::is_deleting;
-
 const GENERATE_NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 fn generated_name(prefix: &str) -> String {
@@ -190,130 +117,93 @@ struct Stored<'a> {
     revision: Revision,
 }
 
-/// Serves every resource of the table over one store.
-#[derive(Clone)]
-pub struct GenericStore {
-    store: Store,
-    observers: Vec<Arc<dyn WriteObserver>>,
-    /// The CRDs a CRD's names are checked against (`crds::strategy`).
-    crds: Option<Arc<crds::Crds>>,
-}
-
 impl GenericStore {
-    pub fn new(store: Store, observers: Vec<Arc<dyn WriteObserver>>, crds: Option<Arc<crds::Crds>>) -> GenericStore {
-        GenericStore { store, observers, crds }
+    pub fn new(store: Store, wiring: Wiring) -> GenericStore {
+        GenericStore { inner: Arc::new(Inner { reader: Reader::new(store), wiring }) }
     }
 
-    /// For a CRD write: the naming lock, held until the write is applied to `Crds` (see `Crds::naming`).
-    async fn naming(&self, resource: &ResourceInfo) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        match &self.crds {
-            Some(crds) if crds::strategy::is_crd(resource) => Some(crds.naming.lock().await),
-            _ => None,
-        }
+    /// Objects as they are stored, for caches and controllers.
+    pub fn reader(&self) -> &Reader {
+        &self.inner.reader
+    }
+
+    fn store(&self) -> &Store {
+        self.inner.reader.store()
+    }
+
+    /// The rules of `resource`'s kind.
+    pub fn strategy(&self, resource: &ResourceInfo) -> &dyn Strategy {
+        self.inner.wiring.strategies.of(resource)
+    }
+
+    /// The tenant that owns `space` (the `metadata.tenant` of its objects).
+    pub fn tenant_of(&self, space: &SpaceName) -> String {
+        self.inner.wiring.tenants.tenant_of(space)
+    }
+
+    /// Turns a stored object into the form a request for `resource` sees (custom resources: its version).
+    pub fn to_request(&self, resource: &ResourceInfo, object: &mut Value) {
+        self.strategy(resource).to_request(resource, object);
     }
 
     fn notify(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
-        for observer in &self.observers {
+        for observer in &self.inner.wiring.observers {
             observer.written(resource, space, name, object, revision);
         }
     }
 
     fn notify_deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, last: &Value, revision: Revision) {
-        for observer in &self.observers {
+        for observer in &self.inner.wiring.observers {
             observer.deleted(resource, space, name, last, revision);
         }
     }
 
-    pub fn storage(&self) -> &Store {
-        &self.store
-    }
-
-    pub fn keys(&self, resource: &ResourceInfo) -> ApiResult<ResourceKeys> {
-        Ok(self.store.layout().resource(&resource.group_resource(), &resource.identity())?)
-    }
-
-    fn key(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Key> {
-        let namespace = if resource.namespaced { scope.namespace.as_deref() } else { None };
-        if resource.namespaced && namespace.is_none() {
-            return Err(ApiError::bad_request("a namespace is required for namespaced resources"));
-        }
-        Ok(self.keys(resource)?.object(scope.space()?, namespace, name)?)
-    }
-
-    pub async fn get(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Value> {
-        let key = self.key(resource, scope, name)?;
-        match self.store.get(&key).await? {
-            Some(record) => decode(&record),
-            None => Err(ApiError::not_found(&resource.group, &resource.plural, name)),
-        }
-    }
-
-    /// The key range a list or watch of `resource` in `scope` covers.
-    pub fn range(&self, resource: &ResourceInfo, scope: &Scope) -> ApiResult<KeyRange> {
-        let keys = self.keys(resource)?;
-        let Spaces::One(space) = &scope.spaces else { return Ok(keys.all_spaces()) };
-        Ok(match (&scope.namespace, resource.namespaced) {
-            (Some(namespace), true) => keys.namespace(space, Some(namespace))?,
-            (_, false) => keys.namespace(space, None)?,
-            (None, true) => keys.space(space),
-        })
-    }
-
-    /// Lists objects; selectors filter pages until `limit` matches are found or the range ends.
-    pub async fn list(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<(Vec<Value>, ListMeta)> {
-        let range = self.range(resource, scope)?;
-        let mut request = ListRequest { revision: options.exact_revision, limit: options.limit, continue_token: options.continue_token.clone() };
-        let mut items = Vec::new();
-        loop {
-            let page = self.store.list(&range, &request).await?;
-            for record in &page.items {
-                let object = decode(record)?;
-                if scope.holds(&object) && options.labels.matches(&object) && options.fields.matches(&object) {
-                    items.push(object);
+    /// Feeds `observers` every stored object of the kinds they follow (in `table`), one paged list per kind.
+    pub async fn prime(&self, observers: &[Arc<dyn WriteObserver>], table: &ResourceTable) -> ApiResult<()> {
+        let mut kinds: Vec<(&str, &str)> = observers.iter().flat_map(|o| o.follows().iter().copied()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        for (group, kind) in kinds {
+            let Some(resource) = table.by_kind(group, kind).cloned() else { continue };
+            let followers: Vec<&Arc<dyn WriteObserver>> = observers.iter().filter(|o| o.follows().contains(&(group, kind))).collect();
+            self.reader().visit(&resource, &Scope::everywhere(), 1000, |space, object| {
+                let name = meta_str(&object, "name").unwrap_or_default();
+                for follower in &followers {
+                    follower.written(&resource, space, name, Some(&object), revision_of(&object));
                 }
-            }
-            let filled = options.limit.is_some_and(|limit| items.len() >= limit);
-            let unfiltered = options.labels.is_empty() && options.fields.is_empty() && scope.namespace_filter().is_none();
-            if page.continue_token.is_none() || filled || unfiltered {
-                let remaining = page.remaining.filter(|_| unfiltered);
-                let meta = ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining };
-                return Ok((items, meta));
-            }
-            request = ListRequest { revision: None, limit: options.limit.map(|l| l - items.len()), continue_token: page.continue_token };
-        }
-    }
-
-    /// Visits every object in `scope`, reading `page` objects at a time (one snapshot for all pages).
-    pub async fn for_each(&self, resource: &ResourceInfo, scope: &Scope, page: usize, mut visit: impl FnMut(&Value)) -> ApiResult<()> {
-        let mut options = ListOptions { limit: Some(page), ..ListOptions::default() };
-        loop {
-            let (items, meta) = self.list(resource, scope, &options).await?;
-            items.iter().for_each(&mut visit);
-            match meta.continue_token {
-                Some(token) => options.continue_token = Some(token),
-                None => return Ok(()),
-            }
-        }
-    }
-
-    /// Checks that the namespace of a namespaced create exists and is not terminating.
-    async fn check_namespace(&self, resource: &ResourceInfo, scope: &Scope, namespaces: &ResourceInfo, name: &str) -> ApiResult<()> {
-        let Some(namespace) = scope.namespace.as_deref().filter(|_| resource.namespaced) else { return Ok(()) };
-        let key = self.keys(namespaces)?.object(scope.space()?, None, namespace)?;
-        let Some(record) = self.store.get(&key).await? else {
-            return Err(ApiError::not_found("", "namespaces", namespace));
-        };
-        let object = decode(&record)?;
-        if is_deleting(&object) || object.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
-            return Err(ApiError::forbidden(format!(
-                "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
-                resource.plural)));
+            }).await?;
         }
         Ok(())
     }
 
-    /// Validates and completes a new object: kind, namespace, name, uid, timestamps, defaults.
+    /// One object, as the request's version shows it.
+    pub async fn get(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Value> {
+        let mut object = self.reader().get(resource, scope, name).await?;
+        self.to_request(resource, &mut object);
+        Ok(object)
+    }
+
+    /// Lists objects (see `Reader::list`), as the request's version shows them.
+    pub async fn list(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<(Vec<Value>, ListMeta)> {
+        let (mut items, meta) = self.reader().list(resource, scope, options).await?;
+        items.iter_mut().for_each(|item| self.to_request(resource, item));
+        Ok((items, meta))
+    }
+
+    /// Watches `resource` in `scope` from after `from`; events carry stored objects (see `to_request`).
+    pub async fn watch(&self, resource: &ResourceInfo, scope: &Scope, from: Revision) -> ApiResult<Result<Watcher, ApiError>> {
+        self.reader().watch(resource, scope, from).await
+    }
+
+    /// Runs the admission chain on one write.
+    async fn admit(&self, attributes: Attributes<'_>) -> ApiResult<()> {
+        self.inner.wiring.admission.admit(self, &attributes).await
+    }
+
+    /// Completes and checks a new object: kind, namespace, tenant, name, uid, timestamps; then the kind's
+    /// preparation, the checks, the stored form and managedFields.
     fn prepare_create(&self, resource: &ResourceInfo, scope: &Scope, object: &mut Value, write: &WriteContext) -> ApiResult<()> {
+        let space = scope.space()?;
         check_type_meta(resource, object)?;
         let metadata = metadata_mut(object)?;
         if metadata.get("resourceVersion").is_some_and(|rv| !rv.is_null() && rv != "") {
@@ -331,7 +221,7 @@ impl GenericStore {
             }
             _ => {}
         }
-        set_tenant(resource, scope, metadata)?;
+        self.set_tenant(resource, space, metadata)?;
         let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
         if name.is_empty() {
             match metadata.get("generateName").and_then(Value::as_str) {
@@ -358,33 +248,59 @@ impl GenericStore {
                 object.insert("status".into(), json!({}));
             }
         }
-        defaults::apply(&resource.group, &resource.kind, object);
-        tenancy::strategy::prepare_create(resource, object);
-        crds::strategy::prepare_create(self.crds.as_deref(), scope.space().ok(), resource, object);
-        crds::strategy::prepare_custom_create(resource, object);
-        validate_object(resource, object, None)?;
-        managed::record(resource, write, None, object);
+        let strategy = self.strategy(resource);
+        fill_type_meta(resource, object);
+        strategy.prepare_create(resource, space, object);
+        check(strategy, resource, object, None)?;
+        strategy.to_storage(resource, object);
+        managed_fields::record(resource, write, None, object);
         Ok(())
     }
 
     /// Creates an object (the write's manager records an `Update` entry, unless it is an apply that did).
-    pub async fn create(&self, resource: &ResourceInfo, scope: &Scope, object: Value, namespaces: &ResourceInfo, write: &WriteContext) -> ApiResult<Value> {
-        let display_name = meta_str(&object, "name").filter(|n| !n.is_empty()).or_else(|| meta_str(&object, "generateName")).unwrap_or_default().to_owned();
-        self.check_namespace(resource, scope, namespaces, &display_name).await?;
-        let _naming = self.naming(resource).await;
+    pub async fn create(&self, resource: &ResourceInfo, scope: &Scope, object: Value, write: &WriteContext) -> ApiResult<Value> {
+        let space = scope.space()?;
+        let strategy = self.strategy(resource);
+        let shown_name = meta_str(&object, "name").filter(|n| !n.is_empty()).or_else(|| meta_str(&object, "generateName")).unwrap_or_default().to_owned();
+        self.admit(Attributes {
+            operation: Operation::Create,
+            resource,
+            space,
+            namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
+            name: &shown_name,
+            object: Some(&object),
+            old: None,
+            part: Part::Main,
+            caller: write.caller.as_deref(),
+            dry_run: write.dry_run,
+        }).await?;
         let generated = meta_str(&object, "name").is_none_or(str::is_empty);
+        let created = {
+            let _guard = strategy.begin_write(resource).await;
+            self.create_attempts(resource, scope, &object, write, generated).await?
+        };
+        if !write.dry_run {
+            strategy.after_create(self, space, &created).await?;
+        }
+        let mut created = created;
+        strategy.to_request(resource, &mut created);
+        Ok(created)
+    }
+
+    /// Stores a new object, drawing a new name when a generated one is taken.
+    async fn create_attempts(&self, resource: &ResourceInfo, scope: &Scope, object: &Value, write: &WriteContext, generated: bool) -> ApiResult<Value> {
         for _attempt in 0..3 {
             let mut candidate = object.clone();
             self.prepare_create(resource, scope, &mut candidate, write)?;
             let name = meta_str(&candidate, "name").unwrap_or_default().to_owned();
-            let key = self.key(resource, scope, &name)?;
+            let key = self.inner.reader.key(resource, scope, &name)?;
             if write.dry_run {
-                return match self.store.get(&key).await? {
+                return match self.store().get(&key).await? {
                     Some(_) => Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
                     None => Ok(candidate),
                 };
             }
-            match self.store.create(&key, encode(&candidate)).await? {
+            match self.store().create(&key, encode(&candidate)).await? {
                 Ok(record) => {
                     set_resource_version(&mut candidate, record.revision);
                     self.notify(resource, scope.space()?, &name, Some(&candidate), record.revision);
@@ -397,7 +313,7 @@ impl GenericStore {
         Err(ApiError::new(409, "AlreadyExists", "failed to generate a unique name; try again"))
     }
 
-    /// Replaces an object (PUT), the main resource or its status. Returns the stored object.
+    /// Replaces an object (PUT), the main resource or a subresource. Returns the stored object.
     pub async fn update(&self, resource: &ResourceInfo, scope: &Scope, name: &str, object: Value, part: Part, write: &WriteContext) -> ApiResult<Value> {
         check_type_meta(resource, &object)?;
         if meta_str(&object, "name").is_some_and(|n| n != name) {
@@ -410,37 +326,53 @@ impl GenericStore {
                 ApiError::invalid(&resource.group, &resource.kind, name, vec![Cause::invalid("metadata.resourceVersion", rv, "must be a valid resource version")])
             })?),
         };
-        let key = self.key(resource, scope, name)?;
-        let _naming = self.naming(resource).await;
-        let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+        let key = self.inner.reader.key(resource, scope, name)?;
+        let strategy = self.strategy(resource);
+        let _guard = strategy.begin_write(resource).await;
+        let current = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
         if expected.is_some_and(|rv| rv != current.revision) {
             return Err(ApiError::stale(&resource.group, &resource.plural, name));
         }
         let old = decode(&current)?;
+        let stored = Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision };
+        self.admit_update(resource, scope, &stored, &object, part, write).await?;
         let new = self.prepare_update(resource, scope, &old, object, part, write)?;
-        self.commit_update(resource, Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision }, new, write.dry_run).await
+        let mut updated = self.commit_update(resource, stored, new, write.dry_run).await?;
+        strategy.to_request(resource, &mut updated);
+        Ok(updated)
     }
 
-    /// Read-modify-write with retries on conflict: `change` maps the current object to the desired one.
-    /// (An apply's `change` records the applier's managedFields itself; see `WriteContext::operation`.)
+    /// Admission of an update of `stored` to `new`.
+    async fn admit_update(&self, resource: &ResourceInfo, scope: &Scope, stored: &Stored<'_>, new: &Value, part: Part, write: &WriteContext) -> ApiResult<()> {
+        self.admit(Attributes {
+            operation: Operation::Update,
+            resource,
+            space: stored.space,
+            namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
+            name: stored.name,
+            object: Some(new),
+            old: Some(stored.object),
+            part,
+            caller: write.caller.as_deref(),
+            dry_run: write.dry_run,
+        }).await
+    }
+
+    /// Read-modify-write with retries on conflict: `change` maps the current object (in the request's form) to
+    /// the desired one. (An apply's `change` records the applier's managedFields itself; see `WriteContext`.)
     pub async fn guaranteed_update<F>(&self, resource: &ResourceInfo, scope: &Scope, name: &str, part: Part, write: &WriteContext, change: F) -> ApiResult<Value>
     where
         F: Fn(&Value) -> ApiResult<Value>,
     {
-        let key = self.key(resource, scope, name)?;
-        let _naming = self.naming(resource).await;
+        let key = self.inner.reader.key(resource, scope, name)?;
+        let strategy = self.strategy(resource);
+        let _guard = strategy.begin_write(resource).await;
         for _attempt in 0..16 {
-            let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+            let current = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
             let old = decode(&current)?;
-            let desired = match resource.custom {
-                // The change sees the object in the request's version.
-                Some(_) => {
-                    let mut requested = old.clone();
-                    crds::strategy::convert(resource, &mut requested);
-                    change(&requested)?
-                }
-                None => change(&old)?,
-            };
+            let mut requested = old.clone();
+            strategy.to_request(resource, &mut requested);
+            let desired = change(&requested)?;
             if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
                 if !rv.is_empty() && rv != current.revision.to_string() {
                     return Err(ApiError::stale(&resource.group, &resource.plural, name));
@@ -450,34 +382,40 @@ impl GenericStore {
                 return Err(ApiError::bad_request("the name of the object cannot be changed"));
             }
             check_type_meta(resource, &desired)?;
+            let stored = Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision };
+            self.admit_update(resource, scope, &stored, &desired, part, write).await?;
             let new = self.prepare_update(resource, scope, &old, desired, part, write)?;
-            match self.commit_update(resource, Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision }, new, write.dry_run).await {
+            match self.commit_update(resource, stored, new, write.dry_run).await {
                 Err(err) if err.reason == "Conflict" => continue,
-                other => return other,
+                Ok(mut updated) => {
+                    strategy.to_request(resource, &mut updated);
+                    return Ok(updated);
+                }
+                Err(err) => return Err(err),
             }
         }
         Err(ApiError::stale(&resource.group, &resource.plural, name))
     }
 
+    /// The object an update stores: the part it may change, the metadata the server keeps, the kind's
+    /// preparation, generation, the checks, the stored form and managedFields.
     fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, new: Value, part: Part, write: &WriteContext) -> ApiResult<Value> {
-        let applied = (write.operation == Operation::Apply).then(|| new.pointer("/metadata/managedFields").cloned());
+        let space = scope.space()?;
+        let strategy = self.strategy(resource);
+        let applied = (write.operation == FieldOperation::Apply).then(|| new.pointer("/metadata/managedFields").cloned());
         let mut new = take_part(resource, old, new, part);
-        keep_server_metadata(resource, scope, old, &mut new)?;
-        defaults::apply(&resource.group, &resource.kind, &mut new);
-        tenancy::strategy::prepare_update(resource, old, &mut new, part);
-        crds::strategy::prepare_update(self.crds.as_deref(), scope.space().ok(), resource, &mut new, part);
-        let spec_changed = match resource.custom {
-            Some(_) => crds::strategy::custom_spec_changed(resource, old, &new),
-            None => old.get("spec") != new.get("spec") && new.get("spec").is_some(),
-        };
-        if part == Part::Main && spec_changed {
+        self.keep_server_metadata(resource, scope, old, &mut new)?;
+        fill_type_meta(resource, &mut new);
+        strategy.prepare_update(resource, space, old, &mut new, part);
+        if part == Part::Main && strategy.generation_changed(resource, old, &new) {
             let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0) + 1;
             metadata_mut(&mut new)?.insert("generation".into(), json!(generation));
         }
-        validate_object(resource, &mut new, Some(old))?;
+        check(strategy, resource, &new, Some(old))?;
+        strategy.to_storage(resource, &mut new);
         match applied {
             Some(entries) => set_managed_fields(&mut new, entries)?,
-            None => managed::record(resource, write, Some(old), &mut new),
+            None => managed_fields::record(resource, write, Some(old), &mut new),
         }
         Ok(new)
     }
@@ -490,7 +428,7 @@ impl GenericStore {
             return Ok(new);
         }
         if finished {
-            return match self.store.delete(key, Some(revision)).await? {
+            return match self.store().delete(key, Some(revision)).await? {
                 Ok(deleted) => {
                     set_resource_version(&mut new, deleted.revision);
                     self.notify_deleted(resource, space, name, &new, deleted.revision);
@@ -499,12 +437,11 @@ impl GenericStore {
                 Err(conflict) => Err(conflict_error(resource, name, conflict)),
             };
         }
-        let unchanged = same_ignoring_resource_version(old, &new);
-        if unchanged {
+        if same_ignoring_resource_version(old, &new) {
             set_resource_version(&mut new, revision);
             return Ok(new);
         }
-        match self.store.update(key, encode(&new), Some(revision)).await? {
+        match self.store().update(key, encode(&new), Some(revision)).await? {
             Ok(record) => {
                 set_resource_version(&mut new, record.revision);
                 self.notify(resource, space, name, Some(&new), record.revision);
@@ -516,14 +453,28 @@ impl GenericStore {
 
     /// Deletes an object as kube-apiserver does (`deletion::plan`): at once, or by marking it (deletion
     /// timestamp, the garbage collector's finalizers, a bound pod's grace period) while finalizers or a grace
-    /// period are pending.
-    pub async fn delete(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions) -> ApiResult<DeleteOutcome> {
-        let key = self.key(resource, scope, name)?;
-        let strategy = deletion::Strategy { graceful: resource.is("", "Pod"), spec_finalizers: has_spec_finalizers(resource) };
+    /// period are pending. `caller` is `None` for the server's own deletes.
+    pub async fn delete(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions, caller: Option<&Caller>) -> ApiResult<DeleteOutcome> {
+        let key = self.inner.reader.key(resource, scope, name)?;
+        let strategy = self.strategy(resource);
+        let rules = deletion::Rules { graceful: strategy.graceful_delete(), spec_finalizers: resource.has_subresource(Subresource::Finalize) };
         for _attempt in 0..16 {
-            let current = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+            let current = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
             let object = decode(&current)?;
             deletion::check_preconditions(&resource.group, &resource.kind, &object, &current.revision.to_string(), options)?;
+            let stored = Stored { space: scope.space()?, key: &key, name, object: &object, revision: current.revision };
+            self.admit(Attributes {
+                operation: Operation::Delete,
+                resource,
+                space: stored.space,
+                namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
+                name,
+                object: None,
+                old: Some(&object),
+                part: Part::Main,
+                caller,
+                dry_run: options.dry_run,
+            }).await?;
             if is_deleting(&object) && spec_finalizers_pending(resource, &object) {
                 // kube-apiserver (namespaces) and Arktos (tenants) answer a repeated delete with 409.
                 let kind = resource.kind.to_ascii_lowercase();
@@ -531,14 +482,22 @@ impl GenericStore {
                     "The system is ensuring all content is removed from this {kind}.  Upon completion, this {kind} \
                      will automatically be purged by the system.")));
             }
-            let stored = Stored { space: scope.space()?, key: &key, name, object: &object, revision: current.revision };
-            let outcome = match deletion::plan(strategy, &object, options, Utc::now()) {
-                Plan::AlreadyPending => return Ok(DeleteOutcome::Pending(object)),
+            let outcome = match deletion::plan(rules, &object, options, Utc::now()) {
+                Plan::AlreadyPending => Some(DeleteOutcome::Pending(object.clone())),
                 Plan::Mark(marked) => self.mark_deleted(resource, stored, marked, options.dry_run).await?,
                 Plan::DeleteNow => self.remove(resource, stored, options.dry_run).await?,
             };
             if let Some(outcome) = outcome {
-                return Ok(outcome);
+                return Ok(match outcome {
+                    DeleteOutcome::Deleted(mut object) => {
+                        strategy.to_request(resource, &mut object);
+                        DeleteOutcome::Deleted(object)
+                    }
+                    DeleteOutcome::Pending(mut object) => {
+                        strategy.to_request(resource, &mut object);
+                        DeleteOutcome::Pending(object)
+                    }
+                });
             }
         }
         Err(ApiError::stale(&resource.group, &resource.plural, name))
@@ -550,7 +509,7 @@ impl GenericStore {
             set_resource_version(&mut marked, stored.revision);
             return Ok(Some(DeleteOutcome::Pending(marked)));
         }
-        match self.store.update(stored.key, encode(&marked), Some(stored.revision)).await? {
+        match self.store().update(stored.key, encode(&marked), Some(stored.revision)).await? {
             Ok(record) => {
                 set_resource_version(&mut marked, record.revision);
                 self.notify(resource, stored.space, stored.name, Some(&marked), record.revision);
@@ -567,7 +526,7 @@ impl GenericStore {
         if dry_run {
             return Ok(Some(DeleteOutcome::Deleted(object)));
         }
-        match self.store.delete(stored.key, Some(stored.revision)).await? {
+        match self.store().delete(stored.key, Some(stored.revision)).await? {
             Ok(deleted) => {
                 set_resource_version(&mut object, deleted.revision);
                 self.notify_deleted(resource, stored.space, stored.name, &object, deleted.revision);
@@ -575,6 +534,57 @@ impl GenericStore {
             }
             Err(Conflict::NotFound) => Err(ApiError::not_found(&resource.group, &resource.plural, stored.name)),
             Err(_) => Ok(None),
+        }
+    }
+
+    /// Keeps what clients may not change through an update: identity, timestamps, generation, name, namespace,
+    /// tenant; and refuses new finalizers on an object being deleted.
+    fn keep_server_metadata(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, new: &mut Value) -> ApiResult<()> {
+        let metadata = metadata_mut(new)?;
+        for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+            match old.pointer(&format!("/metadata/{field}")) {
+                Some(value) => metadata.insert(field.into(), value.clone()),
+                None => metadata.remove(field),
+            };
+        }
+        metadata.insert("name".into(), old.pointer("/metadata/name").cloned().unwrap_or(Value::Null));
+        match (&scope.namespace, resource.namespaced) {
+            (Some(namespace), true) => {
+                metadata.insert("namespace".into(), json!(namespace));
+            }
+            _ => {
+                metadata.remove("namespace");
+            }
+        }
+        metadata.remove("selfLink");
+        self.set_tenant(resource, scope.space()?, metadata)?;
+        if is_deleting(old) {
+            let old_finalizers: Vec<&Value> = old.pointer("/metadata/finalizers").and_then(Value::as_array).map(|f| f.iter().collect()).unwrap_or_default();
+            let new_finalizers = new.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+            if let Some(added) = new_finalizers.iter().find(|f| !old_finalizers.contains(f)) {
+                return Err(ApiError::forbidden(format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers {added}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets `metadata.tenant` to the tenant of the object's space (Arktos); a body naming another tenant is 400.
+    /// System-only (non-tenanted) objects carry no tenant.
+    fn set_tenant(&self, resource: &ResourceInfo, space: &SpaceName, metadata: &mut serde_json::Map<String, Value>) -> ApiResult<()> {
+        if resource.system_only {
+            metadata.remove("tenant");
+            return Ok(());
+        }
+        let tenant = self.inner.wiring.tenants.tenant_of(space);
+        match metadata.get("tenant") {
+            Some(Value::String(given)) if !given.is_empty() && *given != tenant => Err(ApiError::bad_request(format!(
+                "the tenant of the provided object ({given}) does not match the tenant sent on the request ({tenant})"))),
+            Some(Value::String(_) | Value::Null) | None => {
+                metadata.insert("tenant".into(), json!(tenant));
+                Ok(())
+            }
+            Some(other) => Err(ApiError::bad_request(format!("metadata.tenant must be a string, not {other}"))),
         }
     }
 }
@@ -621,38 +631,6 @@ fn take_part(resource: &ResourceInfo, old: &Value, mut new: Value, part: Part) -
     }
 }
 
-/// Keeps what clients may not change through an update: identity, timestamps, generation, name, namespace,
-/// tenant; and refuses new finalizers on an object being deleted.
-fn keep_server_metadata(resource: &ResourceInfo, scope: &Scope, old: &Value, new: &mut Value) -> ApiResult<()> {
-    let metadata = metadata_mut(new)?;
-    for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
-        match old.pointer(&format!("/metadata/{field}")) {
-            Some(value) => metadata.insert(field.into(), value.clone()),
-            None => metadata.remove(field),
-        };
-    }
-    metadata.insert("name".into(), old.pointer("/metadata/name").cloned().unwrap_or(Value::Null));
-    match (&scope.namespace, resource.namespaced) {
-        (Some(namespace), true) => {
-            metadata.insert("namespace".into(), json!(namespace));
-        }
-        _ => {
-            metadata.remove("namespace");
-        }
-    }
-    metadata.remove("selfLink");
-    set_tenant(resource, scope, metadata)?;
-    if is_deleting(old) {
-        let old_finalizers: Vec<&Value> = old.pointer("/metadata/finalizers").and_then(Value::as_array).map(|f| f.iter().collect()).unwrap_or_default();
-        let new_finalizers = new.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
-        if let Some(added) = new_finalizers.iter().find(|f| !old_finalizers.contains(f)) {
-            return Err(ApiError::forbidden(format!(
-                "no new finalizers can be added if the object is being deleted, found new finalizers {added}")));
-        }
-    }
-    Ok(())
-}
-
 /// True if two objects differ at most in `metadata.resourceVersion` (an update that changes nothing).
 fn same_ignoring_resource_version(a: &Value, b: &Value) -> bool {
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
@@ -666,33 +644,10 @@ fn same_ignoring_resource_version(a: &Value, b: &Value) -> bool {
     metadata_equal && a.len() == b.len() && a.iter().filter(|(k, _)| *k != "metadata").all(|(k, v)| b.get(k) == Some(v))
 }
 
-/// Namespaces and tenants hold their content's finalizers in `spec.finalizers` (`kubernetes`, `arktos`).
-fn has_spec_finalizers(resource: &ResourceInfo) -> bool {
-    resource.is("", "Namespace") || resource.is("", "Tenant")
-}
-
-/// True while a namespace or tenant has content finalizers left: it stays until its content is gone.
+/// True while a namespace or tenant (a resource with `/finalize`) has content finalizers left in
+/// `spec.finalizers`: it stays until its content is gone.
 fn spec_finalizers_pending(resource: &ResourceInfo, object: &Value) -> bool {
-    has_spec_finalizers(resource) && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
-}
-
-/// Sets `metadata.tenant` to the tenant of the object's space (Arktos); a body naming another tenant is 400.
-/// System-only (non-tenanted) objects carry no tenant.
-fn set_tenant(resource: &ResourceInfo, scope: &Scope, metadata: &mut serde_json::Map<String, Value>) -> ApiResult<()> {
-    if resource.system_only {
-        metadata.remove("tenant");
-        return Ok(());
-    }
-    let tenant = tenancy::tenant_of(scope.space()?);
-    match metadata.get("tenant") {
-        Some(Value::String(given)) if !given.is_empty() && given != tenant => Err(ApiError::bad_request(format!(
-            "the tenant of the provided object ({given}) does not match the tenant sent on the request ({tenant})"))),
-        Some(Value::String(_) | Value::Null) | None => {
-            metadata.insert("tenant".into(), json!(tenant));
-            Ok(())
-        }
-        Some(other) => Err(ApiError::bad_request(format!("metadata.tenant must be a string, not {other}"))),
-    }
+    resource.has_subresource(Subresource::Finalize) && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
 }
 
 fn conflict_error(resource: &ResourceInfo, name: &str, conflict: Conflict) -> ApiError {
@@ -718,45 +673,25 @@ fn check_type_meta(resource: &ResourceInfo, object: &Value) -> ApiResult<()> {
     Ok(())
 }
 
-/// Fills in `kind`/`apiVersion` and runs metadata and typed validation (for custom resources: pruning,
-/// defaulting and validation against the CRD's schema; `old` is the stored object an update replaces).
-fn validate_object(resource: &ResourceInfo, object: &mut Value, old: Option<&Value>) -> ApiResult<()> {
+/// Sets `kind` and `apiVersion` to the request's.
+fn fill_type_meta(resource: &ResourceInfo, object: &mut Value) {
     if let Some(map) = object.as_object_mut() {
         map.insert("kind".into(), json!(resource.kind));
         map.insert("apiVersion".into(), json!(resource.api_version()));
     }
+}
+
+/// The generic checks (ownerReferences, the kind's typed shape, metadata) and the kind's own: every field
+/// problem in one 422, metadata's first (as kube's validation functions report them).
+fn check(strategy: &dyn Strategy, resource: &ResourceInfo, object: &Value, old: Option<&Value>) -> ApiResult<()> {
     validate::owners::check(resource, object)?;
     validate::check_typed(resource, object)?;
     let mut causes = Vec::new();
-    crds::strategy::check_custom(resource, object, old, &mut causes);
-    crds::strategy::check(resource, object, old, &mut causes);
     validate::check_metadata(resource, object, &mut causes);
-    validate::check_spec(resource, object, &mut causes);
-    tenancy::strategy::check(resource, object, &mut causes);
+    strategy.validate(resource, object, old, &mut causes);
     if !causes.is_empty() {
         let name = meta_str(object, "name").unwrap_or_default();
         return Err(ApiError::invalid(&resource.group, &resource.kind, name, causes));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_resource_version_differences_count_as_unchanged() {
-        let a = json!({"kind": "ConfigMap", "metadata": {"name": "x", "resourceVersion": "1"}, "data": {"k": "v"}});
-        let same = json!({"kind": "ConfigMap", "metadata": {"name": "x", "resourceVersion": "9"}, "data": {"k": "v"}});
-        let no_rv = json!({"kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"k": "v"}});
-        let labelled = json!({"kind": "ConfigMap", "metadata": {"name": "x", "labels": {"a": "b"}}, "data": {"k": "v"}});
-        let changed = json!({"kind": "ConfigMap", "metadata": {"name": "x", "resourceVersion": "1"}, "data": {"k": "w"}});
-        let extra = json!({"kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"k": "v"}, "immutable": true});
-        assert!(same_ignoring_resource_version(&a, &same));
-        assert!(same_ignoring_resource_version(&a, &no_rv));
-        assert!(!same_ignoring_resource_version(&a, &labelled));
-        assert!(!same_ignoring_resource_version(&a, &changed));
-        assert!(!same_ignoring_resource_version(&no_rv, &extra));
-        assert!(!same_ignoring_resource_version(&extra, &no_rv));
-    }
 }

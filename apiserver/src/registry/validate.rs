@@ -5,7 +5,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub mod owners;
-mod workloads;
 
 use super::ResourceInfo;
 use crate::status::{ApiError, Cause};
@@ -85,11 +84,6 @@ fn check_qualified_key(field: &str, key: &str, causes: &mut Vec<Cause>) {
     if !is_qualified_part(name) {
         causes.push(Cause::invalid(field, key, QUALIFIED_MSG));
     }
-}
-
-/// Checks the kind's spec (workloads and pod templates).
-pub fn check_spec(resource: &ResourceInfo, object: &Value, causes: &mut Vec<Cause>) {
-    workloads::check(&resource.group, &resource.kind, object, causes);
 }
 
 /// Checks `metadata`: name (unless generated later), namespace, labels, annotations.

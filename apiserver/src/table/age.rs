@@ -83,13 +83,13 @@ pub(crate) fn age_of(value: Option<&Value>, now: DateTime<Utc>) -> String {
 
 /// The AGE cell every printer ends with: the age of `metadata.creationTimestamp`.
 pub(crate) fn creation_age(object: &Value, now: DateTime<Utc>) -> String {
-    age_of(super::fields::at(object, &["metadata", "creationTimestamp"]), now)
+    age_of(super::read::at(object, &["metadata", "creationTimestamp"]), now)
 }
 
 /// `creationTimestamp.UTC().Format(time.RFC3339)` for the default convertor's `Created At`
 /// column; Go prints its zero time when the timestamp is missing.
 pub(crate) fn created_at(object: &Value) -> String {
-    match parse_time(super::fields::at(object, &["metadata", "creationTimestamp"])) {
+    match parse_time(super::read::at(object, &["metadata", "creationTimestamp"])) {
         Some(timestamp) => timestamp.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
         None => "0001-01-01T00:00:00Z".to_string(),
     }

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::age::{parse_time, since};
 use super::columns::{CREATION_DESCRIPTION, NAME};
-use super::fields::{as_int, name, opt_int, opt_str};
+use super::read::{as_int, name, opt_int, opt_str};
 use super::jsonpath::JsonPath;
 use super::printers::Row;
 use super::{assemble, row_json, IncludeObject, TableError};

@@ -1,19 +1,15 @@
-//! `TenantCache`: every tenant's phase, in memory, for resolving paths without a storage read.
-//!
-//! Loaded from storage at startup and kept current by the registry's write observer (every Tenant write goes
-//! through `GenericStore`). Entries carry the revision of the write they reflect, so writes observed out of
-//! order never move an entry backwards; a deleted tenant leaves a tombstone for the same reason.
-//! Serving one store from several kspaces processes (the etcd scale-out issue) will feed this cache from a
-//! watch as well; `apply` is already idempotent and ordered by revision for that.
+//! `TenantCache`: every tenant's phase and labels, in memory, for resolving paths and system CRDs' applicable
+//! range without a storage read. Primed with every Tenant at startup and told of every Tenant write by the
+//! registry (`WriteObserver`); a `RevisionMap`, so news observed out of order never moves a tenant backwards.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::RwLock;
 
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
-use crate::registry::store::{is_deleting, WriteObserver};
-use crate::registry::ResourceInfo;
+use crate::registry::observe::{RevisionMap, WriteObserver};
+use crate::registry::{is_deleting, ResourceInfo};
 
 /// A tenant's lifecycle phase (`status.phase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,40 +29,58 @@ impl Phase {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    /// `None`: deleted at `revision`.
-    phase: Option<Phase>,
-    revision: Revision,
+/// What the cache keeps of one tenant.
+#[derive(Debug)]
+struct Tenant {
+    phase: Phase,
+    /// `{"metadata": {"labels": ...}}` when the tenant has labels (what `LabelSelector::matches` reads).
+    labels: Option<Value>,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    entries: HashMap<Box<str>, Entry>,
+    tenants: RevisionMap<Box<str>, Tenant>,
     terminating: BTreeSet<Box<str>>,
 }
 
-/// The phase of every tenant, by name.
+/// The phase and labels of every tenant, by name.
 #[derive(Debug, Default)]
 pub struct TenantCache {
     inner: RwLock<Inner>,
 }
 
 impl TenantCache {
-    /// The phase of tenant `name`, or `None` if there is no such tenant.
-    pub fn phase(&self, name: &str) -> Option<Phase> {
-        let inner = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        inner.entries.get(name).and_then(|e| e.phase)
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records tenant `name` as of `revision` (`None` = deleted); older news than what is known is ignored.
-    pub fn apply(&self, name: &str, phase: Option<Phase>, revision: Revision) {
+    /// The phase of tenant `name`, or `None` if there is no such tenant.
+    pub fn phase(&self, name: &str) -> Option<Phase> {
+        self.read().tenants.get(name).map(|t| t.phase)
+    }
+
+    /// Calls `f` with tenant `name`'s labels, as an object with `metadata.labels` (`None`: no labels, or no
+    /// such tenant).
+    pub fn with_labels<R>(&self, name: &str, f: impl FnOnce(Option<&Value>) -> R) -> R {
+        f(self.read().tenants.get(name).and_then(|t| t.labels.as_ref()))
+    }
+
+    /// Records tenant `name` as of `revision` from its stored object (`None` = deleted); older news than what
+    /// is known is ignored.
+    pub fn apply(&self, name: &str, object: Option<&Value>, revision: Revision) {
+        let tenant = object.map(|object| Tenant {
+            phase: Phase::of(object),
+            labels: object
+                .pointer("/metadata/labels")
+                .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+                .map(|labels| serde_json::json!({"metadata": {"labels": labels}})),
+        });
+        let terminating = tenant.as_ref().is_some_and(|t| t.phase == Phase::Terminating);
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        if inner.entries.get(name).is_some_and(|e| e.revision > revision) {
+        if !inner.tenants.apply(name.into(), tenant, revision) {
             return;
         }
-        inner.entries.insert(name.into(), Entry { phase, revision });
-        if phase == Some(Phase::Terminating) {
+        if terminating {
             inner.terminating.insert(name.into());
         } else {
             inner.terminating.remove(name);
@@ -75,21 +89,23 @@ impl TenantCache {
 
     /// Tenants being deleted, for the tenant controller.
     pub fn terminating(&self) -> Vec<String> {
-        let inner = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        inner.terminating.iter().map(|t| t.to_string()).collect()
+        self.read().terminating.iter().map(|t| t.to_string()).collect()
     }
 
     /// Every tenant that exists, with its phase.
     pub fn tenants(&self) -> Vec<(String, Phase)> {
-        let inner = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        inner.entries.iter().filter_map(|(name, e)| Some((name.to_string(), e.phase?))).collect()
+        self.read().tenants.iter().map(|(name, t)| (name.to_string(), t.phase)).collect()
     }
 }
 
 impl WriteObserver for TenantCache {
+    fn follows(&self) -> &[(&'static str, &'static str)] {
+        &[("", "Tenant")]
+    }
+
     fn written(&self, resource: &ResourceInfo, _space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
         if resource.is("", "Tenant") {
-            self.apply(name, object.map(Phase::of), revision);
+            self.apply(name, object, revision);
         }
     }
 }
@@ -97,20 +113,25 @@ impl WriteObserver for TenantCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn older_writes_never_win() {
         let cache = TenantCache::default();
-        cache.apply("t", Some(Phase::Active), Revision(5));
-        cache.apply("t", Some(Phase::Terminating), Revision(7));
-        cache.apply("t", Some(Phase::Active), Revision(6));
+        let active = json!({"metadata": {"labels": {"tier": "gold"}}});
+        let terminating = json!({"metadata": {"deletionTimestamp": "2025-01-01T00:00:00Z"}});
+        cache.apply("t", Some(&active), Revision(5));
+        cache.apply("t", Some(&terminating), Revision(7));
+        cache.apply("t", Some(&active), Revision(6));
         assert_eq!(cache.phase("t"), Some(Phase::Terminating));
         assert_eq!(cache.terminating(), ["t"]);
+        assert!(cache.with_labels("t", |labels| labels.is_none()), "the newest write has no labels");
         cache.apply("t", None, Revision(9));
-        cache.apply("t", Some(Phase::Terminating), Revision(8));
+        cache.apply("t", Some(&terminating), Revision(8));
         assert_eq!(cache.phase("t"), None);
         assert!(cache.terminating().is_empty());
-        cache.apply("t", Some(Phase::Active), Revision(12));
+        cache.apply("t", Some(&active), Revision(12));
         assert_eq!(cache.phase("t"), Some(Phase::Active));
+        assert_eq!(cache.with_labels("t", |labels| labels.cloned()), Some(json!({"metadata": {"labels": {"tier": "gold"}}})));
     }
 }

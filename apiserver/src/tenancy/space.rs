@@ -6,12 +6,9 @@
 
 use serde_json::{json, Value};
 
-use super::schemas::DEFAULT_CRD_POLICY;
-use super::strategy::LOGICAL_CLUSTER_NAME;
 use super::{space_of, SYSTEM};
-use crate::registry::managed::SERVER_MANAGER;
-use crate::registry::{Scope, WriteContext};
-use crate::state::ApiServer;
+use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
+use crate::registry::{GenericStore, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::status::{ApiError, ApiResult};
 
 /// The namespaces of a tenant space (the system space also has `kube-node-lease`).
@@ -71,35 +68,35 @@ pub fn workspace_path(tenant: &str) -> String {
 
 /// Creates whatever of the initial objects the space lacks. Idempotent. Everything but the LogicalCluster is
 /// written at once (one group commit, not one per object); the LogicalCluster goes last.
-pub async fn initialize(server: &ApiServer, tenant: &str) -> ApiResult<()> {
+pub async fn initialize(registry: &GenericStore, resources: &ResourceTable, tenant: &str) -> ApiResult<()> {
     let space = space_of(tenant)?;
     let mut objects = initial_objects(tenant);
     let last = objects.pop();
-    futures::future::try_join_all(objects.into_iter().map(|object| create(server, &space, object))).await?;
+    futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
     if let Some(logical_cluster) = last {
-        create(server, &space, logical_cluster).await?;
+        create(registry, resources, &space, logical_cluster).await?;
     }
     Ok(())
 }
 
 /// Creates one initial object; one that exists already is fine.
-async fn create(server: &ApiServer, space: &kspaces_storage::SpaceName, object: Value) -> ApiResult<()> {
+async fn create(registry: &GenericStore, resources: &ResourceTable, space: &kspaces_storage::SpaceName, object: Value) -> ApiResult<()> {
     let kind = object["kind"].as_str().unwrap_or_default();
     let group = object["apiVersion"].as_str().and_then(|v| v.rsplit_once('/')).map_or("", |(g, _)| g);
-    let resource = server.resources.by_kind(group, kind).cloned()
+    let resource = resources.by_kind(group, kind).cloned()
         .ok_or_else(|| ApiError::internal(format!("no resource for {group}/{kind}")))?;
     let scope = Scope::one(space.clone(), None);
-    match server.registry.create(&resource, &scope, object, &server.namespaces(), &WriteContext::server(SERVER_MANAGER, "")).await {
+    match registry.create(&resource, &scope, object, &WriteContext::server(SERVER_MANAGER, "")).await {
         Ok(_) | Err(ApiError { code: 409, .. }) => Ok(()),
         Err(err) => Err(err),
     }
 }
 
 /// True once the space's LogicalCluster exists (the last object `initialize` makes).
-pub async fn is_initialized(server: &ApiServer, tenant: &str) -> ApiResult<bool> {
-    let Some(resource) = server.resources.by_kind("core.kcp.io", "LogicalCluster").cloned() else { return Ok(false) };
+pub async fn is_initialized(registry: &GenericStore, resources: &ResourceTable, tenant: &str) -> ApiResult<bool> {
+    let Some(resource) = resources.by_kind("core.kcp.io", "LogicalCluster").cloned() else { return Ok(false) };
     let scope = Scope::one(space_of(tenant)?, None);
-    match server.registry.get(&resource, &scope, LOGICAL_CLUSTER_NAME).await {
+    match registry.reader().get(&resource, &scope, LOGICAL_CLUSTER_NAME).await {
         Ok(_) => Ok(true),
         Err(ApiError { code: 404, .. }) => Ok(false),
         Err(err) => Err(err),

@@ -13,11 +13,10 @@ use super::classify::{self, OwnerState, Reference, Verdict};
 use super::graph::{ObjectKey, ResourceKey, Uid, Waiting};
 use super::queue::Work;
 use super::AbsentOwner;
-use crate::registry::deletion::{self, DeleteOptions, Propagation, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
-use crate::registry::store::Part;
+use super::GcController;
 use crate::controllers::CONTROLLER_MANAGER;
-use crate::registry::{ResourceInfo, Scope, WriteContext};
-use crate::state::ApiServer;
+use crate::registry::deletion::{self, DeleteOptions, Propagation, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
+use crate::registry::{Part, ResourceInfo, Scope, WriteContext};
 use crate::status::{ApiError, ApiResult};
 
 /// How many dependents one pass over an orphaning owner releases (the next pass takes the rest).
@@ -35,10 +34,10 @@ pub enum Outcome {
     Retry,
 }
 
-pub async fn process(server: &ApiServer, work: &Work) -> Outcome {
+pub async fn process(collector: &GcController, work: &Work) -> Outcome {
     let result = match work {
-        Work::Dependent(space, uid) => dependent(server, space, uid).await,
-        Work::Owner(space, uid) => owner(server, space, uid).await,
+        Work::Dependent(space, uid) => dependent(collector, space, uid).await,
+        Work::Owner(space, uid) => owner(collector, space, uid).await,
     };
     match result {
         Ok(outcome) => outcome,
@@ -61,16 +60,16 @@ fn waits(what: String) -> ApiError {
 }
 
 /// kube's `attemptToDeleteItem` for one object with ownerReferences.
-async fn dependent(server: &ApiServer, space: &SpaceName, uid: &Uid) -> ApiResult<Outcome> {
-    let gc = &server.gc;
+async fn dependent(collector: &GcController, space: &SpaceName, uid: &Uid) -> ApiResult<Outcome> {
+    let gc = &collector.state;
     let Some(node) = gc.node(space, uid) else { return Ok(Outcome::Done) };
     if node.deleting && !gc.is_deleting_dependents(space, uid) {
         // Being deleted: its own finalizers decide when it goes.
         return Ok(Outcome::Done);
     }
-    let Some((row, scope, live)) = read(server, space, uid, &node.key).await? else { return Ok(Outcome::Done) };
+    let Some((row, scope, live)) = read(collector, space, uid, &node.key).await? else { return Ok(Outcome::Done) };
     if deletion::is_deleting_dependents(&live) {
-        return owner(server, space, uid).await;
+        return owner(collector, space, uid).await;
     }
     let references = classify::references(&live);
     if deletion::is_deleting(&live) || references.is_empty() {
@@ -78,7 +77,7 @@ async fn dependent(server: &ApiServer, space: &SpaceName, uid: &Uid) -> ApiResul
     }
     let mut owners = Vec::with_capacity(references.len());
     for reference in &references {
-        match owner_state(server, space, scope.namespace.as_deref(), reference).await? {
+        match owner_state(collector, space, scope.namespace.as_deref(), reference).await? {
             Some(state) => owners.push((reference.uid.clone(), state)),
             // A cluster-scoped object naming a namespaced owner: kube leaves it alone.
             None => return Ok(Outcome::Done),
@@ -91,35 +90,35 @@ async fn dependent(server: &ApiServer, space: &SpaceName, uid: &Uid) -> ApiResul
     match classify::decide(&owners, has_dependents, in_foreground, &finalizers) {
         Verdict::Keep => Ok(Outcome::Done),
         Verdict::DropReferences(uids) => {
-            edit(server, &row, &scope, name, uid, |object| classify::drop_references(object, &uids)).await.map(|_| Outcome::Done)
+            edit(collector, &row, &scope, name, uid, |object| classify::drop_references(object, &uids)).await.map(|_| Outcome::Done)
         }
         Verdict::DeleteForeground { unblock } => {
             let mut resource_version = resource_version;
             if unblock {
-                let Some(edited) = edit(server, &row, &scope, name, uid, classify::unblock).await? else { return Ok(Outcome::Done) };
+                let Some(edited) = edit(collector, &row, &scope, name, uid, classify::unblock).await? else { return Ok(Outcome::Done) };
                 resource_version = edited.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(str::to_owned);
             }
-            delete(server, &row, &scope, name, uid, resource_version, Propagation::Foreground).await
+            delete(collector, &row, &scope, name, uid, resource_version, Propagation::Foreground).await
         }
-        Verdict::Delete(policy) => delete(server, &row, &scope, name, uid, resource_version, policy).await,
+        Verdict::Delete(policy) => delete(collector, &row, &scope, name, uid, resource_version, policy).await,
     }
 }
 
 /// An owner being deleted with a GC finalizer: orphans its dependents, or waits for its blocking dependents to go;
 /// then lifts the finalizer.
-async fn owner(server: &ApiServer, space: &SpaceName, uid: &Uid) -> ApiResult<Outcome> {
-    let gc = &server.gc;
+async fn owner(collector: &GcController, space: &SpaceName, uid: &Uid) -> ApiResult<Outcome> {
+    let gc = &collector.state;
     let Some((key, waiting)) = gc.waiting(space, uid) else { return Ok(Outcome::Done) };
-    let Some((row, scope, live)) = read(server, space, uid, &key).await? else { return Ok(Outcome::Done) };
+    let Some((row, scope, live)) = read(collector, space, uid, &key).await? else { return Ok(Outcome::Done) };
     if !deletion::is_deleting(&live) {
         return Ok(Outcome::Done);
     }
     match waiting {
-        Waiting::Orphan if deletion::has_finalizer(&live, ORPHAN_FINALIZER) => orphan(server, space, uid, &row, &scope, &key).await,
+        Waiting::Orphan if deletion::has_finalizer(&live, ORPHAN_FINALIZER) => orphan(collector, space, uid, &row, &scope, &key).await,
         Waiting::Foreground if deletion::has_finalizer(&live, FOREGROUND_FINALIZER) => {
             let blocking = gc.blocking(space, uid);
             if blocking.is_empty() {
-                edit(server, &row, &scope, &key.name, uid, |o| classify::lift_finalizer(o, FOREGROUND_FINALIZER)).await?;
+                edit(collector, &row, &scope, &key.name, uid, |o| classify::lift_finalizer(o, FOREGROUND_FINALIZER)).await?;
                 return Ok(Outcome::Done);
             }
             let pending = blocking.into_iter().filter(|(_, in_foreground)| !in_foreground);
@@ -131,20 +130,20 @@ async fn owner(server: &ApiServer, space: &SpaceName, uid: &Uid) -> ApiResult<Ou
 }
 
 /// Strips the owner's references from a batch of its dependents; once none is left, lifts `orphan`.
-async fn orphan(server: &ApiServer, space: &SpaceName, uid: &Uid, row: &ResourceInfo, scope: &Scope, key: &ObjectKey) -> ApiResult<Outcome> {
-    let dependents = server.gc.dependents(space, uid);
+async fn orphan(collector: &GcController, space: &SpaceName, uid: &Uid, row: &ResourceInfo, scope: &Scope, key: &ObjectKey) -> ApiResult<Outcome> {
+    let dependents = collector.state.dependents(space, uid);
     let more = dependents.len() > ORPHAN_BATCH;
     let owner_uid = vec![uid.to_string()];
     let owner_uid = &owner_uid;
     let released: Vec<ApiResult<()>> = futures::stream::iter(dependents.into_iter().take(ORPHAN_BATCH))
         .map(|(dependent, key)| async move {
-            let row = own_rows(server, space, &key.resource).into_iter().next()
+            let row = own_rows(collector, space, &key.resource).into_iter().next()
                 .ok_or_else(|| waits(format!("{} is not served in {space}", key.resource.plural)))?;
             let scope = Scope::one(space.clone(), key.namespace.as_deref().map(str::to_owned));
-            let edited = edit(server, &row, &scope, &key.name, &dependent, |object| classify::drop_references(object, owner_uid)).await?;
+            let edited = edit(collector, &row, &scope, &key.name, &dependent, |object| classify::drop_references(object, owner_uid)).await?;
             if edited.is_none() {
                 // Gone (or replaced) without the graph hearing of it: forget it, so the next pass moves on.
-                server.gc.forget(space, &dependent);
+                collector.state.forget(space, &dependent);
             }
             Ok(())
         })
@@ -155,28 +154,28 @@ async fn orphan(server: &ApiServer, space: &SpaceName, uid: &Uid, row: &Resource
     if more {
         return Ok(Outcome::Again);
     }
-    edit(server, row, scope, &key.name, uid, |o| classify::lift_finalizer(o, ORPHAN_FINALIZER)).await?;
+    edit(collector, row, scope, &key.name, uid, |o| classify::lift_finalizer(o, ORPHAN_FINALIZER)).await?;
     Ok(Outcome::Done)
 }
 
 /// Reads the object the graph knows as `uid` at `key`; `None` (and the graph forgets it) if it is gone or the
 /// name now holds another object.
-async fn read(server: &ApiServer, space: &SpaceName, uid: &Uid, key: &ObjectKey) -> ApiResult<Option<(Arc<ResourceInfo>, Scope, Value)>> {
-    let rows = own_rows(server, space, &key.resource);
+async fn read(collector: &GcController, space: &SpaceName, uid: &Uid, key: &ObjectKey) -> ApiResult<Option<(Arc<ResourceInfo>, Scope, Value)>> {
+    let rows = own_rows(collector, space, &key.resource);
     let Some(first) = rows.first() else {
         return Err(waits(format!("{} is not served in {space}", key.resource.plural)));
     };
     let scope = Scope::one(space.clone(), key.namespace.as_deref().map(str::to_owned));
-    let live = match server.registry.get(first, &scope, &key.name).await {
+    let live = match collector.registry.reader().get(first, &scope, &key.name).await {
         Ok(live) => live,
         Err(ApiError { code: 404, .. }) => {
-            server.gc.forget(space, uid);
+            collector.state.forget(space, uid);
             return Ok(None);
         }
         Err(err) => return Err(err),
     };
     if live.pointer("/metadata/uid").and_then(Value::as_str) != Some(&uid.to_string()) {
-        server.gc.forget(space, uid);
+        collector.state.forget(space, uid);
         return Ok(None);
     }
     let api_version = live.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
@@ -185,26 +184,26 @@ async fn read(server: &ApiServer, space: &SpaceName, uid: &Uid, key: &ObjectKey)
 }
 
 /// The rows that serve a stored resource in `space` (several versions of a built-in, or a CRD's storage rows).
-fn own_rows(server: &ApiServer, space: &SpaceName, key: &ResourceKey) -> Vec<Arc<ResourceInfo>> {
+fn own_rows(collector: &GcController, space: &SpaceName, key: &ResourceKey) -> Vec<Arc<ResourceInfo>> {
     let matches = |r: &Arc<ResourceInfo>| r.group == key.group && r.plural == key.plural;
     match key.identity {
-        ApiIdentity::BuiltIn => server.resources.all().iter().filter(|r| matches(r)).cloned().collect(),
-        _ => server.crds.stored_in(space).into_iter().filter(|r| matches(r) && r.identity() == key.identity).collect(),
+        ApiIdentity::BuiltIn => collector.resources.all().iter().filter(|r| matches(r)).cloned().collect(),
+        _ => collector.resolver.stored_in(space).into_iter().filter(|r| matches(r) && r.identity() == key.identity).collect(),
     }
 }
 
 /// The row serving an owner kind in `space`, as the space's users see it (tenants: no system-only kinds).
-fn owner_row(server: &ApiServer, space: &SpaceName, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
-    let view = server.crds.view(space);
+fn owner_row(collector: &GcController, space: &SpaceName, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+    let view = collector.resolver.view(space);
     let table = if space.is_system() { &view.system } else { &view.tenant };
     table.all().iter().find(|r| r.group == group && r.version == version && r.kind == kind).cloned()
 }
 
 /// The state of one owner; `None` when the reference is invalid for this dependent (a cluster-scoped dependent
 /// naming a namespaced kind). An owner kind the space does not serve is an error that waits.
-async fn owner_state(server: &ApiServer, space: &SpaceName, namespace: Option<&str>, reference: &Reference) -> ApiResult<Option<OwnerState>> {
+async fn owner_state(collector: &GcController, space: &SpaceName, namespace: Option<&str>, reference: &Reference) -> ApiResult<Option<OwnerState>> {
     let (group, version) = reference.group_version();
-    let Some(row) = owner_row(server, space, group, version, &reference.kind) else {
+    let Some(row) = owner_row(collector, space, group, version, &reference.kind) else {
         return Err(waits(format!("{} {} is not served in {space}", reference.api_version, reference.kind)));
     };
     if row.namespaced && namespace.is_none() {
@@ -219,16 +218,16 @@ async fn owner_state(server: &ApiServer, space: &SpaceName, namespace: Option<&s
         name: reference.name.clone(),
         uid: reference.uid.clone(),
     };
-    if server.gc.is_absent(&absent) {
+    if collector.state.is_absent(&absent) {
         return Ok(Some(OwnerState::Dangling));
     }
-    match server.registry.get(&row, &Scope::one(space.clone(), namespace), &reference.name).await {
+    match collector.registry.reader().get(&row, &Scope::one(space.clone(), namespace), &reference.name).await {
         Ok(found) if found.pointer("/metadata/uid").and_then(Value::as_str) == Some(&reference.uid) => {
             Ok(Some(if deletion::is_deleting_dependents(&found) { OwnerState::Waiting } else { OwnerState::Solid }))
         }
         // Not found, another object by that name, or a name no object can have.
         Ok(_) | Err(ApiError { code: 404 | 400, .. }) => {
-            server.gc.mark_absent(absent);
+            collector.state.mark_absent(absent);
             Ok(Some(OwnerState::Dangling))
         }
         Err(err) => Err(err),
@@ -236,9 +235,9 @@ async fn owner_state(server: &ApiServer, space: &SpaceName, namespace: Option<&s
 }
 
 /// Changes the object `uid` (and only it: a new object by the same name is left alone). `None` if it is gone.
-async fn edit(server: &ApiServer, row: &ResourceInfo, scope: &Scope, name: &str, uid: &Uid, change: impl Fn(&mut Value) -> bool) -> ApiResult<Option<Value>> {
+async fn edit(collector: &GcController, row: &ResourceInfo, scope: &Scope, name: &str, uid: &Uid, change: impl Fn(&mut Value) -> bool) -> ApiResult<Option<Value>> {
     let expected = uid.to_string();
-    let updated = server.registry.guaranteed_update(row, scope, name, Part::Main, &WriteContext::server(CONTROLLER_MANAGER, ""), |current| {
+    let updated = collector.registry.guaranteed_update(row, scope, name, Part::Main, &WriteContext::server(CONTROLLER_MANAGER, ""), |current| {
         if current.pointer("/metadata/uid").and_then(Value::as_str) != Some(expected.as_str()) {
             return Err(ApiError::not_found(&row.group, &row.plural, name));
         }
@@ -255,14 +254,14 @@ async fn edit(server: &ApiServer, row: &ResourceInfo, scope: &Scope, name: &str,
 
 /// Deletes the object `uid` as it was read (uid and resourceVersion preconditions): a change meanwhile means
 /// deciding again.
-async fn delete(server: &ApiServer, row: &ResourceInfo, scope: &Scope, name: &str, uid: &Uid, resource_version: Option<String>, policy: Propagation) -> ApiResult<Outcome> {
+async fn delete(collector: &GcController, row: &ResourceInfo, scope: &Scope, name: &str, uid: &Uid, resource_version: Option<String>, policy: Propagation) -> ApiResult<Outcome> {
     let options = DeleteOptions {
         precondition_uid: Some(uid.to_string()),
         precondition_resource_version: resource_version,
         propagation: Some(policy),
         ..DeleteOptions::default()
     };
-    match server.registry.delete(row, scope, name, &options).await {
+    match collector.registry.delete(row, scope, name, &options, None).await {
         Ok(_) | Err(ApiError { code: 404, .. }) => Ok(Outcome::Done),
         Err(err) => Err(err),
     }

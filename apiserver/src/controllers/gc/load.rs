@@ -3,12 +3,13 @@
 //! serves meanwhile, and live writes seen during the scan win over the scan's older copies (`Graph::load`).
 //! Only objects whose bytes mention `ownerReferences` or `deletionTimestamp` are parsed, and only their metadata.
 
-use kspaces_storage::{ApiIdentity, KeyLayout, ListRequest, Record, SpaceName};
+use kspaces_storage::{ApiIdentity, KeyParts, Record, SpaceName};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::graph::{Observed, ResourceKey};
-use crate::state::ApiServer;
+use super::GarbageCollector;
+use crate::registry::GenericStore;
 use crate::status::ApiResult;
 
 /// Objects read per page.
@@ -21,22 +22,18 @@ pub struct Scanned {
 }
 
 /// Scans the store into the collector's graph.
-pub async fn scan(server: &ApiServer) -> ApiResult<Scanned> {
-    let store = server.registry.storage();
-    let layout = store.layout().clone();
-    let range = layout.everything();
-    let mut request = ListRequest { limit: Some(PAGE), ..ListRequest::default() };
-    let mut scanned = Scanned::default();
-    loop {
-        let page = store.list(&range, &request).await?;
-        scanned.objects += page.items.len();
-        server.gc.load(page.items.iter().filter_map(|record| read(&layout, record)).collect());
-        match page.continue_token {
-            Some(token) => request = ListRequest { limit: Some(PAGE), continue_token: Some(token), revision: None },
-            None => return Ok(scanned),
+pub async fn scan(registry: &GenericStore, collector: &GarbageCollector) -> ApiResult<Scanned> {
+    let mut found = Vec::new();
+    let objects = registry.reader().scan(PAGE, |parts, record| {
+        if let Some(observed) = read(parts, record) {
+            found.push(observed);
         }
-        tokio::task::yield_now().await;
-    }
+        if found.len() >= PAGE {
+            collector.load(std::mem::take(&mut found));
+        }
+    }).await?;
+    collector.load(found);
+    Ok(Scanned { objects })
 }
 
 /// Only the metadata of an object is decoded; the rest is skipped by the parser.
@@ -47,12 +44,11 @@ struct MetadataOnly {
 }
 
 /// What one stored object tells the graph, if anything.
-fn read(layout: &KeyLayout, record: &Record) -> Option<(SpaceName, ResourceKey, Observed)> {
+fn read(parts: KeyParts<'_>, record: &Record) -> Option<(SpaceName, ResourceKey, Observed)> {
     let bytes = &record.value[..];
     if !mentions(bytes, b"\"ownerReferences\"") && !mentions(bytes, b"\"deletionTimestamp\"") {
         return None;
     }
-    let parts = record.key.parts(layout).ok()?;
     let metadata: MetadataOnly = serde_json::from_slice(bytes).ok()?;
     let observed = Observed::of(&json!({"metadata": metadata.metadata}), parts.namespace.is_some())?;
     if !observed.matters() {
@@ -85,7 +81,7 @@ fn mentions(haystack: &[u8], needle: &[u8]) -> bool {
 mod tests {
     use super::*;
     use bytes::Bytes;
-    use kspaces_storage::{GroupResource, Revision};
+    use kspaces_storage::{GroupResource, KeyLayout, Revision};
 
     fn check(identity: ApiIdentity, space: &str, namespace: Option<&str>, object: Value, expected: Option<(usize, bool)>) {
         let layout = KeyLayout::default();
@@ -93,7 +89,8 @@ mod tests {
         let space_name = SpaceName::new(space).unwrap_or_else(|e| panic!("{e}"));
         let key = keys.object(&space_name, namespace, "w").unwrap_or_else(|e| panic!("{e}"));
         let record = Record { key, value: Bytes::from(object.to_string()), revision: Revision(5), create_revision: Revision(5) };
-        let got = read(&layout, &record).map(|(s, resource, observed)| {
+        let parts = record.key.parts(&layout).unwrap_or_else(|e| panic!("{e}"));
+        let got = read(parts, &record).map(|(s, resource, observed)| {
             assert_eq!((s, resource.identity), (space_name.clone(), identity.clone()));
             assert_eq!(observed.namespace.as_deref(), namespace);
             (observed.owners.len(), observed.waiting.is_some())

@@ -11,8 +11,7 @@ use serde_json::{json, Value};
 
 use super::super::partial;
 use crate::negotiate::{Format, MetaVersion, Output, Target};
-use crate::registry::store::ListOptions;
-use crate::registry::{ResourceInfo, Scope};
+use crate::registry::{GenericStore, ListOptions, ResourceInfo, Scope};
 use crate::status::ApiError;
 use crate::table::{self, IncludeObject};
 
@@ -24,6 +23,8 @@ const INITIAL_EVENTS_LIST_BLUEPRINT: &str = "kubernetes.io/initial-events-list-b
 
 /// How one watch renders and filters events.
 pub struct Render {
+    /// Shows stored objects in the request's version.
+    pub registry: GenericStore,
     pub resource: Arc<ResourceInfo>,
     /// A cross-space watch of one namespace filters on it.
     pub scope: Scope,
@@ -69,7 +70,7 @@ impl Render {
             Target::Metadata(version) => partial::object(object, version),
             Target::Object | Target::MetadataList(_) => {
                 let mut object = object.clone();
-                crate::crds::strategy::convert(&self.resource, &mut object);
+                self.registry.to_request(&self.resource, &mut object);
                 object
             }
         }
@@ -141,7 +142,7 @@ impl Render {
     pub fn event(&self, event: &kspaces_storage::Event) -> Option<Bytes> {
         let decode_value = |value: &Bytes| -> Option<Value> {
             let mut object: Value = serde_json::from_slice(value).ok()?;
-            crate::registry::store::set_resource_version(&mut object, event.revision);
+            crate::registry::read::set_resource_version(&mut object, event.revision);
             Some(object)
         };
         let natural = match event.kind {

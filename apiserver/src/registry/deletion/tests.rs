@@ -39,8 +39,8 @@ fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2025-06-01T12:00:00Z").map(|t| t.with_timezone(&Utc)).unwrap_or_default()
 }
 
-fn check(strategy: Strategy, object: Value, options: DeleteOptions, expected: Option<Value>) {
-    let got = plan(strategy, &object, &options, now());
+fn check(rules: Rules, object: Value, options: DeleteOptions, expected: Option<Value>) {
+    let got = plan(rules, &object, &options, now());
     let expected = match expected {
         None => Plan::DeleteNow,
         Some(v) if v == json!("pending") => Plan::AlreadyPending,
@@ -57,9 +57,9 @@ fn with_grace(seconds: i64) -> DeleteOptions {
     DeleteOptions { grace_period_seconds: Some(seconds), ..DeleteOptions::default() }
 }
 
-const PLAIN: Strategy = Strategy { graceful: false, spec_finalizers: false };
-const POD: Strategy = Strategy { graceful: true, spec_finalizers: false };
-const NAMESPACE: Strategy = Strategy { graceful: false, spec_finalizers: true };
+const PLAIN: Rules = Rules { graceful: false, spec_finalizers: false };
+const POD: Rules = Rules { graceful: true, spec_finalizers: false };
+const NAMESPACE: Rules = Rules { graceful: false, spec_finalizers: true };
 
 #[test]
 fn objects_without_finalizers_go_at_once_unless_a_policy_keeps_them() {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{count, int, text, Printer, Row};
 use crate::table::age::creation_age;
 use crate::table::columns::{col, wide, ColumnSpec, AGE, NAME};
-use crate::table::fields::{
+use crate::table::read::{
     annotation, array_at, as_int, at, bool_at, format_label_selector, int_at, int_or_string, name, opt_str, str_at,
 };
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{count, text, Printer, Row};
 use crate::table::age::creation_age;
 use crate::table::columns::{col, wide, ColumnSpec, AGE, NAME};
-use crate::table::fields::{annotation, array_at, at, format_labels, map_len, name, opt_str, or_none, str_at};
+use crate::table::read::{annotation, array_at, at, format_labels, map_len, name, opt_str, or_none, str_at};
 
 static NAMESPACE_COLUMNS: [ColumnSpec; 3] = [NAME, col("Status", "string", "The status of the namespace"), AGE];
 pub(crate) static NAMESPACE: Printer = Printer { columns: &NAMESPACE_COLUMNS, print: print_namespace };
@@ -151,9 +151,9 @@ fn port_string(ports: &[Value]) -> String {
     let pieces: Vec<String> = ports
         .iter()
         .map(|port| {
-            let number = crate::table::fields::int_at(port, &["port"]);
+            let number = crate::table::read::int_at(port, &["port"]);
             let protocol = opt_str(port, &["protocol"]).filter(|p| !p.is_empty()).unwrap_or("TCP");
-            match crate::table::fields::int_at(port, &["nodePort"]) {
+            match crate::table::read::int_at(port, &["nodePort"]) {
                 node_port if node_port > 0 => format!("{number}:{node_port}/{protocol}"),
                 _ => format!("{number}/{protocol}"),
             }
@@ -188,7 +188,7 @@ fn format_endpoints(endpoints: &Value) -> String {
         let port_numbers: Vec<Option<i64>> = if ports.is_empty() {
             vec![None]
         } else {
-            ports.iter().map(|p| Some(crate::table::fields::int_at(p, &["port"]))).collect()
+            ports.iter().map(|p| Some(crate::table::read::int_at(p, &["port"]))).collect()
         };
         for port in port_numbers {
             total += addresses.len();
@@ -231,7 +231,7 @@ fn print_node(node: &Value, now: DateTime<Utc>) -> Row {
         Some(_) => "NotReady",
         None => "Unknown",
     }];
-    if crate::table::fields::bool_at(node, &["spec", "unschedulable"]) {
+    if crate::table::read::bool_at(node, &["spec", "unschedulable"]) {
         status.push("SchedulingDisabled");
     }
     let info = |field: &str| {

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::{int, text, Printer, Row};
 use crate::table::age::{parse_time, since};
 use crate::table::columns::{col, wide, ColumnSpec, NAME_DESCRIPTION};
-use crate::table::fields::{as_int, at, name, str_at};
+use crate::table::read::{as_int, at, name, str_at};
 
 static EVENT_COLUMNS: [ColumnSpec; 10] = [
     col("Last Seen", "string", "The time at which the most recent occurrence of this event was recorded."),

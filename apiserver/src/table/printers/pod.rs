@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::{text, Printer, Row};
 use crate::table::age::{creation_age, parse_time, since};
 use crate::table::columns::{col, wide, ColumnSpec, AGE, NAME};
-use crate::table::fields::{array_at, at, bool_at, container_cells, format_labels, int_at, name, opt_str, or_none, str_at};
+use crate::table::read::{array_at, at, bool_at, container_cells, format_labels, int_at, name, opt_str, or_none, str_at};
 
 static POD_COLUMNS: [ColumnSpec; 9] = [
     NAME,

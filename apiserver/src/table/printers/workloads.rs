@@ -7,14 +7,14 @@ use serde_json::Value;
 use super::{int, text, Printer, Row};
 use crate::table::age::{age_of, creation_age, human_duration, parse_time};
 use crate::table::columns::{col, ColumnSpec, AGE, CONTAINERS, IMAGES, NAME, SELECTOR};
-use crate::table::fields::{
+use crate::table::read::{
     array_at, at, container_cells, format_label_selector, format_labels, int_at, label_selector_string, name, opt_bool,
     opt_int, opt_str, str_at, template_containers,
 };
 
 /// `spec.replicas`, which kube defaults to 1 on write for every kind printed here.
 fn desired_replicas(object: &Value) -> i64 {
-    at(object, &["spec", "replicas"]).map_or(1, |value| crate::table::fields::as_int(value).unwrap_or(0))
+    at(object, &["spec", "replicas"]).map_or(1, |value| crate::table::read::as_int(value).unwrap_or(0))
 }
 
 /// The wide CONTAINERS and IMAGES cells for the pod template at `spec.template`.
@@ -273,7 +273,7 @@ fn print_controller_revision(revision: &Value, now: DateTime<Utc>) -> Row {
 /// The controlling owner as `kind.group/name` in lower case, or `<none>`.
 fn controller_name(object: &Value) -> String {
     let owners = array_at(object, &["metadata", "ownerReferences"]);
-    let Some(owner) = owners.iter().find(|o| crate::table::fields::bool_at(o, &["controller"])) else {
+    let Some(owner) = owners.iter().find(|o| crate::table::read::bool_at(o, &["controller"])) else {
         return "<none>".to_string();
     };
     let kind = str_at(owner, &["kind"]);

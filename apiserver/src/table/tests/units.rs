@@ -3,7 +3,7 @@
 use chrono::TimeDelta;
 use serde_json::{json, Value};
 
-use super::super::fields::{format_label_selector, format_labels};
+use super::super::read::{format_label_selector, format_labels};
 use super::super::{human_duration, JsonPath};
 
 #[test]

@@ -1,26 +1,38 @@
-//! Create and update rules of CustomResourceDefinition objects, and of the custom resources they define.
+//! CustomResourceDefinition: kube's defaults, the cleanup finalizer and a status computed at every write as
+//! kube's naming and establishing controllers compute it: the names it may hold beside the other CRDs of its
+//! group in its space (`status.acceptedNames`), `NamesAccepted`, and `Established`, true at once when its names
+//! are accepted (the server serves it from that moment, see `Resolver`). A CRD whose names another one holds is
+//! not served until they are free; the CRD controller then accepts it. Writes of CRDs are serialised by the
+//! resolver's naming lock, so two CRDs cannot claim one name at once.
 //!
-//! A CRD gets kube's defaults, the cleanup finalizer and a status computed at every write as kube's naming and
-//! establishing controllers compute it: the names it may hold beside the other CRDs of its group in its space
-//! (`status.acceptedNames`), `NamesAccepted`, and `Established`, true at once when its names are accepted (the
-//! server serves it from that moment, see `Crds`). A CRD whose names another one holds is not served until they
-//! are free; the CRD controller then accepts it. A tenant may not create, change or delete a CRD whose name a
-//! forced system CRD in its range holds.
+//! Admission: a tenant may not create, change or delete a CRD whose name a forced system CRD in its range holds
+//! (Arktos answers 500 here; kube's shape for a refused write is 403).
 
+use std::sync::Arc;
+
+use async_trait::async_trait;
 use kspaces_crd::definition::{self, Definition, CLEANUP_FINALIZER};
 use kspaces_crd::FieldError;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
-use super::{AcceptedNames, Crds, NamesInUse};
-use crate::registry::store::{now, Part};
-use crate::registry::{ResourceInfo, Subresource};
-use crate::state::ApiServer;
+use super::{Context, Kind, Rules};
+use crate::registry::admission::{Admission, Attributes, Operation};
+use crate::registry::strategy::{Part, Strategy, WriteGuard};
+use crate::registry::{now, GenericStore, ResourceInfo};
+use crate::resolver::{AcceptedNames, NamesInUse, Resolver};
 use crate::status::{ApiError, ApiResult, Cause};
 
-pub fn is_crd(resource: &ResourceInfo) -> bool {
-    resource.is("apiextensions.k8s.io", "CustomResourceDefinition")
+/// CustomResourceDefinition: its strategy and the forced-name admission.
+pub const KIND: Kind = Kind::rules(rules);
+
+fn rules(context: &Context, rules: &mut Rules) {
+    rules.strategy(GROUP, NAME, Arc::new(CrdStrategy { resolver: context.resolver.clone() }));
+    rules.admit(Arc::new(ForcedNames { resolver: context.resolver.clone() }));
 }
+
+pub const GROUP: &str = "apiextensions.k8s.io";
+pub const NAME: &str = "CustomResourceDefinition";
 
 impl From<FieldError> for Cause {
     fn from(error: FieldError) -> Cause {
@@ -28,52 +40,93 @@ impl From<FieldError> for Cause {
     }
 }
 
-/// Defaults, the cleanup finalizer and the initial status of a new CRD in `space` (`crds`: the CRDs its names
-/// are checked against).
-pub fn prepare_create(crds: Option<&Crds>, space: Option<&SpaceName>, resource: &ResourceInfo, object: &mut Value) {
-    if !is_crd(resource) || !object.is_object() {
-        return;
-    }
-    definition::defaults(object);
-    let finalizers = object["metadata"].get("finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
-    if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
-        let mut finalizers = finalizers;
-        finalizers.push(json!(CLEANUP_FINALIZER));
-        object["metadata"]["finalizers"] = json!(finalizers);
-    }
-    object["status"] = json!({
-        "conditions": [],
-        "acceptedNames": {"plural": "", "kind": ""},
-        "storedVersions": storage_version(object).into_iter().collect::<Vec<_>>(),
-    });
-    names_and_conditions(&names_in_use(crds, space, object), object);
+/// The CRD kind's rules; its names are checked against the other CRDs `resolver` holds.
+pub struct CrdStrategy {
+    pub resolver: Arc<Resolver>,
 }
 
-/// Keeps a CRD's status in step with its spec: accepted names and their conditions, and every version ever stored.
-pub fn prepare_update(crds: Option<&Crds>, space: Option<&SpaceName>, resource: &ResourceInfo, new: &mut Value, part: Part) {
-    if !is_crd(resource) || !new.is_object() || part == Part::Finalize {
-        return;
-    }
-    definition::defaults(new);
-    if !new.get("status").is_some_and(Value::is_object) {
-        new["status"] = json!({});
-    }
-    names_and_conditions(&names_in_use(crds, space, new), new);
-    let mut stored: Vec<Value> = new["status"].get("storedVersions").and_then(Value::as_array).cloned().unwrap_or_default();
-    if let Some(version) = storage_version(new) {
-        if !stored.iter().any(|v| v == version.as_str()) {
-            stored.push(json!(version));
+#[async_trait]
+impl Strategy for CrdStrategy {
+    /// Defaults, the cleanup finalizer and the initial status of a new CRD.
+    fn prepare_create(&self, _resource: &ResourceInfo, space: &SpaceName, object: &mut Value) {
+        if !object.is_object() {
+            return;
         }
+        definition::defaults(object);
+        let finalizers = object["metadata"].get("finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+        if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
+            let mut finalizers = finalizers;
+            finalizers.push(json!(CLEANUP_FINALIZER));
+            object["metadata"]["finalizers"] = json!(finalizers);
+        }
+        object["status"] = json!({
+            "conditions": [],
+            "acceptedNames": {"plural": "", "kind": ""},
+            "storedVersions": storage_version(object).into_iter().collect::<Vec<_>>(),
+        });
+        names_and_conditions(&self.names_in_use(space, object), object);
     }
-    new["status"]["storedVersions"] = json!(stored);
+
+    /// Keeps a CRD's status in step with its spec: accepted names and their conditions, and every version ever
+    /// stored.
+    fn prepare_update(&self, _resource: &ResourceInfo, space: &SpaceName, _old: &Value, new: &mut Value, part: Part) {
+        if !new.is_object() || part == Part::Finalize {
+            return;
+        }
+        definition::defaults(new);
+        if !new.get("status").is_some_and(Value::is_object) {
+            new["status"] = json!({});
+        }
+        names_and_conditions(&self.names_in_use(space, new), new);
+        let mut stored: Vec<Value> = new["status"].get("storedVersions").and_then(Value::as_array).cloned().unwrap_or_default();
+        if let Some(version) = storage_version(new) {
+            if !stored.iter().any(|v| v == version.as_str()) {
+                stored.push(json!(version));
+            }
+        }
+        new["status"]["storedVersions"] = json!(stored);
+    }
+
+    fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
+        check(object, old, causes);
+    }
+
+    async fn begin_write(&self, _resource: &ResourceInfo) -> Option<WriteGuard> {
+        Some(Box::new(self.resolver.naming.clone().lock_owned().await))
+    }
 }
 
-/// The names the other CRDs of `crd`'s group in `space` hold.
-fn names_in_use(crds: Option<&Crds>, space: Option<&SpaceName>, crd: &Value) -> NamesInUse {
-    let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
-    match (crds, space) {
-        (Some(crds), Some(space)) => crds.names_in_use(space, text("/spec/group"), text("/metadata/name")),
-        _ => NamesInUse::default(),
+impl CrdStrategy {
+    /// The names the other CRDs of `crd`'s group in `space` hold.
+    fn names_in_use(&self, space: &SpaceName, crd: &Value) -> NamesInUse {
+        let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+        self.resolver.names_in_use(space, text("/spec/group"), text("/metadata/name"))
+    }
+}
+
+/// Refuses a tenant's create, change or delete of a CRD named like a forced system CRD in its range.
+pub struct ForcedNames {
+    pub resolver: Arc<Resolver>,
+}
+
+#[async_trait]
+impl Admission for ForcedNames {
+    fn handles(&self, resource: &ResourceInfo, _operation: Operation) -> bool {
+        resource.is(GROUP, NAME)
+    }
+
+    async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        let name = attributes.name;
+        if attributes.caller.is_none() || name.is_empty() {
+            return Ok(());
+        }
+        match self.resolver.forced_on(attributes.space, name) {
+            Some(forced) => Err(ApiError::forbidden(format!(
+                "customresourcedefinitions.apiextensions.k8s.io \"{name}\" is forbidden: the system CRD {} is forced on this tenant \
+                 (label arktos.futurewei.com/crd-sharing-policy: forced); a tenant cannot create, change or delete a CRD of that name",
+                forced.name))),
+            None => Ok(()),
+        }
     }
 }
 
@@ -184,10 +237,7 @@ fn storage_version(crd: &Value) -> Option<String> {
 }
 
 /// A CRD's validation causes (kube's `ValidateCustomResourceDefinition`, see `kspaces_crd::definition`).
-pub fn check(resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
-    if !is_crd(resource) {
-        return;
-    }
+fn check(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
     if let Err(errors) = Definition::parse(object) {
         causes.extend(errors.into_iter().map(Cause::from));
     }
@@ -200,91 +250,6 @@ pub fn check(resource: &ResourceInfo, object: &Value, old: Option<&Value>, cause
         let scope = |v: &Value| v.pointer("/spec/scope").and_then(Value::as_str).map(|s| if s == "Tenant" { "Cluster" } else { s }).map(str::to_owned);
         if scope(old) != scope(object) {
             causes.push(Cause::invalid("spec.scope", &scope(object).unwrap_or_default(), "field is immutable"));
-        }
-    }
-}
-
-/// Refuses a tenant's write or delete of a CRD named like a forced system CRD in its range (Arktos answers 500
-/// here; kube's shape for a refused write is 403).
-pub fn admit(server: &ApiServer, resource: &ResourceInfo, space: &SpaceName, name: &str) -> ApiResult<()> {
-    if !is_crd(resource) || name.is_empty() {
-        return Ok(());
-    }
-    match server.crds.forced_on(space, name) {
-        Some(forced) => Err(ApiError::forbidden(format!(
-            "customresourcedefinitions.apiextensions.k8s.io \"{name}\" is forbidden: the system CRD {} is forced on this tenant \
-             (label arktos.futurewei.com/crd-sharing-policy: forced); a tenant cannot create, change or delete a CRD of that name",
-            forced.name))),
-        None => Ok(()),
-    }
-}
-
-/// Refuses creating objects of a CRD being deleted, as kube does.
-pub fn admit_custom_create(resource: &ResourceInfo) -> ApiResult<()> {
-    match &resource.custom {
-        Some(custom) if custom.definition.terminating => Err(ApiError::new(
-            405,
-            "MethodNotAllowed",
-            "create not allowed while custom resource definition is terminating",
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Custom resources: on create, `status` is the status subresource's alone (dropped from the body).
-pub fn prepare_custom_create(resource: &ResourceInfo, object: &mut Value) {
-    if resource.custom.is_some() && resource.has_subresource(Subresource::Status) {
-        if let Some(object) = object.as_object_mut() {
-            object.remove("status");
-        }
-    }
-}
-
-/// Custom resources: pruned, defaulted and validated against the request version's schema, then stored with
-/// the storage version's `apiVersion` (conversion `None` changes nothing else).
-pub fn check_custom(resource: &ResourceInfo, object: &mut Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
-    let Some(custom) = &resource.custom else { return };
-    let Some(version) = custom.version() else { return };
-    version.schema.prune(object);
-    version.schema.default(object);
-    causes.extend(version.schema.validate(object, old).into_iter().map(Cause::from));
-    if let Some(map) = object.as_object_mut() {
-        map.insert("apiVersion".into(), json!(custom.storage_api_version()));
-    }
-}
-
-/// The `generation` rule of custom resources: bumped by any change but to `metadata` (and to `status`, when
-/// it is a subresource).
-pub fn custom_spec_changed(resource: &ResourceInfo, old: &Value, new: &Value) -> bool {
-    let status = resource.has_subresource(Subresource::Status);
-    let strip = |v: &Value| -> Value {
-        let mut v = v.clone();
-        if let Some(map) = v.as_object_mut() {
-            map.remove("metadata");
-            map.remove("apiVersion");
-            map.remove("kind");
-            if status {
-                map.remove("status");
-            }
-        }
-        v
-    };
-    strip(old) != strip(new)
-}
-
-/// True when a stored custom resource is in another version than the request's.
-pub fn needs_conversion(resource: &ResourceInfo, object: &Value) -> bool {
-    resource.custom.as_ref().is_some_and(|custom| {
-        let stored = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-        stored.strip_prefix(custom.definition.group.as_str()).and_then(|v| v.strip_prefix('/')) != Some(resource.version.as_str())
-    })
-}
-
-/// Rewrites a stored custom resource to the version the request asked for (conversion strategy `None`).
-pub fn convert(resource: &ResourceInfo, object: &mut Value) {
-    if needs_conversion(resource, object) {
-        if let Some(map) = object.as_object_mut() {
-            map.insert("apiVersion".into(), json!(resource.api_version()));
         }
     }
 }

@@ -1,65 +1,32 @@
-//! Field management for the registry: who writes (`WriteContext`), which schema, fields and empty object a
-//! resource's writes use, the `Update` entry every non-apply write records, and server-side apply turned into
-//! API errors. The algorithms are `crate::fieldmanager`'s; this file only chooses their inputs.
+//! managedFields for the registry: which schema, fields and empty object a resource's writes use, the `Update`
+//! entry every non-apply write records, and server-side apply turned into API errors. The algorithms are
+//! `crate::fieldmanager`'s; this file only chooses their inputs.
 
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-use super::{ResourceInfo, Subresource};
+use super::{ResourceInfo, Subresource, WriteContext};
 use crate::fieldmanager::{self, ApplyError, FieldSet, Filter, Operation, ResourceView, StructuralView, Types};
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::{openapi, tenancy};
+use crate::openapi;
 
-/// Who makes a write and how, for `metadata.managedFields` (kube's field manager, operation and subresource),
-/// and whether it is a dry run (nothing stored).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriteContext {
-    pub manager: String,
-    /// `Apply`: the write's change already recorded the applier's entry; the registry records nothing more.
-    pub operation: Operation,
-    /// `status`, `scale`, `finalize`, or empty for the main resource.
-    pub subresource: String,
-    pub dry_run: bool,
-}
 
-impl WriteContext {
-    /// A create, update or non-apply patch by `manager`.
-    pub fn update(manager: impl Into<String>, subresource: &str, dry_run: bool) -> WriteContext {
-        WriteContext { manager: manager.into(), operation: Operation::Update, subresource: subresource.to_owned(), dry_run }
-    }
+/// The built-in types as compiled from the definitions `/openapi/v3` serves (Kubernetes' kinds with their
+/// extension table, and kspaces' own kinds), kept current by `kinds::tests::builtin_types_snapshot_is_up_to_date`.
+pub(crate) const BUILTIN_TYPES_SNAPSHOT: &str = include_str!("../fieldmanager/schema/builtin_types.json");
 
-    /// A server-side apply by `manager`.
-    pub fn apply(manager: impl Into<String>, subresource: &str, dry_run: bool) -> WriteContext {
-        WriteContext { manager: manager.into(), operation: Operation::Apply, subresource: subresource.to_owned(), dry_run }
-    }
-
-    /// A write the server makes itself (bootstrap objects, its controllers), as kube's own components do:
-    /// an update of the main resource (or of `subresource`) by `manager`.
-    pub fn server(manager: &str, subresource: &str) -> WriteContext {
-        WriteContext::update(manager, subresource, false)
-    }
-}
-
-/// The manager of the objects the server creates itself (bootstrap, a new tenant's space), as kube-apiserver
-/// records its own.
-pub const SERVER_MANAGER: &str = "kube-apiserver";
-
-/// The snapshot of [`compiled_builtin_types`], kept current by `builtin_types_snapshot_is_up_to_date`.
-const BUILTIN_TYPES: &str = include_str!("../fieldmanager/schema/builtin_types.json");
-
-/// The built-in types as compiled from the definitions `/openapi/v3` serves (built-ins, their extension table,
-/// the tenancy kinds). Read from the snapshot at the first write: generating the definitions would cost the
-/// server tens of milliseconds and about 10 MiB of memory it does not give back; if the snapshot were
-/// unreadable the definitions are compiled instead.
+/// The built-in types, read from the snapshot at the first write: generating the definitions would cost the
+/// server tens of milliseconds and about 10 MiB of memory it does not give back. A snapshot that does not read
+/// (a broken build; the test above catches it) falls back to Kubernetes' own definitions.
 pub(crate) fn builtin_types() -> &'static Types {
     static TYPES: OnceLock<Types> = OnceLock::new();
-    TYPES.get_or_init(|| Types::from_snapshot(BUILTIN_TYPES).unwrap_or_else(|_| compiled_builtin_types()))
-}
-
-/// The built-in types compiled from fresh definitions.
-fn compiled_builtin_types() -> Types {
-    Types::compile(&openapi::fresh_definitions(&[], &tenancy::schemas::definitions()))
+    TYPES.get_or_init(|| {
+        Types::from_snapshot(BUILTIN_TYPES_SNAPSHOT).unwrap_or_else(|err| {
+            tracing::error!(%err, "the built-in types snapshot does not read; compiling Kubernetes' definitions instead");
+            Types::compile(&openapi::fresh_definitions(&[], &serde_json::Map::new()))
+        })
+    })
 }
 
 /// The schema a resource's writes merge by.
@@ -96,7 +63,7 @@ fn with_write<T>(resource: &ResourceInfo, write: &WriteContext, body: impl FnOnc
     let filter = filter(resource, &write.subresource);
     let zero = zero(resource);
     let api_version = resource.api_version();
-    let now = super::store::now();
+    let now = super::now();
     body(&fieldmanager::Write {
         schema: view(resource),
         filter: &filter,
@@ -133,19 +100,6 @@ pub(crate) fn apply(resource: &ResourceInfo, write: &WriteContext, live: Option<
 mod tests {
     use super::*;
 
-    /// Regenerate with `KSPACES_REGEN_FIELD_TYPES=1 cargo test -p kspaces-apiserver --lib builtin_types_snapshot`
-    /// after changing the OpenAPI extension table, the tenancy schemas or k8s-openapi.
-    #[test]
-    fn builtin_types_snapshot_is_up_to_date() {
-        let compiled = compiled_builtin_types();
-        if std::env::var_os("KSPACES_REGEN_FIELD_TYPES").is_some() {
-            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/fieldmanager/schema/builtin_types.json");
-            std::fs::write(path, compiled.snapshot()).expect("the snapshot is writable");
-        }
-        let snapshot = Types::from_snapshot(BUILTIN_TYPES).expect("the snapshot parses");
-        assert!(snapshot == compiled, "builtin_types.json is stale; rerun with KSPACES_REGEN_FIELD_TYPES=1");
-    }
-
     #[test]
     fn the_snapshot_knows_what_apply_needs_of_built_in_kinds() {
         use crate::fieldmanager::{SchemaView, Shape};
@@ -161,7 +115,5 @@ mod tests {
         assert_eq!(deployment.field("spec").0.field("selector").0.shape(&json!({})), Shape::Leaf, "atomic struct");
         let finalizers = deployment.field("metadata").0.field("finalizers").0;
         assert_eq!(finalizers.shape(&json!([])), Shape::Set);
-        let tenant = builtin_types().view(crate::tenancy::schemas::TENANT_DEFINITION);
-        assert!(tenant.field("spec").1, "the tenancy kinds are there too");
     }
 }

@@ -1,12 +1,57 @@
-//! kube-apiserver's semantic checks of workloads and pod specs that clients run into most: replica counts,
-//! selectors that match their template, containers with names and images.
+//! What pods and the workloads that template them share: the pod spec's defaults (restart, DNS and pull
+//! policies, ports' protocol, ...) and kube-apiserver's checks of it that clients run into most (containers with
+//! unique DNS-label names and images, ports in range), and a template's labels matched by its selector.
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
-use super::{is_dns_label, LABEL_MSG};
+use crate::registry::validate::{is_dns_label, LABEL_MSG};
 use crate::status::Cause;
 
-fn invalid_value(field: String, value: &Value, why: &str) -> Cause {
+/// Sets `field` unless the object has it.
+pub(crate) fn set_default(object: &mut Map<String, Value>, field: &str, value: Value) {
+    object.entry(field.to_owned()).or_insert(value);
+}
+
+/// kube's defaults of a pod spec and its containers.
+pub(crate) fn default_pod_spec(spec: &mut Value) {
+    let Some(spec) = spec.as_object_mut() else { return };
+    set_default(spec, "restartPolicy", json!("Always"));
+    set_default(spec, "dnsPolicy", json!("ClusterFirst"));
+    set_default(spec, "terminationGracePeriodSeconds", json!(30));
+    set_default(spec, "schedulerName", json!("default-scheduler"));
+    set_default(spec, "securityContext", json!({}));
+    for list in ["containers", "initContainers"] {
+        if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
+            containers.iter_mut().for_each(default_container);
+        }
+    }
+}
+
+fn default_container(container: &mut Value) {
+    let Some(container) = container.as_object_mut() else { return };
+    let image = container.get("image").and_then(Value::as_str).unwrap_or_default();
+    let latest = !image.contains(':') || image.ends_with(":latest");
+    let policy = if latest && !image.contains('@') { "Always" } else { "IfNotPresent" };
+    set_default(container, "imagePullPolicy", json!(policy));
+    set_default(container, "terminationMessagePath", json!("/dev/termination-log"));
+    set_default(container, "terminationMessagePolicy", json!("File"));
+    set_default(container, "resources", json!({}));
+    if let Some(ports) = container.get_mut("ports").and_then(Value::as_array_mut) {
+        for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+            set_default(port, "protocol", json!("TCP"));
+        }
+    }
+}
+
+/// The pod spec defaults of a workload's `spec.template`.
+pub(crate) fn default_template(object: &mut Value) {
+    if let Some(spec) = object.pointer_mut("/spec/template/spec") {
+        default_pod_spec(spec);
+    }
+}
+
+/// kube's `Invalid value` cause, showing the value as Go prints it.
+pub(crate) fn invalid_value(field: String, value: &Value, why: &str) -> Cause {
     let shown = match value {
         Value::String(s) => format!("{s:?}"),
         other => other.to_string(),
@@ -14,44 +59,9 @@ fn invalid_value(field: String, value: &Value, why: &str) -> Cause {
     Cause { reason: "FieldValueInvalid", message: format!("Invalid value: {shown}: {why}"), field }
 }
 
-/// Checks the spec of `group`/`kind`, adding every problem to `causes`.
-pub fn check(group: &str, kind: &str, object: &Value, causes: &mut Vec<Cause>) {
-    let spec = object.get("spec");
-    match (group, kind) {
-        ("", "Pod") => {
-            if let Some(spec) = spec {
-                check_pod_spec("spec", spec, causes);
-            }
-        }
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("", "ReplicationController") => {
-            let Some(spec) = spec else { return };
-            if let Some(replicas) = spec.get("replicas") {
-                if replicas.as_i64().is_some_and(|r| r < 0) {
-                    causes.push(invalid_value("spec.replicas".into(), replicas, "must be greater than or equal to 0"));
-                }
-            }
-            check_selector_matches(group, spec, causes);
-            if let Some(template_spec) = spec.pointer("/template/spec") {
-                check_pod_spec("spec.template.spec", template_spec, causes);
-            }
-        }
-        ("batch", "Job") => {
-            if let Some(template_spec) = spec.and_then(|s| s.pointer("/template/spec")) {
-                check_pod_spec("spec.template.spec", template_spec, causes);
-            }
-        }
-        ("batch", "CronJob") => {
-            if let Some(template_spec) = spec.and_then(|s| s.pointer("/jobTemplate/spec/template/spec")) {
-                check_pod_spec("spec.jobTemplate.spec.template.spec", template_spec, causes);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// `spec.selector` must select the template's labels (apps/v1: `matchLabels`/`matchExpressions`;
 /// ReplicationController: a plain map).
-fn check_selector_matches(group: &str, spec: &Value, causes: &mut Vec<Cause>) {
+pub(crate) fn check_selector_matches(group: &str, spec: &Value, causes: &mut Vec<Cause>) {
     let labels = spec.pointer("/template/metadata/labels").and_then(Value::as_object);
     let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
     let (match_labels, expressions) = if group == "apps" {
@@ -96,7 +106,7 @@ fn check_selector_matches(group: &str, spec: &Value, causes: &mut Vec<Cause>) {
 }
 
 /// Containers: at least one, each with a DNS-label name (unique) and an image; ports in range.
-fn check_pod_spec(path: &str, spec: &Value, causes: &mut Vec<Cause>) {
+pub(crate) fn check_pod_spec(path: &str, spec: &Value, causes: &mut Vec<Cause>) {
     let containers = spec.get("containers").and_then(Value::as_array);
     if containers.is_none_or(|c| c.is_empty()) {
         causes.push(Cause::required(format!("{path}.containers")));
@@ -128,34 +138,3 @@ fn check_pod_spec(path: &str, spec: &Value, causes: &mut Vec<Cause>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn fields(group: &str, kind: &str, object: Value) -> Vec<String> {
-        let mut causes = Vec::new();
-        check(group, kind, &object, &mut causes);
-        causes.into_iter().map(|c| c.field).collect()
-    }
-
-    #[test]
-    fn broken_deployment_reports_every_cause() {
-        let broken = json!({"spec": {"replicas": -1, "selector": {"matchLabels": {"app": "a"}},
-            "template": {"metadata": {"labels": {"app": "b"}}, "spec": {"containers": [
-                {"name": "Bad_C", "image": ""}, {"name": "ok", "image": "x", "ports": [{"containerPort": 0}]}]}}}});
-        assert_eq!(fields("apps", "Deployment", broken), [
-            "spec.replicas",
-            "spec.template.metadata.labels",
-            "spec.template.spec.containers[0].name",
-            "spec.template.spec.containers[0].image",
-            "spec.template.spec.containers[1].ports[0].containerPort",
-        ]);
-        let fine = json!({"spec": {"selector": {"matchLabels": {"app": "a"}, "matchExpressions": [{"key": "tier", "operator": "Exists"}]},
-            "template": {"metadata": {"labels": {"app": "a", "tier": "x"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
-        assert!(fields("apps", "Deployment", fine).is_empty());
-        assert_eq!(fields("", "Pod", json!({"spec": {"containers": []}})), ["spec.containers"]);
-        let duplicate = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "a", "image": "y"}]}});
-        assert_eq!(fields("", "Pod", duplicate), ["spec.containers[1].name"]);
-    }
-}

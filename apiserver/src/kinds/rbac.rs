@@ -1,21 +1,30 @@
-//! RBAC escalation prevention, as kube-apiserver's RBAC storage does it: a user may create or change a Role or
-//! ClusterRole only with rules they already hold (or the `escalate` verb on it), and bind a role only if they
+//! The RBAC kinds (Role, ClusterRole, RoleBinding, ClusterRoleBinding).
+//!
+//! Admission: escalation prevention, as kube-apiserver's RBAC storage does it: a user may create or change a Role
+//! or ClusterRole only with rules they already hold (or the `escalate` verb on it), and bind a role only if they
 //! hold all its rules (or the `bind` verb on it). An `aggregationRule` needs `escalate` (it can pull in any rule).
-//! `roleRef` never changes.
+//! `roleRef` never changes. The server's own writes (bootstrap roles, aggregation) are not checked.
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use kspaces_authz::escalation::{escalation_message, uncovered};
 use kspaces_authz::policy::{RoleRef, SpacePolicy};
 use kspaces_authz::rbac::{Attributes, PolicyRule};
-use kspaces_authz::UserInfo;
+use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::SpaceName;
 use serde_json::Value;
 
-use crate::authorization::{self, Judge, RBAC_GROUP};
-use crate::registry::ResourceInfo;
-use crate::state::ApiServer;
+use crate::authorization::{is_rbac, Authorizer, Judge, RBAC_GROUP};
+use super::{Context, Kind, Rules};
+use crate::registry::admission::{self, Admission, Operation};
+use crate::registry::{GenericStore, ResourceInfo};
 use crate::status::{ApiError, ApiResult, Cause};
+
+/// The RBAC kinds: escalation prevention on their writes.
+pub const KIND: Kind = Kind::rules(|context: &Context, rules: &mut Rules| {
+    rules.admit(Arc::new(RbacEscalation { authorizer: context.authorizer.clone() }));
+});
 
 /// What one user may grant in one space, loaded once per request so the check itself is synchronous (a patch
 /// runs it on every attempt of its read-modify-write loop).
@@ -28,14 +37,14 @@ pub struct Escalation {
 }
 
 impl Escalation {
-    pub async fn load(server: &ApiServer, user: &UserInfo, space: &SpaceName) -> ApiResult<Escalation> {
-        let judge = match server.authorizer.rbac() {
-            true => Some(server.authorizer.judge(server, space, user).await?),
+    pub async fn load(authorizer: &Authorizer, caller: &Caller, space: &SpaceName) -> ApiResult<Escalation> {
+        let judge = match authorizer.rbac() {
+            true => Some(authorizer.judge(caller, space).await?),
             false => None,
         };
         let unrestricted = judge.as_ref().is_none_or(Judge::unrestricted);
-        let target = if unrestricted { None } else { Some(server.authorizer.policy(server, space).await?) };
-        Ok(Escalation { user: user.clone(), judge, target })
+        let target = if unrestricted { None } else { Some(authorizer.policy(space).await?) };
+        Ok(Escalation { user: caller.user.clone(), judge, target })
     }
 
     fn unrestricted(&self) -> bool {
@@ -126,10 +135,20 @@ fn rules_of(role: &Value) -> Vec<PolicyRule> {
     role.get("rules").and_then(Value::as_array).map(|rules| rules.iter().filter_map(PolicyRule::from_json).collect()).unwrap_or_default()
 }
 
-/// Loads the escalation check for a write to `resource`, if it is an RBAC kind.
-pub async fn for_write(server: &ApiServer, user: &UserInfo, resource: &ResourceInfo, space: &SpaceName) -> ApiResult<Option<Escalation>> {
-    if !authorization::is_rbac(resource) {
-        return Ok(None);
+/// Escalation prevention on every RBAC write a request makes.
+pub struct RbacEscalation {
+    pub authorizer: Arc<Authorizer>,
+}
+
+#[async_trait]
+impl Admission for RbacEscalation {
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
+        operation != Operation::Delete && is_rbac(resource)
     }
-    Escalation::load(server, user, space).await.map(Some)
+
+    async fn admit(&self, _registry: &GenericStore, attributes: &admission::Attributes<'_>) -> ApiResult<()> {
+        let (Some(caller), Some(object)) = (attributes.caller, attributes.object) else { return Ok(()) };
+        let escalation = Escalation::load(&self.authorizer, caller, attributes.space).await?;
+        escalation.check(attributes.resource, attributes.namespace, object, attributes.old)
+    }
 }

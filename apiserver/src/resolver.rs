@@ -1,9 +1,12 @@
-//! `Crds`: every space's CustomResourceDefinitions, in memory, and which of them serves a resource in a space.
+//! `Resolver`: which resource a request for `group/version/plural` in a space reaches (a built-in one, the
+//! space's own CRD, or a system CRD shared in), from every space's CustomResourceDefinitions held in memory;
+//! and what each space discovers (its discovery tables and OpenAPI documents).
 //!
-//! Loaded from storage at startup and kept current by the registry's write observer, like `TenantCache`: a
+//! Primed with every CRD and LogicalCluster at startup and kept current by the registry's write observer: a
 //! CRD write, a `LogicalCluster` write (the space's `spec.crdPolicy`) and a Tenant write (its labels, which
-//! system CRDs' `crd.kspaces.io/applicable-tenants` selectors match) take effect before the write is
-//! acknowledged, so `kubectl wait --for condition=established` and a switch of policy are followed at once.
+//! system CRDs' `crd.kspaces.io/applicable-tenants` selectors match, read from `TenantCache`) take effect
+//! before the write is acknowledged, so `kubectl wait --for condition=established` and a switch of policy are
+//! followed at once.
 //!
 //! Resolution (`kspaces_crd::sharing`): in a tenant space, a forced system CRD in range wins; otherwise the
 //! space's policy picks its own CRD or the system one. Objects of a space's own CRD are stored under the
@@ -11,9 +14,7 @@
 //! from its uid), so the losing definition's objects stay stored, untouched, until resolution flips back.
 //! `docs/crd-sharing.md` is the user's view.
 
-pub mod strategy;
-
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
 use kspaces_crd::definition::{Definition, Scope as CrdScope};
@@ -22,14 +23,13 @@ use kspaces_storage::{ApiIdentity, Revision, SpaceName};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::kinds::crd::accept_names;
 use crate::openapi::OpenApi;
+use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::selector::LabelSelector;
-use crate::registry::store::WriteObserver;
-use crate::registry::{Custom, ResourceInfo, ResourceTable, Scope, Spaces, Subresource};
-use crate::state::ApiServer;
-use crate::status::ApiResult;
+use crate::registry::{Custom, ResourceInfo, ResourceTable, Spaces, Subresource};
 use crate::table::custom_columns;
-use crate::tenancy;
+use crate::tenancy::{self, TenantCache};
 
 /// Every verb a custom resource serves.
 const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -96,21 +96,14 @@ fn condition_false(crd: &Value, kind: &str) -> bool {
         .any(|c| c.get("type").and_then(Value::as_str) == Some(kind) && c.get("status").and_then(Value::as_str) == Some("False"))
 }
 
-/// A CRD entry, or the tombstone of a deleted one (so a late, older write cannot bring it back).
-#[derive(Debug)]
-struct Entry {
-    served: Option<Arc<Served>>,
-    revision: Revision,
-}
-
-#[derive(Default)]
 struct Inner {
-    /// CRDs by space, then by name (`<plural>.<group>`). Only spaces that ever held a CRD.
-    spaces: HashMap<SpaceName, BTreeMap<String, Entry>>,
-    /// Spaces whose policy is not the default.
-    policies: HashMap<SpaceName, (CrdPolicy, Revision)>,
-    /// Labels of tenants that have any, as `{"metadata": {"labels": ...}}` for `LabelSelector::matches`.
-    tenant_labels: HashMap<String, (Value, Revision)>,
+    /// CRDs by space, then by name (`<plural>.<group>`), with the tombstones of deleted ones (so a late, older
+    /// write cannot bring one back). Only spaces that ever held a CRD.
+    spaces: HashMap<SpaceName, RevisionMap<String, Arc<Served>>>,
+    /// Each space's policy, as its LogicalCluster says.
+    policies: RevisionMap<SpaceName, CrdPolicy>,
+    /// The tenants' labels (what system CRDs' applicable ranges select).
+    tenants: Arc<TenantCache>,
     /// Discovery tables of spaces with custom resources, rebuilt on first use after a change.
     views: HashMap<SpaceName, Arc<View>>,
     /// The same views by their custom rows (addresses of the shared rows), so that spaces resolving to the same
@@ -130,7 +123,7 @@ pub struct View {
 }
 
 /// Every space's CRDs and the resolution of custom resources.
-pub struct Crds {
+pub struct Resolver {
     builtin: ResourceTable,
     /// The view of every space without custom resources.
     builtin_view: Arc<View>,
@@ -139,12 +132,12 @@ pub struct Crds {
     openapi: Mutex<Vec<(Arc<View>, Arc<OpenApi>)>>,
     /// Held by every CRD create and update from reading the names in use to the write being applied here, so
     /// two CRDs cannot claim one name at once (kube's naming controller is a single worker for that reason).
-    pub naming: tokio::sync::Mutex<()>,
+    pub naming: Arc<tokio::sync::Mutex<()>>,
 }
 
-impl std::fmt::Debug for Crds {
+impl std::fmt::Debug for Resolver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Crds").finish_non_exhaustive()
+        f.debug_struct("Resolver").finish_non_exhaustive()
     }
 }
 
@@ -227,7 +220,7 @@ impl Inner {
 
     /// The CRD `name` of `space`, served or not.
     fn stored(&self, space: &SpaceName, name: &str) -> Option<&Arc<Served>> {
-        self.spaces.get(space)?.get(name)?.served.as_ref()
+        self.spaces.get(space)?.get(name)
     }
 
     /// The CRD serving `name` in `space`, and whether it is the system's, shared in.
@@ -238,7 +231,7 @@ impl Inner {
         }
         let system = self.served(&SpaceName::system(), name);
         let candidate = system.map(|s| SystemCandidate { forced: s.definition.forced, applies: self.applies(s, space) });
-        let policy = self.policies.get(space).map(|p| p.0).unwrap_or_default();
+        let policy = self.policies.get(space).copied().unwrap_or_default();
         match sharing::resolve(policy, local.is_some(), candidate)? {
             Source::Local => local.map(|s| (s, false)),
             Source::System => system.map(|s| (s, true)),
@@ -246,7 +239,7 @@ impl Inner {
     }
 
     fn applies(&self, system: &Served, space: &SpaceName) -> bool {
-        system.applies(self.tenant_labels.get(tenancy::tenant_of(space)).map(|l| &l.0))
+        self.tenants.with_labels(tenancy::tenant_of(space), |labels| system.applies(labels))
     }
 
     /// Every CRD name either the space or the system space defines.
@@ -254,7 +247,7 @@ impl Inner {
         let mut names = BTreeSet::new();
         for s in [space.clone(), SpaceName::system()] {
             if let Some(crds) = self.spaces.get(&s) {
-                names.extend(crds.iter().filter(|(_, e)| e.served.as_ref().is_some_and(|s| s.serving)).map(|(n, _)| n.as_str()));
+                names.extend(crds.iter().filter(|(_, served)| served.serving).map(|(n, _)| n.as_str()));
             }
         }
         names
@@ -271,11 +264,19 @@ impl Inner {
     }
 }
 
-impl Crds {
-    pub fn new(builtin: ResourceTable) -> Crds {
+impl Resolver {
+    /// A resolver over the built-in resources `builtin`, reading tenants' labels from `tenants`.
+    pub fn new(builtin: ResourceTable, tenants: Arc<TenantCache>) -> Resolver {
         let tenant = ResourceTable::shared(builtin.all().iter().filter(|r| !r.system_only).cloned().collect());
         let builtin_view = Arc::new(View { tenant, system: builtin.clone(), custom: Vec::new() });
-        Crds { builtin, builtin_view, inner: RwLock::new(Inner::default()), openapi: Mutex::new(Vec::new()), naming: tokio::sync::Mutex::new(()) }
+        let inner = Inner {
+            spaces: HashMap::new(),
+            policies: RevisionMap::default(),
+            tenants,
+            views: HashMap::new(),
+            shared_views: HashMap::new(),
+        };
+        Resolver { builtin, builtin_view, inner: RwLock::new(inner), openapi: Mutex::new(Vec::new()), naming: Arc::default() }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
@@ -378,7 +379,7 @@ impl Crds {
         }
         let mut resources: Vec<ResourceInfo> = view.system.all().iter().map(|r| (**r).clone()).collect();
         resources.sort_by_key(|r| r.custom.is_some());
-        let mut definitions = tenancy::schemas::definitions();
+        let mut definitions = crate::kinds::definitions();
         for r in &view.custom {
             if let Some(schema) = r.custom.as_ref().and_then(|c| c.version()).map(|v| v.schema.source().clone()) {
                 definitions.insert(crate::openapi::definition_name(r), published_schema(schema));
@@ -399,12 +400,12 @@ impl Crds {
     pub fn stored_in(&self, space: &SpaceName) -> Vec<Arc<ResourceInfo>> {
         let inner = self.read();
         let mut rows = Vec::new();
-        let own = inner.spaces.get(space).into_iter().flat_map(|m| m.values()).filter_map(|e| e.served.as_ref());
+        let own = inner.spaces.get(space).into_iter().flat_map(|m| m.iter().map(|(_, served)| served));
         for served in own {
             rows.extend(served.storage.iter().filter(|r| r.custom.as_ref().is_some_and(|c| c.identity == ApiIdentity::Local)).cloned());
         }
         if !space.is_system() {
-            let system = inner.spaces.get(&SpaceName::system()).into_iter().flat_map(|m| m.values()).filter_map(|e| e.served.as_ref());
+            let system = inner.spaces.get(&SpaceName::system()).into_iter().flat_map(|m| m.iter().map(|(_, served)| served));
             for served in system {
                 rows.extend(served.storage.iter().filter(|r| r.custom.as_ref().is_some_and(|c| c.identity != ApiIdentity::Local)).cloned());
             }
@@ -422,8 +423,8 @@ impl Crds {
         let inner = self.read();
         let mut found = Vec::new();
         for (space, crds) in &inner.spaces {
-            for (name, entry) in crds {
-                if entry.served.as_ref().is_some_and(|s| s.definition.terminating) {
+            for (name, served) in crds.iter() {
+                if served.definition.terminating {
                     found.push((space.clone(), name.clone()));
                 }
             }
@@ -437,8 +438,8 @@ impl Crds {
         let inner = self.read();
         let mut found = Vec::new();
         for (space, crds) in &inner.spaces {
-            for (name, entry) in crds {
-                if entry.served.as_ref().is_some_and(|s| !s.names_accepted && !s.definition.terminating) {
+            for (name, served) in crds.iter() {
+                if !served.names_accepted && !served.definition.terminating {
                     found.push((space.clone(), name.clone()));
                 }
             }
@@ -459,7 +460,7 @@ impl Crds {
             list_kind: names.list_kind.clone(),
         };
         let used = self.names_in_use(space, &served.definition.group, name);
-        let (accepted, conflict) = strategy::accept_names(&requested, &served.accepted, &used);
+        let (accepted, conflict) = accept_names(&requested, &served.accepted, &used);
         conflict.is_none() || accepted != served.accepted
     }
 
@@ -467,8 +468,8 @@ impl Crds {
     pub fn names_in_use(&self, space: &SpaceName, group: &str, except: &str) -> NamesInUse {
         let inner = self.read();
         let mut used = NamesInUse::default();
-        let others = inner.spaces.get(space).into_iter().flatten().filter(|(name, _)| name.as_str() != except);
-        for served in others.filter_map(|(_, e)| e.served.as_ref()).filter(|s| s.definition.group == group) {
+        let others = inner.spaces.get(space).into_iter().flat_map(|m| m.iter()).filter(|(name, _)| name.as_str() != except);
+        for served in others.map(|(_, served)| served).filter(|s| s.definition.group == group) {
             let accepted = &served.accepted;
             used.resources.extend([&accepted.plural, &accepted.singular].into_iter().chain(&accepted.short_names).filter(|n| !n.is_empty()).cloned());
             used.kinds.extend([&accepted.kind, &accepted.list_kind].into_iter().filter(|n| !n.is_empty()).cloned());
@@ -478,7 +479,7 @@ impl Crds {
 
     /// The policy of `space`.
     pub fn policy(&self, space: &SpaceName) -> CrdPolicy {
-        self.read().policies.get(space).map(|p| p.0).unwrap_or_default()
+        self.read().policies.get(space).copied().unwrap_or_default()
     }
 
     /// Applies one CRD write (`None`: deleted). A CRD that does not parse (stored by an older build) is not
@@ -492,12 +493,9 @@ impl Crds {
             }
         });
         let mut inner = self.write();
-        let crds = inner.spaces.entry(space.clone()).or_default();
-        if crds.get(name).is_some_and(|e| e.revision > revision) {
-            return;
+        if inner.spaces.entry(space.clone()).or_default().apply(name.to_owned(), parsed, revision) {
+            inner.changed(Some(space));
         }
-        crds.insert(name.to_owned(), Entry { served: parsed, revision });
-        inner.changed(Some(space));
     }
 
     /// Applies one LogicalCluster write: the space's `spec.crdPolicy`.
@@ -508,36 +506,9 @@ impl Crds {
             .and_then(CrdPolicy::parse)
             .unwrap_or_default();
         let mut inner = self.write();
-        let current = inner.policies.get(space).copied();
-        if current.is_some_and(|(_, r)| r > revision) || current.map_or(CrdPolicy::default(), |p| p.0) == policy {
-            return;
-        }
-        inner.policies.insert(space.clone(), (policy, revision));
-        inner.changed(Some(space));
-    }
-
-    /// Applies one Tenant write: its labels.
-    pub fn apply_tenant(&self, name: &str, tenant: Option<&Value>, revision: Revision) {
-        let labels = tenant.and_then(|t| t.pointer("/metadata/labels")).filter(|l| l.as_object().is_some_and(|m| !m.is_empty()));
-        let mut inner = self.write();
-        let current = inner.tenant_labels.get(name);
-        if current.is_some_and(|(_, r)| *r > revision) {
-            return;
-        }
-        let old = current.map(|(l, _)| l["metadata"]["labels"].clone());
-        if old.as_ref() == labels || (old.is_none() && labels.is_none()) {
-            return;
-        }
-        match labels {
-            Some(labels) => {
-                inner.tenant_labels.insert(name.to_owned(), (json!({"metadata": {"labels": labels}}), revision));
-            }
-            None => {
-                inner.tenant_labels.remove(name);
-            }
-        }
-        if let Ok(space) = tenancy::space_of(name) {
-            inner.changed(Some(&space));
+        let unchanged = inner.policies.get(space).copied().unwrap_or_default() == policy;
+        if inner.policies.apply(space.clone(), Some(policy), revision) && !unchanged {
+            inner.changed(Some(space));
         }
     }
 }
@@ -555,57 +526,29 @@ fn published_schema(mut schema: Value) -> Value {
     schema
 }
 
-impl WriteObserver for Crds {
+impl WriteObserver for Resolver {
+    fn follows(&self) -> &[(&'static str, &'static str)] {
+        &[("apiextensions.k8s.io", "CustomResourceDefinition"), ("core.kcp.io", "LogicalCluster")]
+    }
+
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
         if resource.is("apiextensions.k8s.io", "CustomResourceDefinition") {
             self.apply_crd(space, name, object, revision);
         } else if resource.is("core.kcp.io", "LogicalCluster") {
             self.apply_policy(space, object, revision);
         } else if resource.is("", "Tenant") {
-            self.apply_tenant(name, object, revision);
+            // Its labels (in `TenantCache`, told first) may change which system CRDs apply to its space.
+            if let Ok(space) = tenancy::space_of(name) {
+                self.write().changed(Some(&space));
+            }
         }
     }
-}
-
-/// Loads every space's CRDs, policies and tenants' labels (at startup).
-pub async fn load(server: &ApiServer) -> ApiResult<()> {
-    let all = Scope { spaces: Spaces::All, namespace: None };
-    let mut found: Vec<(SpaceName, String, Value, Revision)> = Vec::new();
-    let mut remember = |object: &Value| {
-        let tenant = object.pointer("/metadata/tenant").and_then(Value::as_str).unwrap_or(tenancy::SYSTEM);
-        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let revision = object.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok()).unwrap_or_default();
-        if let Ok(space) = tenancy::space_of(tenant) {
-            found.push((space, name, object.clone(), revision));
-        }
-    };
-    for (group, kind) in [("apiextensions.k8s.io", "CustomResourceDefinition"), ("core.kcp.io", "LogicalCluster")] {
-        if let Some(resource) = server.resources.by_kind(group, kind).cloned() {
-            server.registry.for_each(&resource, &all, 500, &mut remember).await?;
-        }
-    }
-    for (space, name, object, revision) in found {
-        if object["kind"] == "LogicalCluster" {
-            server.crds.apply_policy(&space, Some(&object), revision);
-        } else {
-            server.crds.apply_crd(&space, &name, Some(&object), revision);
-        }
-    }
-    if let Some(tenants) = server.resources.by_kind("", "Tenant").cloned() {
-        let system = Scope::one(SpaceName::system(), None);
-        server.registry.for_each(&tenants, &system, 1000, |tenant| {
-            let name = tenant.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-            let revision = tenant.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok()).unwrap_or_default();
-            server.crds.apply_tenant(name, Some(tenant), revision);
-        }).await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::builtin::builtin_resources;
+    use crate::kinds::resources as builtin_resources;
 
     fn crd(plural: &str, uid: &str, labels: Value, annotations: Value) -> Value {
         json!({
@@ -628,12 +571,16 @@ mod tests {
         SpaceName::new(name).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    fn tenant_row() -> ResourceInfo {
+        builtin_resources().into_iter().find(|r| r.is("", "Tenant")).unwrap_or_else(|| panic!("no Tenant row"))
+    }
+
     fn policy(name: &str) -> Value {
         json!({"kind": "LogicalCluster", "spec": {"crdPolicy": name}})
     }
 
     /// Which definition serves `widgets` in `tenant`: "local", "system", or "-" for none.
-    fn served(crds: &Crds, tenant: &str) -> &'static str {
+    fn served(crds: &Resolver, tenant: &str) -> &'static str {
         match crds.lookup(&Spaces::One(space(tenant)), "example.com", "v1", "widgets") {
             None => "-",
             Some(r) => match r.custom.as_ref().map(|c| &c.identity) {
@@ -646,7 +593,8 @@ mod tests {
 
     #[test]
     fn resolution_follows_forced_label_policy_and_applicable_range() {
-        let crds = Crds::new(ResourceTable::new(builtin_resources()));
+        let tenants = Arc::new(TenantCache::default());
+        let crds = Resolver::new(ResourceTable::new(builtin_resources()), tenants.clone());
         let system = SpaceName::system();
         let mut revision = 0;
         let mut next = || {
@@ -667,7 +615,9 @@ mod tests {
         let forced = json!({"arktos.futurewei.com/crd-sharing-policy": "FORCED"});
         crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u1", forced.clone(), gold)), next());
         assert_eq!((served(&crds, "t1"), served(&crds, "t2"), served(&crds, "t3")), ("local", "-", "-"));
-        crds.apply_tenant("t2", Some(&json!({"metadata": {"labels": {"tier": "gold"}}})), next());
+        let gold_tenant = json!({"metadata": {"name": "t2", "labels": {"tier": "gold"}}});
+        tenants.apply("t2", Some(&gold_tenant), next());
+        crds.written(&tenant_row(), &system, "t2", Some(&gold_tenant), next());
         assert_eq!(served(&crds, "t2"), "system", "forced beats NeverUseSystemCRDUnlessForced");
         assert!(crds.forced_on(&space("t2"), "widgets.example.com").is_some());
         assert!(crds.forced_on(&space("t1"), "widgets.example.com").is_none());
@@ -682,7 +632,7 @@ mod tests {
 
     #[test]
     fn rows_serve_only_served_versions_and_keep_a_stable_shared_identity() {
-        let crds = Crds::new(ResourceTable::new(builtin_resources()));
+        let crds = Resolver::new(ResourceTable::new(builtin_resources()), Arc::default());
         let system = SpaceName::system();
         crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u1", json!({}), json!({}))), Revision(1));
         let t1 = Spaces::One(space("t1"));

@@ -20,12 +20,13 @@ use chrono::{DateTime, Utc};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use p256::elliptic_curve::sec1::ToEncodedPoint;
-use p256::pkcs8::der::{self, Decode, Encode};
+use p256::pkcs8::der::{Decode, Encode};
 use p256::pkcs8::{
     AssociatedOid, DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding, ObjectIdentifier,
     PrivateKeyInfo, SubjectPublicKeyInfoRef,
 };
 use p256::{NistP256, PublicKey, SecretKey};
+use rustls::pki_types::pem::{self, SectionKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -524,8 +525,8 @@ fn load_signing_key(path: &Path) -> Result<SecretKey> {
 }
 
 fn first_private_key(path: &Path, text: &str) -> Result<SecretKey> {
-    for block in pem_blocks(text) {
-        if let Some(PemKey::Private(secret)) = parse_block(block).map_err(|reason| key_error(path, reason))? {
+    for (kind, der) in pem_sections(text).map_err(|reason| key_error(path, reason))? {
+        if let PemKey::Private(secret) = parse_section(kind, &der).map_err(|reason| key_error(path, reason))? {
             return Ok(secret);
         }
     }
@@ -535,11 +536,10 @@ fn first_private_key(path: &Path, text: &str) -> Result<SecretKey> {
 fn load_verification_keys(path: &Path) -> Result<Vec<PublicKey>> {
     let text = std::fs::read_to_string(path).map_err(|e| key_error(path, e.to_string()))?;
     let mut keys = Vec::new();
-    for block in pem_blocks(&text) {
-        match parse_block(block).map_err(|reason| key_error(path, reason))? {
-            Some(PemKey::Private(secret)) => keys.push(secret.public_key()),
-            Some(PemKey::Public(public_key)) => keys.push(public_key),
-            None => {}
+    for (kind, der) in pem_sections(&text).map_err(|reason| key_error(path, reason))? {
+        match parse_section(kind, &der).map_err(|reason| key_error(path, reason))? {
+            PemKey::Private(secret) => keys.push(secret.public_key()),
+            PemKey::Public(public_key) => keys.push(public_key),
         }
     }
     if keys.is_empty() {
@@ -600,48 +600,33 @@ enum PemKey {
     Public(PublicKey),
 }
 
-/// Splits PEM text into its `-----BEGIN …-----` … `-----END …-----` blocks; text between blocks is ignored.
-fn pem_blocks(text: &str) -> Vec<&str> {
-    const BEGIN: &str = "-----BEGIN ";
-    const END: &str = "-----END ";
-    let mut blocks = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(BEGIN) {
-        let block = &rest[start..];
-        let length = block
-            .find(END)
-            .and_then(|end| block[end + END.len()..].find("-----").map(|close| end + END.len() + close + 5));
-        let Some(length) = length else {
-            blocks.push(block);
-            break;
-        };
-        blocks.push(&block[..length]);
-        rest = &block[length..];
+/// Every PEM section of `text` that may hold a key, decoded (rustls' reader; sections of labels it does not know,
+/// such as `EC PARAMETERS`, are skipped).
+fn pem_sections(text: &str) -> std::result::Result<Vec<(SectionKind, Vec<u8>)>, String> {
+    let mut reader = text.as_bytes();
+    let mut sections = Vec::new();
+    while let Some(section) = pem::from_buf(&mut reader).map_err(|e| format!("malformed PEM: {e}"))? {
+        sections.push(section);
     }
-    blocks
+    Ok(sections)
 }
 
-/// One PEM block as a P-256 key; `None` for blocks that carry no key (`EC PARAMETERS`).
-fn parse_block(block: &str) -> std::result::Result<Option<PemKey>, String> {
-    let label = der::pem::decode_label(block.as_bytes()).map_err(|e| format!("malformed PEM: {e}"))?;
-    let der = || der::Document::from_pem(block).map(|(_, document)| document).map_err(|e| format!("{label}: {e}"));
-    let key = match label {
-        "EC PARAMETERS" => return Ok(None),
-        "PRIVATE KEY" => {
-            let document = der()?;
-            let info = PrivateKeyInfo::from_der(document.as_bytes()).map_err(|e| format!("{label}: {e}"))?;
+/// One PEM section as a P-256 key.
+fn parse_section(kind: SectionKind, der: &[u8]) -> std::result::Result<PemKey, String> {
+    Ok(match kind {
+        SectionKind::PrivateKey => {
+            let info = PrivateKeyInfo::from_der(der).map_err(|e| format!("PRIVATE KEY: {e}"))?;
             check_algorithm(info.algorithm)?;
-            PemKey::Private(SecretKey::from_pkcs8_der(document.as_bytes()).map_err(|e| format!("{label}: {e}"))?)
+            PemKey::Private(SecretKey::from_pkcs8_der(der).map_err(|e| format!("PRIVATE KEY: {e}"))?)
         }
-        "EC PRIVATE KEY" => PemKey::Private(
-            SecretKey::from_sec1_der(der()?.as_bytes()).map_err(|_| "EC PRIVATE KEY is not a P-256 key".to_owned())?,
-        ),
-        "PUBLIC KEY" => PemKey::Public(public_key_from_spki(der()?.as_bytes())?),
-        "CERTIFICATE" => PemKey::Public(public_key_from_certificate(der()?.as_bytes())?),
-        "RSA PRIVATE KEY" | "RSA PUBLIC KEY" => return Err(unsupported("RSA keys are")),
+        SectionKind::EcPrivateKey => {
+            PemKey::Private(SecretKey::from_sec1_der(der).map_err(|_| "EC PRIVATE KEY is not a P-256 key".to_owned())?)
+        }
+        SectionKind::PublicKey => PemKey::Public(public_key_from_spki(der)?),
+        SectionKind::Certificate => PemKey::Public(public_key_from_certificate(der)?),
+        SectionKind::RsaPrivateKey => return Err(unsupported("RSA keys are")),
         other => return Err(format!("unsupported PEM block {other:?}; expected an EC P-256 key")),
-    };
-    Ok(Some(key))
+    })
 }
 
 fn public_key_from_spki(spki_der: &[u8]) -> std::result::Result<PublicKey, String> {
@@ -676,6 +661,7 @@ fn unsupported(what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use p256::pkcs8::der;
     use serde_json::Value;
 
     const ISSUER: &str = "https://kspaces.example";

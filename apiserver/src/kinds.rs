@@ -1,0 +1,138 @@
+//! The kinds with something of their own, one file each: kspaces' own kinds bring their resource row and OpenAPI
+//! definition; a kind with rules brings its `Strategy` and its admission plugins. `KINDS` is the table: a new
+//! kind is a file here plus one line in it, and the generic store does not change.
+
+pub mod crd;
+pub mod custom_resource;
+pub mod logical_cluster;
+pub mod namespace;
+pub mod pod;
+mod pod_template;
+pub mod rbac;
+pub mod secret;
+pub mod service;
+pub mod tenant;
+#[cfg(test)]
+mod tests;
+pub mod workloads;
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::authorization::Authorizer;
+use crate::registry::admission::{Admission, AdmissionChain};
+use crate::registry::builtin::builtin_resources;
+use crate::registry::strategy::{Strategies, Strategy};
+use crate::registry::{ResourceInfo, ResourceTable};
+use crate::resolver::Resolver;
+use crate::tenancy::TenantCache;
+
+/// What one kind brings: resource rows and OpenAPI definitions (kspaces' own kinds), and rules.
+pub struct Kind {
+    pub rows: fn() -> Vec<ResourceInfo>,
+    pub definitions: fn() -> Map<String, Value>,
+    pub rules: fn(&Context, &mut Rules),
+}
+
+impl Kind {
+    /// A kind whose row and definition are Kubernetes' own (in `registry::builtin`): rules only.
+    pub const fn rules(rules: fn(&Context, &mut Rules)) -> Kind {
+        Kind { rows: Vec::new, definitions: Map::new, rules }
+    }
+}
+
+/// Every kind with something of its own. Admission runs in this order: lifecycles first (is there a place for
+/// the object at all), then the rules about what may be written there.
+const KINDS: &[Kind] = &[
+    tenant::KIND,
+    logical_cluster::KIND,
+    namespace::KIND,
+    custom_resource::KIND,
+    workloads::KIND,
+    crd::KIND,
+    rbac::KIND,
+    pod::KIND,
+    service::KIND,
+    secret::KIND,
+];
+
+/// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, RBAC, and the
+/// built-in resource rows.
+pub struct Context {
+    pub resolver: Arc<Resolver>,
+    pub tenants: Arc<TenantCache>,
+    pub authorizer: Arc<Authorizer>,
+    pub resources: ResourceTable,
+}
+
+/// The kinds' strategies and admission plugins, as they register them.
+#[derive(Default)]
+pub struct Rules {
+    strategies: Strategies,
+    admission: Vec<Arc<dyn Admission>>,
+}
+
+impl Rules {
+    /// `group`/`kind`'s strategy.
+    pub fn strategy(&mut self, group: &str, kind: &str, strategy: Arc<dyn Strategy>) {
+        self.strategies.add(group, kind, strategy);
+    }
+
+    /// Every custom resource's strategy.
+    pub fn custom(&mut self, strategy: Arc<dyn Strategy>) {
+        self.strategies.set_custom(strategy);
+    }
+
+    /// An admission plugin, after those registered before it.
+    pub fn admit(&mut self, plugin: Arc<dyn Admission>) {
+        self.admission.push(plugin);
+    }
+}
+
+/// Every built-in resource: Kubernetes' and kspaces' own kinds'.
+pub fn resources() -> Vec<ResourceInfo> {
+    builtin_resources().into_iter().chain(KINDS.iter().flat_map(|kind| (kind.rows)())).collect()
+}
+
+/// The OpenAPI definitions of kspaces' own kinds (k8s-openapi has Kubernetes').
+pub fn definitions() -> Map<String, Value> {
+    KINDS.iter().flat_map(|kind| (kind.definitions)()).collect()
+}
+
+/// Every kind's strategy, and the admission chain.
+pub fn rules(context: &Context) -> (Strategies, AdmissionChain) {
+    let mut rules = Rules::default();
+    for kind in KINDS {
+        (kind.rules)(context, &mut rules);
+    }
+    (rules.strategies, AdmissionChain::new(rules.admission))
+}
+
+/// Discovery verbs from a list.
+pub(crate) fn verbs(list: &[&str]) -> Vec<String> {
+    list.iter().map(|v| v.to_string()).collect()
+}
+
+const OBJECT_META: &str = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// An OpenAPI string property.
+pub(crate) fn string(description: &str) -> Value {
+    json!({"type": "string", "description": description})
+}
+
+/// The OpenAPI definition of one of kspaces' own kinds: type meta, object meta, `spec` and `status`.
+pub(crate) fn kind_schema(description: &str, spec: Value, status: Value) -> Value {
+    json!({
+        "type": "object",
+        "description": description,
+        "properties": {
+            "apiVersion": string("APIVersion defines the versioned schema of this representation of an object."),
+            "kind": string("Kind is a string value representing the REST resource this object represents."),
+            "metadata": {"allOf": [{"$ref": OBJECT_META}], "default": {},
+                "description": "Standard object's metadata. `metadata.tenant` is the tenant whose space holds the object."},
+            "spec": spec,
+            "status": status,
+        },
+    })
+}

@@ -1,0 +1,106 @@
+//! LogicalCluster (kcp's `core.kcp.io/v1alpha1`): one per space, named `cluster`, made by the server with the
+//! space (status `Ready`); users may only change `spec.crdPolicy`, one of the CRD sharing policies.
+
+use std::sync::Arc;
+
+use kspaces_storage::SpaceName;
+use serde_json::{json, Map, Value};
+
+use super::{kind_schema, string, verbs, Context, Kind, Rules};
+use crate::registry::strategy::{Part, Strategy};
+use crate::registry::{ResourceInfo, Subresource};
+use crate::status::Cause;
+
+/// `core.kcp.io/v1alpha1 LogicalCluster`: its row, definition and strategy.
+pub const KIND: Kind = Kind { rows, definitions, rules };
+
+/// The OpenAPI definition name of LogicalCluster.
+pub const DEFINITION: &str = "io.kcp.core.v1alpha1.LogicalCluster";
+/// The name of the one LogicalCluster in every space.
+pub const LOGICAL_CLUSTER_NAME: &str = "cluster";
+/// The CRD policies a space may choose (`LogicalCluster.spec.crdPolicy`).
+pub const CRD_POLICIES: [&str; 3] = ["NeverUseSystemCRDUnlessForced", "SystemCRDFirst", "LocalCRDFirst"];
+/// The policy a new tenant space starts with.
+pub const DEFAULT_CRD_POLICY: &str = "LocalCRDFirst";
+
+fn rows() -> Vec<ResourceInfo> {
+    vec![
+        ResourceInfo {
+            group: "core.kcp.io".into(),
+            version: "v1alpha1".into(),
+            kind: "LogicalCluster".into(),
+            plural: "logicalclusters".into(),
+            singular: "logicalcluster".into(),
+            short_names: vec![],
+            categories: vec![],
+            namespaced: false,
+            subresources: vec![Subresource::Status],
+            // One per space, made and removed by the server; its admins may only change `spec.crdPolicy`.
+            verbs: verbs(&["get", "list", "patch", "update", "watch"]),
+            definition: Some(DEFINITION.into()),
+            system_only: false,
+            custom: None,
+        },
+    ]
+}
+
+fn definitions() -> Map<String, Value> {
+    let mut definitions = Map::new();
+    definitions.insert(DEFINITION.into(), kind_schema(
+        "LogicalCluster describes a space (kcp's logical cluster). There is exactly one per space, named `cluster`.",
+        json!({"type": "object", "description": "LogicalClusterSpec holds the space's settings.", "properties": {
+            "crdPolicy": {"type": "string", "enum": CRD_POLICIES,
+                "description": "How the space resolves a resource defined both by a system CRD and by its own CRD."},
+        }}),
+        json!({"type": "object", "description": "LogicalClusterStatus is the observed state of the space.", "properties": {
+            "phase": string("Ready, or Terminating while the space is being deleted."),
+        }}),
+    ));
+    definitions
+}
+
+fn rules(_context: &Context, rules: &mut Rules) {
+    rules.strategy("core.kcp.io", "LogicalCluster", Arc::new(LogicalClusterStrategy));
+}
+
+pub struct LogicalClusterStrategy;
+
+impl Strategy for LogicalClusterStrategy {
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, object: &mut Value) {
+        object["status"] = json!({"phase": "Ready"});
+    }
+
+    /// Only `spec.crdPolicy` is the user's to change.
+    fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, old: &Value, new: &mut Value, part: Part) {
+        if part != Part::Main || !new.is_object() {
+            return;
+        }
+        let policy = new.pointer("/spec/crdPolicy").cloned();
+        let mut spec = old.get("spec").cloned().unwrap_or_else(|| json!({}));
+        match policy {
+            Some(policy) if spec.is_object() => spec["crdPolicy"] = policy,
+            _ => {
+                if let Some(spec) = spec.as_object_mut() {
+                    spec.remove("crdPolicy");
+                }
+            }
+        }
+        new["spec"] = spec;
+    }
+
+    fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
+        check_logical_cluster(object, causes);
+    }
+}
+
+fn check_logical_cluster(object: &Value, causes: &mut Vec<Cause>) {
+    if let Some(name) = object.pointer("/metadata/name").and_then(Value::as_str).filter(|n| *n != LOGICAL_CLUSTER_NAME) {
+        causes.push(Cause::invalid("metadata.name", name, "must be \"cluster\": a space has exactly one LogicalCluster"));
+    }
+    match object.pointer("/spec/crdPolicy") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(policy)) if CRD_POLICIES.contains(&policy.as_str()) => {}
+        Some(policy) => causes.push(Cause::not_supported("spec.crdPolicy", policy.as_str().unwrap_or(&policy.to_string()), &CRD_POLICIES)),
+    }
+}
+

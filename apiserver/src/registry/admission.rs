@@ -1,0 +1,73 @@
+//! Admission: the rules that may refuse a write after its body is decoded and the object it replaces is read,
+//! one ordered list run by `GenericStore` inside the write (as kube-apiserver's admission chain runs inside its
+//! store's create, update and delete), so a rule always judges the object actually being replaced.
+//!
+//! Plugins live beside the kind they guard (`crate::kinds`); their order is the table in `kinds.rs`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kspaces_authz::Caller;
+use kspaces_storage::SpaceName;
+use serde_json::Value;
+
+use super::{GenericStore, Part, ResourceInfo};
+use crate::status::ApiResult;
+
+/// What a write does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+}
+
+/// One write, as admission sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Attributes<'a> {
+    pub operation: Operation,
+    pub resource: &'a ResourceInfo,
+    pub space: &'a SpaceName,
+    /// The object's namespace (namespaced resources only).
+    pub namespace: Option<&'a str>,
+    pub name: &'a str,
+    /// The object as written (create, update), before the kind's strategy completes it.
+    pub object: Option<&'a Value>,
+    /// The stored object the write replaces or deletes (update, delete).
+    pub old: Option<&'a Value>,
+    pub part: Part,
+    /// Who asks; `None` for the server's own writes (bootstrap, controllers), which requests' rules do not bind.
+    pub caller: Option<&'a Caller>,
+    pub dry_run: bool,
+}
+
+/// One admission rule.
+#[async_trait]
+pub trait Admission: Send + Sync {
+    /// Whether the rule looks at this write at all (cheap; most writes concern no rule).
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool;
+
+    /// Refuses the write with the `Status` a client gets, or lets it through. `registry` is for the reads a
+    /// rule needs (a namespace's phase).
+    async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()>;
+}
+
+/// The admission rules, in order: the first refusal is the answer.
+#[derive(Clone, Default)]
+pub struct AdmissionChain {
+    plugins: Vec<Arc<dyn Admission>>,
+}
+
+impl AdmissionChain {
+    pub fn new(plugins: Vec<Arc<dyn Admission>>) -> AdmissionChain {
+        AdmissionChain { plugins }
+    }
+
+    /// Runs every rule that handles the write, in order.
+    pub async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        for plugin in self.plugins.iter().filter(|p| p.handles(attributes.resource, attributes.operation)) {
+            plugin.admit(registry, attributes).await?;
+        }
+        Ok(())
+    }
+}

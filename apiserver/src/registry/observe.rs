@@ -1,0 +1,93 @@
+//! Caches fed by the store, as kube's informers feed its controllers: a `WriteObserver` is primed with every
+//! stored object of the kinds it follows (`GenericStore::prime`, the one startup load), then told of every
+//! durable write before the write is answered. `RevisionMap` is how a cache applies that news: an entry only
+//! moves forward in revisions, and a deleted key leaves a tombstone, so a write observed late never undoes a
+//! newer one (priming runs while writes already land).
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use kspaces_storage::{Revision, SpaceName};
+use serde_json::Value;
+
+use super::ResourceInfo;
+
+/// Told of every committed write, once it is durable: `object` is `None` when the object is gone.
+pub trait WriteObserver: Send + Sync {
+    /// The kinds, as (group, kind), whose every stored object this cache starts from.
+    fn follows(&self) -> &[(&'static str, &'static str)] {
+        &[]
+    }
+
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision);
+
+    /// Told of a delete with the object's last state (the garbage collector needs its uid); by default, a
+    /// `written` with no object.
+    fn deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, _last: &Value, revision: Revision) {
+        self.written(resource, space, name, None, revision);
+    }
+}
+
+/// The revision a stored object was read at (`metadata.resourceVersion`, set on every read).
+pub fn revision_of(object: &Value) -> Revision {
+    object.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok()).unwrap_or_default()
+}
+
+/// A map whose entries only move forward in revisions; a removed key is remembered as a tombstone.
+#[derive(Debug)]
+pub struct RevisionMap<K, V> {
+    entries: HashMap<K, (Option<V>, Revision)>,
+}
+
+impl<K, V> Default for RevisionMap<K, V> {
+    fn default() -> RevisionMap<K, V> {
+        RevisionMap { entries: HashMap::new() }
+    }
+}
+
+impl<K: Eq + Hash, V> RevisionMap<K, V> {
+    /// Records `key` as of `revision` (`None`: removed). False, and nothing changes, when the map already
+    /// knows a newer state of `key`.
+    pub fn apply(&mut self, key: K, value: Option<V>, revision: Revision) -> bool {
+        if self.entries.get(&key).is_some_and(|(_, known)| *known > revision) {
+            return false;
+        }
+        self.entries.insert(key, (value, revision));
+        true
+    }
+
+    /// The live value of `key`.
+    pub fn get<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.entries.get(key).and_then(|(value, _)| value.as_ref())
+    }
+
+    /// Every live entry.
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.entries.iter().filter_map(|(key, (value, _))| Some((key, value.as_ref()?)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn older_news_never_wins_and_deletions_leave_tombstones() {
+        let mut map = RevisionMap::default();
+        assert!(map.apply("t", Some("active"), Revision(5)));
+        assert!(map.apply("t", Some("terminating"), Revision(7)));
+        assert!(!map.apply("t", Some("active"), Revision(6)), "older than what is known");
+        assert_eq!(map.get("t"), Some(&"terminating"));
+        assert!(map.apply("t", None, Revision(9)));
+        assert!(!map.apply("t", Some("terminating"), Revision(8)), "a tombstone is newer");
+        assert_eq!(map.get("t"), None);
+        assert_eq!(map.iter().count(), 0);
+        assert!(map.apply("t", Some("active"), Revision(12)), "made again");
+        assert_eq!(map.iter().collect::<Vec<_>>(), [(&"t", &"active")]);
+    }
+}

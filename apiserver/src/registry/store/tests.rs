@@ -1,0 +1,224 @@
+//! The generic store on the memory backend, with no kind's rules (`Strategies::default()`): metadata the server
+//! sets and keeps, conflicts, subresources, deletion with finalizers, dry runs, and admission judging the object
+//! a write actually replaces.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use expect_test::expect;
+use kspaces_storage::{Revision, SpaceName, Store, StoreConfig};
+use serde_json::{json, Value};
+
+use crate::registry::admission::{Admission, AdmissionChain, Attributes, Operation};
+use crate::registry::builtin::builtin_resources;
+use crate::registry::observe::WriteObserver;
+use crate::registry::strategy::Strategies;
+use crate::registry::testing::{check, Harness, Step};
+use crate::registry::{GenericStore, Part, ResourceInfo, ResourceTable, SpaceTenants, Wiring};
+use crate::status::{ApiError, ApiResult};
+
+/// Every space is its own tenant.
+struct Flat;
+
+impl SpaceTenants for Flat {
+    fn tenant_of(&self, space: &SpaceName) -> String {
+        space.as_str().to_owned()
+    }
+}
+
+/// Refuses any write of an object labelled `refuse`, saying which revision of the object it replaces.
+struct RefuseLabelled;
+
+#[async_trait]
+impl Admission for RefuseLabelled {
+    fn handles(&self, _resource: &ResourceInfo, operation: Operation) -> bool {
+        operation != Operation::Delete
+    }
+
+    async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        let refused = attributes.object.and_then(|o| o.pointer("/metadata/labels/refuse")).is_some();
+        let old = attributes.old.and_then(|o| o.pointer("/metadata/resourceVersion")).and_then(Value::as_str).unwrap_or("none");
+        match refused {
+            true => Err(ApiError::forbidden(format!("refused {:?} replacing revision {old}", attributes.operation))),
+            false => Ok(()),
+        }
+    }
+}
+
+/// Remembers every write it is told of.
+#[derive(Default)]
+struct Log(Mutex<Vec<String>>);
+
+impl WriteObserver for Log {
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
+        let what = if object.is_some() { "written" } else { "gone" };
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(format!("{revision} {what} {} {space}/{name}", resource.plural));
+    }
+}
+
+fn harness(log: Arc<Log>) -> Harness {
+    let table = ResourceTable::new(builtin_resources());
+    let registry = GenericStore::new(Store::memory(StoreConfig::default()), Wiring {
+        strategies: Strategies::default(),
+        admission: AdmissionChain::new(vec![Arc::new(RefuseLabelled)]),
+        observers: vec![log],
+        tenants: Arc::new(Flat),
+    });
+    Harness { registry, lookup: Box::new(move |_, group, version, plural| table.lookup(group, version, plural).cloned()) }
+}
+
+fn config_map(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}})
+}
+
+#[tokio::test]
+async fn writes_keep_what_the_server_owns() {
+    let rows = vec![
+        ("a create fills in the metadata the server owns", Step::create("v1/configmaps", "t1/default", config_map("a"))),
+        ("the same name again", Step::create("v1/configmaps", "t1/default", config_map("a"))),
+        ("a resourceVersion on a create", Step::create("v1/configmaps", "t1/default", json!({"metadata": {"name": "b", "resourceVersion": "3"}}))),
+        ("a namespace other than the URL's", Step::create("v1/configmaps", "t1/default", json!({"metadata": {"name": "b", "namespace": "other"}}))),
+        ("a tenant other than the space's", Step::create("v1/configmaps", "t1/default", json!({"metadata": {"name": "b", "tenant": "t2"}}))),
+        ("no name and no generateName", Step::create("v1/configmaps", "t1/default", json!({"metadata": {}}))),
+        ("another kind in the body", Step::create("v1/configmaps", "t1/default", json!({"kind": "Secret", "metadata": {"name": "b"}}))),
+        ("an update with an old resourceVersion", Step::update("v1/configmaps", "t1/default", "a", json!({"metadata": {"name": "a", "resourceVersion": "0"}}))),
+        ("an update keeps uid, name, namespace and tenant", Step::update("v1/configmaps", "t1/default", "a",
+            json!({"metadata": {"name": "a", "uid": "mine", "tenant": "t1", "labels": {"x": "y"}}, "data": {"k": "w"}}))),
+        ("an update that changes nothing keeps the revision", Step::update("v1/configmaps", "t1/default", "a",
+            json!({"metadata": {"name": "a", "labels": {"x": "y"}}, "data": {"k": "w"}}))),
+        ("a dry-run create stores nothing", Step::create("v1/configmaps", "t1/default", config_map("dry")).dry_run()),
+        ("so it is not there", Step::get("v1/configmaps", "t1/default", "dry")),
+        ("the same name in another space is another object", Step::create("v1/configmaps", "t2/default", config_map("a"))),
+    ];
+    check(&harness(Arc::default()), rows, expect![[r#"
+        a create fills in the metadata the server owns
+          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"}}
+        the same name again
+          409 AlreadyExists: configmaps "a" already exists
+        a resourceVersion on a create
+          400 BadRequest: resourceVersion should not be set on objects to be created
+        a namespace other than the URL's
+          400 BadRequest: the namespace of the provided object does not match the namespace sent on the request
+        a tenant other than the space's
+          400 BadRequest: the tenant of the provided object (t2) does not match the tenant sent on the request (t1)
+        no name and no generateName
+          422 Invalid: ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required
+        another kind in the body
+          400 BadRequest: the API version in the data (v1) does not match the expected API version (v1) or kind Secret is not ConfigMap
+        an update with an old resourceVersion
+          409 Conflict: Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again
+        an update keeps uid, name, namespace and tenant
+          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","labels":{"x":"y"},"managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
+        an update that changes nothing keeps the revision
+          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","labels":{"x":"y"},"managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
+        a dry-run create stores nothing
+          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"dry","namespace":"default","tenant":"t1","uid":"*"}}
+        so it is not there
+          404 NotFound: configmaps "dry" not found
+        the same name in another space is another object
+          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"3","tenant":"t2","uid":"*"}}
+    "#]]).await;
+}
+
+#[tokio::test]
+async fn generation_status_and_finalizers() {
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 1}, "status": {"replicas": 9}});
+    let rows = vec![
+        ("a resource with /status starts with an empty status", Step::create("apps/v1/deployments", "t1/default", deployment)),
+        ("the main resource cannot write status; a spec change moves the generation", Step::patch("apps/v1/deployments", "t1/default", "web",
+            json!({"spec": {"replicas": 2}, "status": {"replicas": 5}}))),
+        ("a label change does not", Step::patch("apps/v1/deployments", "t1/default", "web", json!({"metadata": {"labels": {"a": "b"}}}))),
+        ("/status writes only status", Step::patch("apps/v1/deployments", "t1/default", "web", json!({"spec": {"replicas": 7}, "status": {"replicas": 2}}))
+            .on(Part::Status)),
+        ("an object with finalizers", Step::create("v1/configmaps", "t1/default", json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}))),
+        ("is marked, not removed", Step::delete("v1/configmaps", "t1/default", "held")),
+        ("no new finalizer once it is being deleted", Step::patch("v1/configmaps", "t1/default", "held",
+            json!({"metadata": {"finalizers": ["example.com/hold", "example.com/other"]}}))),
+        ("lifting the last finalizer removes it", Step::patch("v1/configmaps", "t1/default", "held", json!({"metadata": {"finalizers": null}}))),
+        ("gone", Step::get("v1/configmaps", "t1/default", "held")),
+        ("a namespace with content finalizers", Step::create("v1/namespaces", "t1", json!({"metadata": {"name": "dev"}, "spec": {"finalizers": ["kubernetes"]}}))),
+        ("is Terminating until they are lifted", Step::delete("v1/namespaces", "t1", "dev")),
+        ("a second delete is kube's 409", Step::delete("v1/namespaces", "t1", "dev")),
+        ("lifting them through /finalize removes the namespace", Step::update("v1/namespaces", "t1", "dev", json!({"metadata": {"name": "dev"}, "spec": {"finalizers": []}}))
+            .on(Part::Finalize)),
+        ("gone", Step::get("v1/namespaces", "t1", "dev")),
+    ];
+    check(&harness(Arc::default()), rows, expect![[r#"
+        a resource with /status starts with an empty status
+          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":"*","generation":1,"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"},"spec":{"replicas":1},"status":{}}
+        the main resource cannot write status; a spec change moves the generation
+          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":"*","generation":2,"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{}}
+        a label change does not
+          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":"*","generation":2,"labels":{"a":"b"},"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"3","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{}}
+        /status writes only status
+          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":"*","generation":2,"labels":{"a":"b"},"managedFields":["test Update","test Update status"],"name":"web","namespace":"default","resourceVersion":"4","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{"replicas":2}}
+        an object with finalizers
+          ok {"apiVersion":"v1","kind":"ConfigMap","metadata":{"creationTimestamp":"*","finalizers":["example.com/hold"],"managedFields":["test Update"],"name":"held","namespace":"default","resourceVersion":"5","tenant":"t1","uid":"*"}}
+        is marked, not removed
+          ok {"pending":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","finalizers":["example.com/hold"],"managedFields":["test Update"],"name":"held","namespace":"default","resourceVersion":"6","tenant":"t1","uid":"*"}}}
+        no new finalizer once it is being deleted
+          403 Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers "example.com/other"
+        lifting the last finalizer removes it
+          ok {"apiVersion":"v1","kind":"ConfigMap","metadata":{"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","name":"held","namespace":"default","resourceVersion":"7","tenant":"t1","uid":"*"}}
+        gone
+          404 NotFound: configmaps "held" not found
+        a namespace with content finalizers
+          ok {"apiVersion":"v1","kind":"Namespace","metadata":{"creationTimestamp":"*","generation":1,"managedFields":["test Update"],"name":"dev","resourceVersion":"8","tenant":"t1","uid":"*"},"spec":{"finalizers":["kubernetes"]},"status":{}}
+        is Terminating until they are lifted
+          ok {"pending":{"apiVersion":"v1","kind":"Namespace","metadata":{"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","generation":2,"managedFields":["test Update"],"name":"dev","resourceVersion":"9","tenant":"t1","uid":"*"},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Terminating"}}}
+        a second delete is kube's 409
+          409 Conflict: Operation cannot be fulfilled on namespaces "dev": The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.
+        lifting them through /finalize removes the namespace
+          ok {"apiVersion":"v1","kind":"Namespace","metadata":{"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","generation":2,"managedFields":["test Update finalize"],"name":"dev","resourceVersion":"10","tenant":"t1","uid":"*"},"spec":{"finalizers":[]},"status":{"phase":"Terminating"}}
+        gone
+          404 NotFound: namespaces "dev" not found
+    "#]]).await;
+}
+
+#[tokio::test]
+async fn admission_judges_the_object_actually_replaced() {
+    let rows = vec![
+        ("created", Step::create("v1/configmaps", "t1/default", config_map("a"))),
+        ("changed by someone else", Step::patch("v1/configmaps", "t1/default", "a", json!({"data": {"k": "w"}}))),
+        ("a PUT without a resourceVersion is judged against the revision it replaces", Step::update("v1/configmaps", "t1/default", "a",
+            json!({"metadata": {"name": "a", "labels": {"refuse": "yes"}}}))),
+        ("a patch too", Step::patch("v1/configmaps", "t1/default", "a", json!({"metadata": {"labels": {"refuse": "yes"}}}))),
+        ("a create has nothing to replace", Step::create("v1/configmaps", "t1/default", json!({"metadata": {"name": "b", "labels": {"refuse": "yes"}}}))),
+        ("nothing was written", Step::get("v1/configmaps", "t1/default", "a")),
+    ];
+    check(&harness(Arc::default()), rows, expect![[r#"
+        created
+          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"}}
+        changed by someone else
+          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
+        a PUT without a resourceVersion is judged against the revision it replaces
+          403 Forbidden: refused Update replacing revision 2
+        a patch too
+          403 Forbidden: refused Update replacing revision 2
+        a create has nothing to replace
+          403 Forbidden: refused Create replacing revision none
+        nothing was written
+          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
+    "#]]).await;
+}
+
+#[tokio::test]
+async fn observers_hear_of_durable_writes_only() {
+    let log = Arc::new(Log::default());
+    let harness = harness(log.clone());
+    for step in [
+        Step::create("v1/configmaps", "t1/default", config_map("a")),
+        Step::create("v1/configmaps", "t1/default", config_map("dry")).dry_run(),
+        Step::update("v1/configmaps", "t1/default", "a", config_map("a")),
+        Step::patch("v1/configmaps", "t1/default", "a", json!({"data": {"k": "x"}})),
+        Step::delete("v1/configmaps", "t1/default", "a"),
+    ] {
+        harness.run(&step).await;
+    }
+    let heard = log.0.lock().unwrap_or_else(|e| e.into_inner()).join("\n");
+    expect![[r#"
+        1 written configmaps t1/a
+        2 written configmaps t1/a
+        3 gone configmaps t1/a"#]].assert_eq(&heard);
+}

@@ -1,0 +1,48 @@
+//! Who makes a write and how: `WriteContext`, which managedFields record and admission judge.
+
+use std::sync::Arc;
+
+use kspaces_authz::Caller;
+
+use crate::fieldmanager::Operation;
+
+/// Who makes a write and how, for `metadata.managedFields` (kube's field manager, operation and subresource),
+/// and whether it is a dry run (nothing stored).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteContext {
+    /// Who asks, for admission; `None` for the server's own writes.
+    pub caller: Option<Arc<Caller>>,
+    pub manager: String,
+    /// `Apply`: the write's change already recorded the applier's entry; the registry records nothing more.
+    pub operation: Operation,
+    /// `status`, `scale`, `finalize`, or empty for the main resource.
+    pub subresource: String,
+    pub dry_run: bool,
+}
+
+impl WriteContext {
+    /// A create, update or non-apply patch by `manager`.
+    pub fn update(manager: impl Into<String>, subresource: &str, dry_run: bool) -> WriteContext {
+        WriteContext { caller: None, manager: manager.into(), operation: Operation::Update, subresource: subresource.to_owned(), dry_run }
+    }
+
+    /// A server-side apply by `manager`.
+    pub fn apply(manager: impl Into<String>, subresource: &str, dry_run: bool) -> WriteContext {
+        WriteContext { caller: None, manager: manager.into(), operation: Operation::Apply, subresource: subresource.to_owned(), dry_run }
+    }
+
+    /// A write the server makes itself (bootstrap objects, its controllers), as kube's own components do:
+    /// an update of the main resource (or of `subresource`) by `manager`.
+    pub fn server(manager: &str, subresource: &str) -> WriteContext {
+        WriteContext::update(manager, subresource, false)
+    }
+
+    /// The same write, made by `caller` (admission judges it).
+    pub fn by(self, caller: Arc<Caller>) -> WriteContext {
+        WriteContext { caller: Some(caller), ..self }
+    }
+}
+
+/// The manager of the objects the server creates itself (bootstrap, a new tenant's space), as kube-apiserver
+/// records its own.
+pub const SERVER_MANAGER: &str = "kube-apiserver";
