@@ -44,25 +44,40 @@ struct Slot {
     policy: Option<Arc<SpacePolicy>>,
 }
 
-/// Where a space's policy is read from: the store, and the RBAC resources' rows.
+/// Where a space's policy is read from: the store, the RBAC resources' rows, and the workspace tree (which spaces
+/// are nested workspaces).
 pub struct PolicySource {
     pub reader: Reader,
     pub rbac: Vec<Arc<ResourceInfo>>,
+    pub tree: Arc<tenancy::Tree>,
 }
 
 impl PolicySource {
     /// The RBAC rows of `resources`.
-    pub fn new(reader: Reader, resources: &ResourceTable) -> PolicySource {
+    pub fn new(reader: Reader, resources: &ResourceTable, tree: Arc<tenancy::Tree>) -> PolicySource {
         let rbac = RBAC_KINDS.iter().filter_map(|kind| resources.by_kind(RBAC_GROUP, kind).cloned()).collect();
-        PolicySource { reader, rbac }
+        PolicySource { reader, rbac, tree }
     }
 
-    /// Reads every Role, ClusterRole, RoleBinding and ClusterRoleBinding of `space`.
+    /// Whether `space` holds Kubernetes' bootstrap roles itself (root and the tenants) or reads them from the
+    /// bootstrap set (nested and system workspaces, which start lean).
+    fn lean(&self, space: &SpaceName) -> bool {
+        space.as_str().starts_with("system:") || self.tree.cluster(space).is_some_and(|node| node.path.matches(':').count() > 1)
+    }
+
+    /// Reads every Role, ClusterRole, RoleBinding and ClusterRoleBinding of `space` (in a lean space, after the
+    /// bootstrap set: a stored object of the same kind and name replaces its bootstrap one).
     async fn load(&self, space: &SpaceName) -> ApiResult<SpacePolicy> {
         let mut objects = Vec::new();
         let scope = Scope::one(space.clone(), None);
         for resource in &self.rbac {
             self.reader.visit(resource, &scope, 1000, |_, object| objects.push(object)).await?;
+        }
+        if self.lean(space) {
+            let key = |o: &Value| (o.get("kind").cloned(), o.pointer("/metadata/name").cloned());
+            let stored: std::collections::HashSet<_> = objects.iter().map(key).collect();
+            let bootstrap = kspaces_authz::bootstrap::bootstrap_objects(false).into_iter().filter(|o| !stored.contains(&key(o)));
+            objects.extend(bootstrap);
         }
         let policy = SpacePolicy::new(&objects);
         if policy.skipped() > 0 {

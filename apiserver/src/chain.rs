@@ -83,6 +83,10 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
         trail.user = Some(impersonated.clone());
         caller = Some(server.caller(impersonated));
     }
+    if handlers::home::is_home_request(info) {
+        let caller = caller.ok_or_else(ApiError::unauthorized)?;
+        return handlers::home::get(server, req, info, caller).await;
+    }
     if !info.is_resource {
         let route = routes::route(&info.path);
         let mut space = None;
@@ -163,7 +167,7 @@ async fn authenticate(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option
 /// The space(s) a request reaches (see `tenancy::resolve`); `all` only for lists and watches.
 fn resolve_space(server: &ApiServer, info: &RequestInfo, caller: &Caller, verb: &str, resource: &str) -> ApiResult<Spaces> {
     let request = tenancy::Request { caller, verb, resource, path: &info.space };
-    let spaces = tenancy::resolve(&request, &server.tenants)?;
+    let spaces = tenancy::resolve(&request, &server.tenants, &server.tree)?;
     if spaces == Spaces::All && info.is_resource && !matches!(verb, "list" | "watch") {
         return Err(ApiError::bad_request("tenant \"all\" may only be used to list and watch"));
     }
@@ -177,7 +181,7 @@ async fn authorize(server: &ApiServer, trail: &mut Trail, caller: &Caller, space
         Spaces::One(space) => space.clone(),
         Spaces::All => SpaceName::system(),
     };
-    trail.tenant = Some(tenancy::tenant_of(&space).to_owned());
+    trail.tenant = Some(server.tree.tenant_of(&space));
     let attributes = authorization::attributes(info);
     let decision = server.authorizer.authorize(caller, &space, &attributes).await?;
     let denied = (!decision.allowed).then(|| authorization::forbidden(&caller.user, &attributes, &decision.reason));

@@ -84,6 +84,21 @@ pub struct ServeArgs {
     /// `Metadata` when not given.
     #[arg(long, requires = "audit_log_path")]
     pub audit_policy_file: Option<PathBuf>,
+    /// Serve users' home workspaces at `~` (made on first access).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub enable_home_workspaces: bool,
+    /// The path the home workspaces hang from; a tenant user's leading `root` is its tenant's workspace.
+    #[arg(long, default_value = "root:users")]
+    pub home_workspaces_root_prefix: String,
+    /// How many levels of buckets are between the prefix and a home (the seed's "depth").
+    #[arg(long, default_value_t = 2)]
+    pub home_workspaces_bucket_levels: usize,
+    /// How many letters each bucket's name has (the seed's "length").
+    #[arg(long, default_value_t = 2)]
+    pub home_workspaces_bucket_size: usize,
+    /// Users in one of these groups get a home workspace.
+    #[arg(long, value_delimiter = ',', default_value = "system:authenticated")]
+    pub home_workspaces_home_creator_groups: Vec<String>,
 }
 
 /// `--authorization-mode` values (kube-apiserver's spelling).

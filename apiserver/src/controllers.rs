@@ -9,10 +9,14 @@ pub mod crd;
 pub mod gc;
 pub mod namespace;
 pub mod tenant;
+pub mod workspace;
 
+use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
-use crate::registry::{DeleteOptions, GenericStore, ListOptions, Part, ResourceInfo, Scope, WriteContext};
+use crate::authorization::RBAC_GROUP;
+use crate::registry::{DeleteOptions, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
+use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 
 /// The manager of the namespace and tenant controllers' writes, as kube-controller-manager records its own.
@@ -42,6 +46,22 @@ pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterato
         }
     }
     Ok(empty)
+}
+
+/// One pass over a space being deleted (a tenant's, a workspace's): deletes what is left of its content; true if
+/// nothing was left. ClusterRoles and ClusterRoleBindings go last, once everything else is gone, so the space's
+/// administrators keep their access while it drains (e.g. to lift a finalizer that holds the deletion up).
+/// Workspaces in it are content: each goes only once its own subtree is gone.
+pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, resolver: &Resolver, space: &SpaceName) -> ApiResult<bool> {
+    let scope = Scope::one(space.clone(), None);
+    let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
+    // Custom resources too: of the space's own CRDs and of system CRDs, whichever definition serves them now.
+    let custom = resolver.stored_in(space);
+    let content = resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r)).chain(&custom).map(|r| &**r);
+    if !delete_content(registry, content, &scope).await? {
+        return Ok(false);
+    }
+    delete_content(registry, resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &scope).await
 }
 
 /// Empties the `spec.finalizers` of a namespace or tenant being deleted (its `/finalize`), which removes it.

@@ -6,6 +6,7 @@ pub mod create;
 pub mod delete;
 pub mod field_manager;
 pub mod get;
+pub mod home;
 pub mod list;
 pub mod options;
 pub mod partial;

@@ -15,6 +15,8 @@ pub mod tenant;
 #[cfg(test)]
 mod tests;
 pub mod workloads;
+pub mod workspace;
+pub mod workspace_type;
 
 use std::sync::Arc;
 
@@ -26,7 +28,9 @@ use crate::registry::builtin::builtin_resources;
 use crate::registry::strategy::{Strategies, Strategy};
 use crate::registry::{ResourceInfo, ResourceTable};
 use crate::resolver::Resolver;
-use crate::tenancy::TenantCache;
+use crate::tenancy::types::WorkspaceTypes;
+use crate::tenancy::{TenantCache, Tree};
+use workspace::BaseUrl;
 
 /// What one kind brings: resource rows and OpenAPI definitions (kspaces' own kinds), and rules.
 pub struct Kind {
@@ -46,6 +50,8 @@ impl Kind {
 /// the object at all), then the rules about what may be written there.
 const KINDS: &[Kind] = &[
     tenant::KIND,
+    workspace::KIND,
+    workspace_type::KIND,
     logical_cluster::KIND,
     namespace::KIND,
     custom_resource::KIND,
@@ -57,13 +63,16 @@ const KINDS: &[Kind] = &[
     secret::KIND,
 ];
 
-/// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, RBAC, and the
-/// built-in resource rows.
+/// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, the workspace tree and
+/// types, RBAC, the built-in resource rows, and where the server is reached.
 pub struct Context {
     pub resolver: Arc<Resolver>,
     pub tenants: Arc<TenantCache>,
+    pub tree: Arc<Tree>,
+    pub types: Arc<WorkspaceTypes>,
     pub authorizer: Arc<Authorizer>,
     pub resources: ResourceTable,
+    pub base_url: Arc<BaseUrl>,
 }
 
 /// The kinds' strategies and admission plugins, as they register them.

@@ -29,7 +29,7 @@ use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::selector::LabelSelector;
 use crate::registry::{Custom, ResourceInfo, ResourceTable, Spaces, Subresource};
 use crate::table::custom_columns;
-use crate::tenancy::{self, TenantCache};
+use crate::tenancy::{TenantCache, Tree};
 
 /// Every verb a custom resource serves.
 const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -104,6 +104,10 @@ struct Inner {
     policies: RevisionMap<SpaceName, CrdPolicy>,
     /// The tenants' labels (what system CRDs' applicable ranges select).
     tenants: Arc<TenantCache>,
+    /// Which tenant a space belongs to.
+    tree: Arc<Tree>,
+    /// The tenants that had labels at their last write (a change of labels changes which spaces system CRDs apply to).
+    labelled: std::collections::HashSet<String>,
     /// Discovery tables of spaces with custom resources, rebuilt on first use after a change.
     views: HashMap<SpaceName, Arc<View>>,
     /// The same views by their custom rows (addresses of the shared rows), so that spaces resolving to the same
@@ -239,7 +243,7 @@ impl Inner {
     }
 
     fn applies(&self, system: &Served, space: &SpaceName) -> bool {
-        self.tenants.with_labels(tenancy::tenant_of(space), |labels| system.applies(labels))
+        self.tenants.with_labels(&self.tree.tenant_of(space), |labels| system.applies(labels))
     }
 
     /// Every CRD name either the space or the system space defines.
@@ -265,14 +269,17 @@ impl Inner {
 }
 
 impl Resolver {
-    /// A resolver over the built-in resources `builtin`, reading tenants' labels from `tenants`.
-    pub fn new(builtin: ResourceTable, tenants: Arc<TenantCache>) -> Resolver {
+    /// A resolver over the built-in resources `builtin`, reading tenants' labels from `tenants` and spaces' tenants
+    /// from `tree`.
+    pub fn new(builtin: ResourceTable, tenants: Arc<TenantCache>, tree: Arc<Tree>) -> Resolver {
         let tenant = ResourceTable::shared(builtin.all().iter().filter(|r| !r.system_only).cloned().collect());
         let builtin_view = Arc::new(View { tenant, system: builtin.clone(), custom: Vec::new() });
         let inner = Inner {
             spaces: HashMap::new(),
             policies: RevisionMap::default(),
             tenants,
+            tree,
+            labelled: Default::default(),
             views: HashMap::new(),
             shared_views: HashMap::new(),
         };
@@ -537,9 +544,12 @@ impl WriteObserver for Resolver {
         } else if resource.is("core.kcp.io", "LogicalCluster") {
             self.apply_policy(space, object, revision);
         } else if resource.is("", "Tenant") {
-            // Its labels (in `TenantCache`, told first) may change which system CRDs apply to its space.
-            if let Ok(space) = tenancy::space_of(name) {
-                self.write().changed(Some(&space));
+            // Its labels (in `TenantCache`, told first) may change which system CRDs apply to its spaces.
+            let mut inner = self.write();
+            let labelled = inner.tenants.with_labels(name, |labels| labels.is_some());
+            let was = if labelled { !inner.labelled.insert(name.to_owned()) } else { inner.labelled.remove(name) };
+            if labelled || was {
+                inner.changed(None);
             }
         }
     }
@@ -594,7 +604,7 @@ mod tests {
     #[test]
     fn resolution_follows_forced_label_policy_and_applicable_range() {
         let tenants = Arc::new(TenantCache::default());
-        let crds = Resolver::new(ResourceTable::new(builtin_resources()), tenants.clone());
+        let crds = Resolver::new(ResourceTable::new(builtin_resources()), tenants.clone(), Arc::default());
         let system = SpaceName::system();
         let mut revision = 0;
         let mut next = || {
@@ -632,7 +642,7 @@ mod tests {
 
     #[test]
     fn rows_serve_only_served_versions_and_keep_a_stable_shared_identity() {
-        let crds = Resolver::new(ResourceTable::new(builtin_resources()), Arc::default());
+        let crds = Resolver::new(ResourceTable::new(builtin_resources()), Arc::default(), Arc::default());
         let system = SpaceName::system();
         crds.apply_crd(&system, "widgets.example.com", Some(&crd("widgets", "u1", json!({}), json!({}))), Revision(1));
         let t1 = Spaces::One(space("t1"));

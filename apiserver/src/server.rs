@@ -21,6 +21,7 @@ use crate::controllers::crd::CrdController;
 use crate::controllers::gc::{GarbageCollector, GcController};
 use crate::controllers::namespace::{NamespaceController, TerminatingNamespaces};
 use crate::controllers::tenant::TenantController;
+use crate::controllers::workspace::{PendingWorkspaces, WorkspaceController};
 use crate::filters::authenticate::{from_certificate, Authenticator, PeerIdentity, TokenFile};
 use crate::filters::token_issuer::{TokenIssuer, TokenOptions};
 use crate::metrics::Metrics;
@@ -28,9 +29,12 @@ use crate::openapi::OpenApi;
 use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::observe::WriteObserver;
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope, Spaces, Wiring, WriteContext, SERVER_MANAGER};
+use crate::kinds::workspace::BaseUrl;
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
-use crate::tenancy::{self, TenantCache, TenantOfSpace};
+use crate::tenancy::home::HomeConfig;
+use crate::tenancy::types::WorkspaceTypes;
+use crate::tenancy::{self, TenantCache, Tree};
 use crate::{chain, controllers, kinds};
 
 /// What the request path shares: the registry, and the narrow handles each stage uses.
@@ -45,8 +49,14 @@ pub struct ApiServer {
     pub auditor: Auditor,
     /// Every tenant's phase.
     pub tenants: Arc<TenantCache>,
+    /// The workspace tree: paths and logical clusters.
+    pub tree: Arc<Tree>,
     /// `--default-tenant`: where callers whose credentials name no tenant go.
     pub default_tenant: Option<String>,
+    /// Where the server is reached (set once the listener is bound).
+    pub base_url: Arc<BaseUrl>,
+    /// `~`: who gets a home workspace, and where.
+    pub homes: HomeConfig,
     pub metrics: Metrics,
     openapi: OnceLock<OpenApi>,
 }
@@ -88,12 +98,14 @@ pub struct Settings {
     pub default_tenant: Option<String>,
     pub authorization_modes: Vec<AuthorizationMode>,
     pub auditor: Auditor,
+    pub homes: HomeConfig,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
 pub struct Controllers {
     namespace: NamespaceController,
     tenant: TenantController,
+    workspace: WorkspaceController,
     crd: CrdController,
     aggregation: AggregationController,
     gc: GcController,
@@ -105,6 +117,7 @@ impl Controllers {
     pub fn start(self) {
         actix_web::rt::spawn(self.namespace.run(Duration::from_millis(500)));
         actix_web::rt::spawn(self.tenant.run(Duration::from_millis(500)));
+        actix_web::rt::spawn(self.workspace.run(Duration::from_millis(200)));
         actix_web::rt::spawn(self.crd.run(Duration::from_millis(200)));
         actix_web::rt::spawn(self.aggregation.run(Duration::from_millis(50)));
         actix_web::rt::spawn(controllers::gc::run(self.gc));
@@ -119,9 +132,14 @@ pub struct Core {
     /// The built-in resources.
     pub resources: ResourceTable,
     pub tenants: Arc<TenantCache>,
+    pub tree: Arc<Tree>,
+    pub types: Arc<WorkspaceTypes>,
+    /// Where the server is reached, for workspaces' `spec.URL` (set once the listener is bound).
+    pub base_url: Arc<BaseUrl>,
     pub resolver: Arc<Resolver>,
     pub authorizer: Arc<Authorizer>,
     pub terminating_namespaces: Arc<TerminatingNamespaces>,
+    pub pending_workspaces: Arc<PendingWorkspaces>,
     pub aggregation: Arc<AggregationQueue>,
     pub gc: Arc<GarbageCollector>,
 }
@@ -132,30 +150,44 @@ impl Core {
     pub fn new(store: Store, authorization_modes: Vec<AuthorizationMode>) -> Core {
         let resources = ResourceTable::new(kinds::resources());
         let tenants = Arc::new(TenantCache::default());
-        let resolver = Arc::new(Resolver::new(resources.clone(), tenants.clone()));
-        let policies = PolicySource::new(crate::registry::Reader::new(store.clone()), &resources);
+        let tree = Arc::new(Tree::default());
+        let types = Arc::new(WorkspaceTypes::default());
+        let base_url = Arc::new(BaseUrl::default());
+        let resolver = Arc::new(Resolver::new(resources.clone(), tenants.clone(), tree.clone()));
+        let policies = PolicySource::new(crate::registry::Reader::new(store.clone()), &resources, tree.clone());
         let authorizer = Arc::new(Authorizer::new(authorization_modes, policies));
         let terminating_namespaces = Arc::new(TerminatingNamespaces::default());
+        let pending_workspaces = Arc::new(PendingWorkspaces::default());
         let aggregation = Arc::new(AggregationQueue::default());
         let gc = Arc::new(GarbageCollector::default());
-        let context = kinds::Context { resolver: resolver.clone(), tenants: tenants.clone(), authorizer: authorizer.clone(), resources: resources.clone() };
-        // The tenant cache comes before the resolver (which reads tenants' labels), and the collector after the
-        // resolver: a CRD write is resolvable by the time it retries owners waiting for it.
-        let observers: Vec<Arc<dyn WriteObserver>> =
-            vec![tenants.clone(), terminating_namespaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone()];
+        let context = kinds::Context {
+            resolver: resolver.clone(),
+            tenants: tenants.clone(),
+            tree: tree.clone(),
+            types: types.clone(),
+            authorizer: authorizer.clone(),
+            resources: resources.clone(),
+            base_url: base_url.clone(),
+        };
+        // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
+        // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
+        // waiting for it.
+        let observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
+            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone()];
         let (strategies, admission) = kinds::rules(&context);
         let registry = GenericStore::new(store, Wiring {
             strategies,
             admission,
             observers,
-            tenants: Arc::new(TenantOfSpace),
+            tenants: tree.clone(),
         });
-        Core { registry, resources, tenants, resolver, authorizer, terminating_namespaces, aggregation, gc }
+        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc }
     }
 
-    /// Primes the caches the request path reads (tenants, CRDs and policies) from the store.
+    /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies) from
+    /// the store.
     pub async fn prime(&self) -> ApiResult<()> {
-        let primed: [Arc<dyn WriteObserver>; 2] = [self.tenants.clone(), self.resolver.clone()];
+        let primed: [Arc<dyn WriteObserver>; 4] = [self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone()];
         self.registry.prime(&primed, &self.resources).await
     }
 }
@@ -165,11 +197,18 @@ impl Core {
 pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.prime().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, resolver, authorizer, terminating_namespaces, aggregation, gc } = core;
+    let Core { registry, resources, tenants, tree, types: _, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let controllers = Controllers {
         namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
         tenant: TenantController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tenants: tenants.clone() },
+        workspace: WorkspaceController {
+            registry: registry.clone(),
+            resources: resources.clone(),
+            resolver: resolver.clone(),
+            tree: tree.clone(),
+            queue: pending_workspaces,
+        },
         crd: CrdController { registry: registry.clone(), resolver: resolver.clone(), crds: row(kinds::crd::GROUP, kinds::crd::NAME)? },
         aggregation: AggregationController { registry: registry.clone(), cluster_roles: row(crate::authorization::RBAC_GROUP, "ClusterRole")?, queue: aggregation },
         gc: GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc },
@@ -190,6 +229,9 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         authorizer,
         auditor: settings.auditor,
         tenants,
+        tree,
+        base_url,
+        homes: settings.homes,
         default_tenant: settings.default_tenant,
         metrics: Metrics::default(),
         openapi: OnceLock::new(),
@@ -257,7 +299,7 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
             Err(err) => return Err(failed(err)),
         }
     }
-    Ok(())
+    tenancy::space::initialize_system_workspace(&server.registry, &server.resources, tenancy::SYSTEM_ADMIN).await.map_err(failed)
 }
 
 fn server_url(addr: SocketAddr) -> String {
@@ -314,6 +356,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
                 "--default-tenant {tenant:?}: must be a DNS label other than \"system\" and \"all\"")));
         }
     }
+    let homes = HomeConfig::new(args.enable_home_workspaces, &args.home_workspaces_root_prefix, args.home_workspaces_bucket_levels,
+        args.home_workspaces_bucket_size, args.home_workspaces_home_creator_groups.clone()).map_err(ServeError::Config)?;
     let store = open_store(&args).await?;
     let settings = Settings {
         tokens,
@@ -321,6 +365,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         default_tenant: args.default_tenant.clone(),
         authorization_modes: args.authorization_mode.clone(),
         auditor,
+        homes,
     };
     let (server, controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;
@@ -329,6 +374,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         .map_err(io_err(std::path::Path::new("--bind-address/--secure-port")))?;
     let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;
     let url = server_url(addr);
+    server.base_url.set(&url);
     // The system administrator: group system:masters, tenant system (so a --default-tenant never captures it).
     let admin_groups = ["system:masters".to_owned(), format!("tenant:{}", tenancy::SYSTEM)];
     let (admin_cert, admin_key) = ca.client_cert("kubernetes-admin", &admin_groups)?;

@@ -7,7 +7,10 @@
 //! a system user. The rules are in `docs/tenancy.md`.
 
 pub mod cache;
+pub mod home;
 pub mod space;
+pub mod tree;
+pub mod types;
 
 use kspaces_authz::{Caller, UserInfo, MASTERS};
 use kspaces_storage::SpaceName;
@@ -16,6 +19,7 @@ use crate::filters::request_info::SpacePath;
 use crate::registry::{ResourceInfo, SpaceTenants, Spaces};
 use crate::status::{ApiError, ApiResult};
 pub use cache::{Phase, TenantCache};
+pub use tree::Tree;
 
 /// The system tenant (workspace `root`).
 pub const SYSTEM: &str = "system";
@@ -23,6 +27,8 @@ pub const SYSTEM: &str = "system";
 pub const ALL: &str = "all";
 /// The workspace path of the system space.
 pub const ROOT: &str = "root";
+/// The system workspace of the server's own objects (leases), for system users only.
+pub const SYSTEM_ADMIN: &str = "system:admin";
 
 /// The tenant a caller belongs to: the one their credentials name; else, for `system:masters`, the system
 /// tenant; else the `--default-tenant`; else none.
@@ -42,12 +48,10 @@ pub fn caller(user: UserInfo, default_tenant: Option<&str>) -> Caller {
     Caller { user, tenant, system }
 }
 
-/// Spaces are tenants: the tenant of a space has the space's name (the system space's is `system`).
-pub struct TenantOfSpace;
-
-impl SpaceTenants for TenantOfSpace {
+/// A space's tenant is the workspace directly under root at the top of its path.
+impl SpaceTenants for Tree {
     fn tenant_of(&self, space: &SpaceName) -> String {
-        tenant_of(space).to_owned()
+        Tree::tenant_of(self, space)
     }
 }
 
@@ -56,8 +60,14 @@ impl SpaceTenants for TenantOfSpace {
 enum Target<'a> {
     Tenant(&'a str),
     All,
-    /// A workspace path that is not `root` or `root:<tenant>` (nested workspaces are not served yet).
-    Workspace(&'a str),
+    /// A nested workspace's path, `root:<tenant>:...`.
+    Workspace { path: &'a str, tenant: &'a str },
+    /// A logical cluster by name (`/clusters/<name>`).
+    Cluster(&'a str),
+    /// A system workspace, `system:<name>`.
+    System(&'a str),
+    /// Not a path.
+    Invalid(&'a str),
 }
 
 fn target<'a>(path: &'a SpacePath, home: Option<&'a str>) -> Option<Target<'a>> {
@@ -67,9 +77,14 @@ fn target<'a>(path: &'a SpacePath, home: Option<&'a str>) -> Option<Target<'a>> 
         SpacePath::Tenant(t) => Target::Tenant(t),
         SpacePath::Workspace(w) if w == ROOT => Target::Tenant(SYSTEM),
         SpacePath::Workspace(w) if w == "*" => Target::All,
+        SpacePath::Workspace(w) if w.starts_with("system:") && w.len() > "system:".len() => Target::System(w),
         SpacePath::Workspace(w) => match w.strip_prefix("root:") {
             Some(t) if !t.contains(':') && t != SYSTEM && t != ALL => Target::Tenant(t),
-            _ => Target::Workspace(w),
+            Some(rest) if !rest.is_empty() && rest.split(':').all(|s| !s.is_empty()) => {
+                Target::Workspace { path: w, tenant: rest.split(':').next().unwrap_or_default() }
+            }
+            None if !w.is_empty() && !w.contains(':') => Target::Cluster(w),
+            _ => Target::Invalid(w),
         },
     })
 }
@@ -83,25 +98,37 @@ pub struct Request<'a> {
 }
 
 /// The space(s) a request reaches, or why it may not: 403 for anything outside a non-system caller's own
-/// tenant (whether it exists or not, so nothing leaks), 404 for a space that does not exist.
-pub fn resolve(request: &Request<'_>, tenants: &TenantCache) -> ApiResult<Spaces> {
+/// tenant (whether it exists or not, so nothing leaks), 404 for a space that does not exist. A nested
+/// workspace belongs to the tenant at the top of its path.
+pub fn resolve(request: &Request<'_>, tenants: &TenantCache, tree: &Tree) -> ApiResult<Spaces> {
     let home = request.caller.tenant.as_deref();
     let system_user = request.caller.system;
     let Some(target) = target(request.path, home) else {
         return Err(no_tenant(request));
     };
+    let mine = |tenant: &str| system_user || Some(tenant) == home;
     match target {
         Target::All if system_user => Ok(Spaces::All),
-        Target::Tenant(t) if system_user || Some(t) == home => match tenants.phase(t) {
+        Target::Tenant(t) if mine(t) => match tenants.phase(t) {
             Some(_) => Ok(Spaces::One(space_of(t)?)),
             None => Err(ApiError::not_found("", "tenants", t)),
         },
-        Target::Workspace(w) if system_user || home.is_some_and(|h| w.starts_with(&format!("root:{h}:"))) => {
-            Err(ApiError::not_found("tenancy.kcp.io", "workspaces", w))
-        }
+        Target::Workspace { path, tenant } if mine(tenant) => match tree.resolve(path) {
+            Some(node) if node.tenant == tenant => Ok(Spaces::One(node.cluster)),
+            _ => Err(ApiError::not_found("tenancy.kcp.io", "workspaces", path)),
+        },
+        Target::Cluster(name) => match SpaceName::new(name).ok().and_then(|c| tree.cluster(&c)) {
+            Some(node) if mine(&node.tenant) => Ok(Spaces::One(node.cluster)),
+            None if system_user => Err(ApiError::not_found("core.kcp.io", "logicalclusters", name)),
+            _ => Err(forbidden(request, &format!("workspace \"{name}\""))),
+        },
+        Target::System(name) if system_user => Ok(Spaces::One(SpaceName::new(name).map_err(|e| ApiError::bad_request(e.to_string()))?)),
+        Target::Invalid(path) if system_user => Err(ApiError::not_found("tenancy.kcp.io", "workspaces", path)),
         Target::All => Err(forbidden(request, "all tenants")),
         Target::Tenant(t) => Err(forbidden(request, &format!("tenant \"{t}\""))),
-        Target::Workspace(w) => Err(forbidden(request, &format!("workspace \"{w}\""))),
+        Target::Workspace { path, .. } | Target::System(path) | Target::Invalid(path) => {
+            Err(forbidden(request, &format!("workspace \"{path}\"")))
+        }
     }
 }
 
@@ -176,10 +203,25 @@ mod tests {
         }
     }
 
+    /// t1 and t2 with nested workspaces: root:t1:team (c-team), root:t1:team:dev (c-dev), root:t2:ops (c-ops).
+    fn tree() -> Tree {
+        let tree = Tree::default();
+        let edge = |cluster: &str| Some(tree::Edge {
+            cluster: SpaceName::new(cluster).unwrap_or_else(|e| panic!("{e}")), kind: "root:universal".into(), phase: "Ready".into(), deleting: false,
+        });
+        let space = |name: &str| SpaceName::new(name).unwrap_or_else(|e| panic!("{e}"));
+        for (i, (parent, name, cluster)) in [(SpaceName::system(), "t1", "t1"), (SpaceName::system(), "t2", "t2"),
+            (space("t1"), "team", "c-team"), (space("c-team"), "dev", "c-dev"), (space("t2"), "ops", "c-ops")].into_iter().enumerate() {
+            tree.apply(&parent, name, edge(cluster), kspaces_storage::Revision(i as u64 + 1));
+        }
+        tree
+    }
+
     /// One row per (caller, path): where it lands, or the status code.
     #[test]
     fn resolution_table() {
         let tenants = cache(&["system", "t1", "t2", "dflt"]);
+        let tree = tree();
         let admin_t1 = user(Some("t1"), &[]);
         let masters = user(None, &[MASTERS]);
         let system_admin = user(Some("system"), &[]);
@@ -201,6 +243,18 @@ mod tests {
             (&admin_t1, ws("*"), None, "403"),
             (&admin_t1, ws("root:t1:child"), None, "404"),
             (&admin_t1, ws("root:t2:child"), None, "403"),
+            (&admin_t1, ws("root:t1:team"), None, "c-team"),
+            (&admin_t1, ws("root:t1:team:dev"), None, "c-dev"),
+            (&admin_t1, ws("root:t2:ops"), None, "403"),
+            (&admin_t1, ws("c-team"), None, "c-team"),
+            (&admin_t1, ws("t1"), None, "t1"),
+            (&admin_t1, ws("c-ops"), None, "403"),
+            (&admin_t1, ws("no-such-cluster"), None, "403"),
+            (&admin_t1, ws("system:admin"), None, "403"),
+            (&admin_t1, ws("root::x"), None, "403"),
+            (&masters, ws("no-such-cluster"), None, "404"),
+            (&masters, ws("root:t2:ops"), None, "c-ops"),
+            (&masters, ws("system:admin"), None, "system:admin"),
             (&masters_of_t1, tenant("t2"), None, "403"),
             (&masters, short.clone(), None, "system"),
             (&masters, short.clone(), Some("dflt"), "system"),
@@ -218,7 +272,7 @@ mod tests {
         for (who, path, default, expected) in rows {
             let caller = caller(who.clone(), default);
             let request = Request { caller: &caller, verb: "list", resource: "configmaps", path: &path };
-            let got = outcome(resolve(&request, &tenants));
+            let got = outcome(resolve(&request, &tenants, &tree));
             assert_eq!(got, expected, "{who:?} {path:?} default {default:?}");
         }
     }
@@ -229,7 +283,7 @@ mod tests {
         let admin = caller(user(Some("t1"), &[]), None);
         let message = |t: &str| {
             let path = SpacePath::Tenant(t.into());
-            let err = resolve(&Request { caller: &admin, verb: "get", resource: "pods", path: &path }, &tenants).err();
+            let err = resolve(&Request { caller: &admin, verb: "get", resource: "pods", path: &path }, &tenants, &Tree::default()).err();
             err.map(|e| e.message.replace(t, "T")).unwrap_or_default()
         };
         assert_eq!(message("t2"), message("nonexistent"));
@@ -239,7 +293,7 @@ mod tests {
     fn no_tenant_message_names_the_fix() {
         let nobody = caller(user(None, &[]), None);
         let path = SpacePath::Short;
-        let err = resolve(&Request { caller: &nobody, verb: "list", resource: "pods", path: &path }, &cache(&["system"])).err();
+        let err = resolve(&Request { caller: &nobody, verb: "list", resource: "pods", path: &path }, &cache(&["system"]), &Tree::default()).err();
         let message = err.map(|e| e.message).unwrap_or_default();
         assert!(message.contains("credentials name no tenant"), "{message}");
     }

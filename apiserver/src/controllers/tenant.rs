@@ -8,9 +8,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::delete_content;
-use crate::authorization::RBAC_GROUP;
-use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope};
+use crate::registry::{GenericStore, ResourceTable, Scope};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::{self, space_of, Phase, TenantCache};
@@ -78,15 +76,7 @@ impl TenantController {
     /// and ClusterRoleBindings go last, once everything else is gone, so the tenant's administrators keep their
     /// access while the space drains (e.g. to lift a finalizer that holds the deletion up).
     pub async fn empty_space(&self, tenant: &str) -> ApiResult<bool> {
-        let space = Scope::one(space_of(tenant)?, None);
-        let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
-        // Custom resources too: of the space's own CRDs and of system CRDs, whichever definition serves them now.
-        let custom = self.resolver.stored_in(space.space()?);
-        let content = self.resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r)).chain(&custom).map(|r| &**r);
-        if !delete_content(&self.registry, content, &space).await? {
-            return Ok(false);
-        }
-        delete_content(&self.registry, self.resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &space).await
+        super::empty_space(&self.registry, &self.resources, &self.resolver, &space_of(tenant)?).await
     }
 
     /// Lifts the tenant's content finalizer, which removes the Tenant (it is already being deleted).

@@ -119,7 +119,7 @@ pub async fn access(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
                     "spec.user", "", "at least one of user or group must be specified")]));
             }
             // The subject is a user of this space's tenant: a review never speaks for another tenant's users.
-            UserInfo { name: user, uid: text(&spec, "uid").to_owned(), groups, tenant: Some(tenancy::tenant_of(&space).to_owned()) }
+            UserInfo { name: user, uid: text(&spec, "uid").to_owned(), groups, tenant: Some(ctx.server.tree.tenant_of(&space)) }
         }
     };
     if ctx.resource.kind == "LocalSubjectAccessReview" {
@@ -179,7 +179,7 @@ pub async fn token(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         Ok(authenticated) => {
             let user = &authenticated.user;
             let home = tenancy::home_tenant(user, ctx.server.default_tenant.as_deref());
-            if space.is_system() || home == Some(tenancy::tenant_of(&space)) {
+            if space.is_system() || home == Some(ctx.server.tree.tenant_of(&space).as_str()) {
                 json!({"authenticated": true, "user": user_info(&ctx.server, user), "audiences": authenticated.audiences})
             } else {
                 json!({"authenticated": false, "error": "invalid bearer token"})

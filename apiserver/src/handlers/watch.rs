@@ -104,6 +104,7 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
         include: ctx.include_object()?,
         bookmarks: start.bookmarks,
         watch_list: start.watch_list(),
+        view: ctx.server.registry.is_view(&ctx.resource, &ctx.scope.spaces),
     };
     let mut pending = VecDeque::new();
     let from = match start.from {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use kspaces_crd::definition::{self, Definition, CLEANUP_FINALIZER};
 use kspaces_crd::FieldError;
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
@@ -48,7 +49,7 @@ pub struct CrdStrategy {
 #[async_trait]
 impl Strategy for CrdStrategy {
     /// Defaults, the cleanup finalizer and the initial status of a new CRD.
-    fn prepare_create(&self, _resource: &ResourceInfo, space: &SpaceName, object: &mut Value) {
+    fn prepare_create(&self, _resource: &ResourceInfo, space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         if !object.is_object() {
             return;
         }

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
@@ -35,7 +36,7 @@ fn prune_and_default(resource: &ResourceInfo, object: &mut Value) {
 
 #[async_trait]
 impl Strategy for CustomResourceStrategy {
-    fn prepare_create(&self, resource: &ResourceInfo, _space: &SpaceName, object: &mut Value) {
+    fn prepare_create(&self, resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         if resource.has_subresource(Subresource::Status) {
             if let Some(object) = object.as_object_mut() {
                 object.remove("status");
@@ -67,7 +68,7 @@ impl Strategy for CustomResourceStrategy {
         }
     }
 
-    fn to_storage(&self, resource: &ResourceInfo, object: &mut Value) {
+    fn to_storage(&self, resource: &ResourceInfo, _space: &SpaceName, object: &mut Value, _old: Option<&Value>) {
         if let (Some(custom), Some(map)) = (&resource.custom, object.as_object_mut()) {
             map.insert("apiVersion".into(), json!(custom.storage_api_version()));
         }

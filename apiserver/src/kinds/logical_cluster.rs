@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
@@ -66,7 +67,7 @@ fn rules(_context: &Context, rules: &mut Rules) {
 pub struct LogicalClusterStrategy;
 
 impl Strategy for LogicalClusterStrategy {
-    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, object: &mut Value) {
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         object["status"] = json!({"phase": "Ready"});
     }
 

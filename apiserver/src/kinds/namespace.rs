@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
@@ -50,7 +51,7 @@ fn label_with_name(object: &mut Value) {
 
 impl Strategy for NamespaceStrategy {
     /// Active, with the `kubernetes` finalizer added to any the body names.
-    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, object: &mut Value) {
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         label_with_name(object);
         let Some(map) = object.as_object_mut() else { return };
         map.insert("status".into(), json!({"phase": "Active"}));

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::Value;
 
@@ -18,7 +19,7 @@ pub const KIND: Kind = Kind::rules(|_: &Context, rules: &mut Rules| rules.strate
 pub struct PodStrategy;
 
 impl Strategy for PodStrategy {
-    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, object: &mut Value) {
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         if let Some(spec) = object.get_mut("spec") {
             default_pod_spec(spec);
         }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
@@ -22,7 +23,7 @@ fn defaults(object: &mut Value) {
 }
 
 impl Strategy for SecretStrategy {
-    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, object: &mut Value) {
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         defaults(object);
     }
 

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
@@ -79,7 +80,7 @@ pub struct TenantStrategy {
 
 #[async_trait]
 impl Strategy for TenantStrategy {
-    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, object: &mut Value) {
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         let Some(map) = object.as_object_mut() else { return };
         let spec = map.entry("spec").or_insert_with(|| json!({}));
         if !spec.is_object() {

@@ -92,7 +92,7 @@ async fn tenants_and_logical_clusters() {
         a new tenant gets Arktos' defaults
           ok /spec={"finalizers":["arktos"],"storageClusterId":"0"} /status={"phase":"Active"}
         and its space, made before the create is answered
-          ok /metadata/annotations={"kcp.io/path":"root:t2"} /spec={"crdPolicy":"LocalCRDFirst"} /status={"phase":"Ready"}
+          ok /metadata/annotations={"internal.tenancy.kcp.io/type":"root:organization","kcp.io/cluster":"t2","kcp.io/path":"root:t2"} /spec={"crdPolicy":"LocalCRDFirst"} /status={"phase":"Ready"}
         with its namespaces
           ok /status={"phase":"Active"}
         "all" names every tenant

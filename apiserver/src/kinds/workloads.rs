@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
@@ -109,7 +110,7 @@ impl Workload {
 
 #[async_trait]
 impl Strategy for Workload {
-    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, object: &mut Value) {
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         self.defaults(object);
     }
 

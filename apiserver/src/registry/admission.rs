@@ -22,6 +22,16 @@ pub enum Operation {
     Delete,
 }
 
+/// When a rule runs: before the kind's strategy completes the object (kube's mutating admission: is there a place
+/// for the object at all), or after it is completed and validated (kube's validating admission: the object as it
+/// will be stored, in the request's form).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AdmissionPhase {
+    #[default]
+    Mutating,
+    Validating,
+}
+
 /// One write, as admission sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct Attributes<'a> {
@@ -31,9 +41,10 @@ pub struct Attributes<'a> {
     /// The object's namespace (namespaced resources only).
     pub namespace: Option<&'a str>,
     pub name: &'a str,
-    /// The object as written (create, update), before the kind's strategy completes it.
+    /// The object written (create, update): as the client sent it in the mutating phase, as completed by the
+    /// kind's strategy in the validating phase.
     pub object: Option<&'a Value>,
-    /// The stored object the write replaces or deletes (update, delete).
+    /// The object the write replaces or deletes (update, delete), in the request's form.
     pub old: Option<&'a Value>,
     pub part: Part,
     /// Who asks; `None` for the server's own writes (bootstrap, controllers), which requests' rules do not bind.
@@ -46,6 +57,11 @@ pub struct Attributes<'a> {
 pub trait Admission: Send + Sync {
     /// Whether the rule looks at this write at all (cheap; most writes concern no rule).
     fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool;
+
+    /// When the rule runs.
+    fn phase(&self) -> AdmissionPhase {
+        AdmissionPhase::Mutating
+    }
 
     /// Refuses the write with the `Status` a client gets, or lets it through. `registry` is for the reads a
     /// rule needs (a namespace's phase).
@@ -63,9 +79,10 @@ impl AdmissionChain {
         AdmissionChain { plugins }
     }
 
-    /// Runs every rule that handles the write, in order.
-    pub async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
-        for plugin in self.plugins.iter().filter(|p| p.handles(attributes.resource, attributes.operation)) {
+    /// Runs every rule of `phase` that handles the write, in order.
+    pub async fn admit(&self, registry: &GenericStore, phase: AdmissionPhase, attributes: &Attributes<'_>) -> ApiResult<()> {
+        let runs = |p: &&Arc<dyn Admission>| p.phase() == phase && p.handles(attributes.resource, attributes.operation);
+        for plugin in self.plugins.iter().filter(runs) {
             plugin.admit(registry, attributes).await?;
         }
         Ok(())

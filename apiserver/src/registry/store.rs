@@ -17,13 +17,13 @@ use kspaces_storage::{Conflict, Key, Revision, SpaceName, Store, Watcher};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-use super::admission::{AdmissionChain, Attributes, Operation};
+use super::admission::{AdmissionChain, AdmissionPhase, Attributes, Operation};
 use super::deletion::{self, Plan};
 use super::managed_fields;
 use super::observe::{revision_of, WriteObserver};
 use super::read::{decode, set_resource_version, ListMeta, ListOptions, Reader};
 use super::strategy::{Part, Strategies, Strategy};
-use super::{now, validate, ResourceInfo, ResourceTable, Scope, Subresource, WriteContext};
+use super::{now, validate, ResourceInfo, ResourceTable, Scope, Spaces, Subresource, WriteContext};
 use crate::fieldmanager::Operation as FieldOperation;
 use crate::status::{ApiError, ApiResult, Cause};
 
@@ -32,6 +32,14 @@ pub use super::deletion::{is_deleting, DeleteOptions};
 /// Which tenant owns a space: the value of the `metadata.tenant` every tenanted object carries (Arktos).
 pub trait SpaceTenants: Send + Sync {
     fn tenant_of(&self, space: &SpaceName) -> String;
+}
+
+/// The annotation every object carries: the logical cluster it lives in (kcp's; `root` for the system space).
+pub const CLUSTER_ANNOTATION: &str = "kcp.io/cluster";
+
+/// The logical cluster name of a space, as `kcp.io/cluster` gives it.
+pub fn cluster_name(space: &SpaceName) -> &str {
+    if space.is_system() { "root" } else { space.as_str() }
 }
 
 /// What a delete did.
@@ -108,6 +116,17 @@ fn generated_name(prefix: &str) -> String {
     format!("{}{suffix}", &prefix[..keep])
 }
 
+/// The object a write finds: its key (of the stored row, for a view), its revision, as stored, and as the
+/// request sees it.
+struct Current {
+    key: Key,
+    /// The stored row, when the request's resource is a view.
+    row: Option<Arc<ResourceInfo>>,
+    revision: Revision,
+    stored: Value,
+    view: Value,
+}
+
 /// The stored object an update replaces: where it is, what it was, and at which revision.
 struct Stored<'a> {
     space: &'a SpaceName,
@@ -141,9 +160,36 @@ impl GenericStore {
         self.inner.wiring.tenants.tenant_of(space)
     }
 
-    /// Turns a stored object into the form a request for `resource` sees (custom resources: its version).
+    /// Turns a stored object into the form a request for `resource` sees (custom resources: its version; a view:
+    /// its own kind).
     pub fn to_request(&self, resource: &ResourceInfo, object: &mut Value) {
         self.strategy(resource).to_request(resource, object);
+    }
+
+    /// Whether `resource` is, in `spaces`, a view of another resource's stored objects.
+    pub fn is_view(&self, resource: &ResourceInfo, spaces: &Spaces) -> bool {
+        self.stored_row(resource, spaces).is_some()
+    }
+
+    /// Whether a request for `resource` sees this stored object at all (see `Strategy::visible`).
+    pub fn visible(&self, resource: &ResourceInfo, stored: &Value) -> bool {
+        self.strategy(resource).visible(resource, stored)
+    }
+
+    /// The row whose keys hold `resource`'s objects in `spaces`: its own, unless its strategy makes it a view.
+    fn stored_row(&self, resource: &ResourceInfo, spaces: &Spaces) -> Option<Arc<ResourceInfo>> {
+        match spaces {
+            Spaces::One(space) => self.strategy(resource).stored_as(resource, space),
+            Spaces::All => None,
+        }
+    }
+
+    /// Reports a missing object as the request's resource (a view's stored row has another name).
+    fn as_requested(resource: &ResourceInfo, name: &str, err: ApiError) -> ApiError {
+        match err.code {
+            404 => ApiError::not_found(&resource.group, &resource.plural, name),
+            _ => err,
+        }
     }
 
     fn notify(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
@@ -178,30 +224,39 @@ impl GenericStore {
 
     /// One object, as the request's version shows it.
     pub async fn get(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Value> {
-        let mut object = self.reader().get(resource, scope, name).await?;
+        let stored = self.stored_row(resource, &scope.spaces);
+        let row = stored.as_deref().unwrap_or(resource);
+        let mut object = self.reader().get(row, scope, name).await.map_err(|err| Self::as_requested(resource, name, err))?;
+        if !self.strategy(resource).visible(resource, &object) {
+            return Err(ApiError::not_found(&resource.group, &resource.plural, name));
+        }
         self.to_request(resource, &mut object);
         Ok(object)
     }
 
     /// Lists objects (see `Reader::list`), as the request's version shows them.
     pub async fn list(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<(Vec<Value>, ListMeta)> {
-        let (mut items, meta) = self.reader().list(resource, scope, options).await?;
+        let stored = self.stored_row(resource, &scope.spaces);
+        let (mut items, meta) = self.reader().list(stored.as_deref().unwrap_or(resource), scope, options).await?;
+        let strategy = self.strategy(resource);
+        items.retain(|item| strategy.visible(resource, item));
         items.iter_mut().for_each(|item| self.to_request(resource, item));
         Ok((items, meta))
     }
 
     /// Watches `resource` in `scope` from after `from`; events carry stored objects (see `to_request`).
     pub async fn watch(&self, resource: &ResourceInfo, scope: &Scope, from: Revision) -> ApiResult<Result<Watcher, ApiError>> {
-        self.reader().watch(resource, scope, from).await
+        let stored = self.stored_row(resource, &scope.spaces);
+        self.reader().watch(stored.as_deref().unwrap_or(resource), scope, from).await
     }
 
-    /// Runs the admission chain on one write.
-    async fn admit(&self, attributes: Attributes<'_>) -> ApiResult<()> {
-        self.inner.wiring.admission.admit(self, &attributes).await
+    /// Runs the admission chain's rules of `phase` on one write.
+    async fn admit(&self, phase: AdmissionPhase, attributes: Attributes<'_>) -> ApiResult<()> {
+        self.inner.wiring.admission.admit(self, phase, &attributes).await
     }
 
-    /// Completes and checks a new object: kind, namespace, tenant, name, uid, timestamps; then the kind's
-    /// preparation, the checks, the stored form and managedFields.
+    /// Completes and checks a new object: kind, namespace, tenant, cluster, name, uid, timestamps; then the kind's
+    /// preparation, the checks and managedFields. The object stays in the request's form.
     fn prepare_create(&self, resource: &ResourceInfo, scope: &Scope, object: &mut Value, write: &WriteContext) -> ApiResult<()> {
         let space = scope.space()?;
         check_type_meta(resource, object)?;
@@ -222,6 +277,7 @@ impl GenericStore {
             _ => {}
         }
         self.set_tenant(resource, space, metadata)?;
+        set_cluster(space, metadata, None);
         let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
         if name.is_empty() {
             match metadata.get("generateName").and_then(Value::as_str) {
@@ -250,9 +306,8 @@ impl GenericStore {
         }
         let strategy = self.strategy(resource);
         fill_type_meta(resource, object);
-        strategy.prepare_create(resource, space, object);
+        strategy.prepare_create(resource, space, write.caller.as_deref(), object);
         check(strategy, resource, object, None)?;
-        strategy.to_storage(resource, object);
         managed_fields::record(resource, write, None, object);
         Ok(())
     }
@@ -262,22 +317,37 @@ impl GenericStore {
         let space = scope.space()?;
         let strategy = self.strategy(resource);
         let shown_name = meta_str(&object, "name").filter(|n| !n.is_empty()).or_else(|| meta_str(&object, "generateName")).unwrap_or_default().to_owned();
-        self.admit(Attributes {
+        let base = Attributes {
             operation: Operation::Create,
             resource,
             space,
             namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
             name: &shown_name,
-            object: Some(&object),
+            object: None,
             old: None,
             part: Part::Main,
             caller: write.caller.as_deref(),
             dry_run: write.dry_run,
-        }).await?;
+        };
+        self.admit(AdmissionPhase::Mutating, Attributes { object: Some(&object), ..base }).await?;
         let generated = meta_str(&object, "name").is_none_or(str::is_empty);
         let created = {
             let _guard = strategy.begin_write(resource).await;
-            self.create_attempts(resource, scope, &object, write, generated).await?
+            let mut created = None;
+            for _attempt in 0..3 {
+                let mut candidate = object.clone();
+                self.prepare_create(resource, scope, &mut candidate, write)?;
+                self.admit(AdmissionPhase::Validating, Attributes { object: Some(&candidate), ..base }).await?;
+                match self.store_new(resource, scope, candidate, write).await? {
+                    Some(stored) => {
+                        created = Some(stored);
+                        break;
+                    }
+                    None if generated => continue,
+                    None => return Err(ApiError::already_exists(&resource.group, &resource.plural, meta_str(&object, "name").unwrap_or_default())),
+                }
+            }
+            created.ok_or_else(|| ApiError::new(409, "AlreadyExists", "failed to generate a unique name; try again"))?
         };
         if !write.dry_run {
             strategy.after_create(self, space, &created).await?;
@@ -287,30 +357,29 @@ impl GenericStore {
         Ok(created)
     }
 
-    /// Stores a new object, drawing a new name when a generated one is taken.
-    async fn create_attempts(&self, resource: &ResourceInfo, scope: &Scope, object: &Value, write: &WriteContext, generated: bool) -> ApiResult<Value> {
-        for _attempt in 0..3 {
-            let mut candidate = object.clone();
-            self.prepare_create(resource, scope, &mut candidate, write)?;
-            let name = meta_str(&candidate, "name").unwrap_or_default().to_owned();
-            let key = self.inner.reader.key(resource, scope, &name)?;
-            if write.dry_run {
-                return match self.store().get(&key).await? {
-                    Some(_) => Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
-                    None => Ok(candidate),
-                };
-            }
-            match self.store().create(&key, encode(&candidate)).await? {
-                Ok(record) => {
-                    set_resource_version(&mut candidate, record.revision);
-                    self.notify(resource, scope.space()?, &name, Some(&candidate), record.revision);
-                    return Ok(candidate);
-                }
-                Err(_) if generated => continue,
-                Err(_) => return Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
-            }
+    /// Stores a completed new object in its stored form; `None` when its name is taken. Returns the stored
+    /// object (a dry run: what would be).
+    async fn store_new(&self, resource: &ResourceInfo, scope: &Scope, mut object: Value, write: &WriteContext) -> ApiResult<Option<Value>> {
+        let space = scope.space()?;
+        let stored_row = self.stored_row(resource, &scope.spaces);
+        let row = stored_row.as_deref().unwrap_or(resource);
+        self.strategy(resource).to_storage(resource, space, &mut object, None);
+        let name = meta_str(&object, "name").unwrap_or_default().to_owned();
+        let key = self.inner.reader.key(row, scope, &name)?;
+        if write.dry_run {
+            return match self.store().get(&key).await? {
+                Some(_) => Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
+                None => Ok(Some(object)),
+            };
         }
-        Err(ApiError::new(409, "AlreadyExists", "failed to generate a unique name; try again"))
+        match self.store().create(&key, encode(&object)).await? {
+            Ok(record) => {
+                set_resource_version(&mut object, record.revision);
+                self.notify(row, space, &name, Some(&object), record.revision);
+                Ok(Some(object))
+            }
+            Err(_) => Ok(None),
+        }
     }
 
     /// Replaces an object (PUT), the main resource or a subresource. Returns the stored object.
@@ -326,36 +395,15 @@ impl GenericStore {
                 ApiError::invalid(&resource.group, &resource.kind, name, vec![Cause::invalid("metadata.resourceVersion", rv, "must be a valid resource version")])
             })?),
         };
-        let key = self.inner.reader.key(resource, scope, name)?;
         let strategy = self.strategy(resource);
         let _guard = strategy.begin_write(resource).await;
-        let current = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+        let current = self.read_current(resource, scope, name).await?;
         if expected.is_some_and(|rv| rv != current.revision) {
             return Err(ApiError::stale(&resource.group, &resource.plural, name));
         }
-        let old = decode(&current)?;
-        let stored = Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision };
-        self.admit_update(resource, scope, &stored, &object, part, write).await?;
-        let new = self.prepare_update(resource, scope, &old, object, part, write)?;
-        let mut updated = self.commit_update(resource, stored, new, write.dry_run).await?;
+        let mut updated = self.replace(resource, scope, &current, object, part, write).await?;
         strategy.to_request(resource, &mut updated);
         Ok(updated)
-    }
-
-    /// Admission of an update of `stored` to `new`.
-    async fn admit_update(&self, resource: &ResourceInfo, scope: &Scope, stored: &Stored<'_>, new: &Value, part: Part, write: &WriteContext) -> ApiResult<()> {
-        self.admit(Attributes {
-            operation: Operation::Update,
-            resource,
-            space: stored.space,
-            namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
-            name: stored.name,
-            object: Some(new),
-            old: Some(stored.object),
-            part,
-            caller: write.caller.as_deref(),
-            dry_run: write.dry_run,
-        }).await
     }
 
     /// Read-modify-write with retries on conflict: `change` maps the current object (in the request's form) to
@@ -364,15 +412,11 @@ impl GenericStore {
     where
         F: Fn(&Value) -> ApiResult<Value>,
     {
-        let key = self.inner.reader.key(resource, scope, name)?;
         let strategy = self.strategy(resource);
         let _guard = strategy.begin_write(resource).await;
         for _attempt in 0..16 {
-            let current = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
-            let old = decode(&current)?;
-            let mut requested = old.clone();
-            strategy.to_request(resource, &mut requested);
-            let desired = change(&requested)?;
+            let current = self.read_current(resource, scope, name).await?;
+            let desired = change(&current.view)?;
             if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
                 if !rv.is_empty() && rv != current.revision.to_string() {
                     return Err(ApiError::stale(&resource.group, &resource.plural, name));
@@ -382,10 +426,7 @@ impl GenericStore {
                 return Err(ApiError::bad_request("the name of the object cannot be changed"));
             }
             check_type_meta(resource, &desired)?;
-            let stored = Stored { space: scope.space()?, key: &key, name, object: &old, revision: current.revision };
-            self.admit_update(resource, scope, &stored, &desired, part, write).await?;
-            let new = self.prepare_update(resource, scope, &old, desired, part, write)?;
-            match self.commit_update(resource, stored, new, write.dry_run).await {
+            match self.replace(resource, scope, &current, desired, part, write).await {
                 Err(err) if err.reason == "Conflict" => continue,
                 Ok(mut updated) => {
                     strategy.to_request(resource, &mut updated);
@@ -397,8 +438,46 @@ impl GenericStore {
         Err(ApiError::stale(&resource.group, &resource.plural, name))
     }
 
-    /// The object an update stores: the part it may change, the metadata the server keeps, the kind's
-    /// preparation, generation, the checks, the stored form and managedFields.
+    /// The object `name` as stored now: its key, revision, stored form and the request's view of it.
+    async fn read_current(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Current> {
+        let stored_row = self.stored_row(resource, &scope.spaces);
+        let row = stored_row.as_deref().unwrap_or(resource);
+        let key = self.inner.reader.key(row, scope, name)?;
+        let record = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+        let stored = decode(&record)?;
+        let mut view = stored.clone();
+        self.to_request(resource, &mut view);
+        Ok(Current { key, row: stored_row, revision: record.revision, stored, view })
+    }
+
+    /// Admits, prepares, checks and commits one update of `current` to `desired`.
+    async fn replace(&self, resource: &ResourceInfo, scope: &Scope, current: &Current, desired: Value, part: Part, write: &WriteContext) -> ApiResult<Value> {
+        let space = scope.space()?;
+        let name = meta_str(&current.stored, "name").unwrap_or_default().to_owned();
+        let base = Attributes {
+            operation: Operation::Update,
+            resource,
+            space,
+            namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
+            name: &name,
+            object: None,
+            old: Some(&current.view),
+            part,
+            caller: write.caller.as_deref(),
+            dry_run: write.dry_run,
+        };
+        self.admit(AdmissionPhase::Mutating, Attributes { object: Some(&desired), ..base }).await?;
+        let new = self.prepare_update(resource, scope, &current.view, desired, part, write)?;
+        self.admit(AdmissionPhase::Validating, Attributes { object: Some(&new), ..base }).await?;
+        let mut new = new;
+        self.strategy(resource).to_storage(resource, space, &mut new, Some(&current.stored));
+        let row = current.row.as_deref().unwrap_or(resource);
+        let stored = Stored { space, key: &current.key, name: &name, object: &current.stored, revision: current.revision };
+        self.commit_update(row, stored, new, write.dry_run).await
+    }
+
+    /// The object an update stores, in the request's form: the part it may change, the metadata the server
+    /// keeps, the kind's preparation, generation, the checks and managedFields. `old` is in the request's form.
     fn prepare_update(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, new: Value, part: Part, write: &WriteContext) -> ApiResult<Value> {
         let space = scope.space()?;
         let strategy = self.strategy(resource);
@@ -412,7 +491,6 @@ impl GenericStore {
             metadata_mut(&mut new)?.insert("generation".into(), json!(generation));
         }
         check(strategy, resource, &new, Some(old))?;
-        strategy.to_storage(resource, &mut new);
         match applied {
             Some(entries) => set_managed_fields(&mut new, entries)?,
             None => managed_fields::record(resource, write, Some(old), &mut new),
@@ -420,9 +498,10 @@ impl GenericStore {
         Ok(new)
     }
 
-    async fn commit_update(&self, resource: &ResourceInfo, stored: Stored<'_>, mut new: Value, dry_run: bool) -> ApiResult<Value> {
+    /// Commits `new` (stored form) over `stored`, as the stored row `row`.
+    async fn commit_update(&self, row: &ResourceInfo, stored: Stored<'_>, mut new: Value, dry_run: bool) -> ApiResult<Value> {
         let Stored { space, key, name, object: old, revision } = stored;
-        let finished = deletion::may_remove_when_finalized(&new) && !has_finalizers(&new) && !spec_finalizers_pending(resource, &new);
+        let finished = deletion::may_remove_when_finalized(&new) && !has_finalizers(&new) && !spec_finalizers_pending(row, &new);
         if dry_run {
             set_resource_version(&mut new, revision);
             return Ok(new);
@@ -431,10 +510,10 @@ impl GenericStore {
             return match self.store().delete(key, Some(revision)).await? {
                 Ok(deleted) => {
                     set_resource_version(&mut new, deleted.revision);
-                    self.notify_deleted(resource, space, name, &new, deleted.revision);
+                    self.notify_deleted(row, space, name, &new, deleted.revision);
                     Ok(new)
                 }
-                Err(conflict) => Err(conflict_error(resource, name, conflict)),
+                Err(conflict) => Err(conflict_error(row, name, conflict)),
             };
         }
         if same_ignoring_resource_version(old, &new) {
@@ -444,48 +523,52 @@ impl GenericStore {
         match self.store().update(key, encode(&new), Some(revision)).await? {
             Ok(record) => {
                 set_resource_version(&mut new, record.revision);
-                self.notify(resource, space, name, Some(&new), record.revision);
+                self.notify(row, space, name, Some(&new), record.revision);
                 Ok(new)
             }
-            Err(conflict) => Err(conflict_error(resource, name, conflict)),
+            Err(conflict) => Err(conflict_error(row, name, conflict)),
         }
     }
 
     /// Deletes an object as kube-apiserver does (`deletion::plan`): at once, or by marking it (deletion
     /// timestamp, the garbage collector's finalizers, a bound pod's grace period) while finalizers or a grace
-    /// period are pending. `caller` is `None` for the server's own deletes.
+    /// period are pending. `caller` is `None` for the server's own deletes. A view's objects are deleted by the
+    /// rules of the kind they are stored as.
     pub async fn delete(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions, caller: Option<&Caller>) -> ApiResult<DeleteOutcome> {
-        let key = self.inner.reader.key(resource, scope, name)?;
         let strategy = self.strategy(resource);
-        let rules = deletion::Rules { graceful: strategy.graceful_delete(), spec_finalizers: resource.has_subresource(Subresource::Finalize) };
         for _attempt in 0..16 {
-            let current = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
-            let object = decode(&current)?;
-            deletion::check_preconditions(&resource.group, &resource.kind, &object, &current.revision.to_string(), options)?;
-            let stored = Stored { space: scope.space()?, key: &key, name, object: &object, revision: current.revision };
-            self.admit(Attributes {
+            let current = self.read_current(resource, scope, name).await?;
+            let row = current.row.as_deref().unwrap_or(resource);
+            let rules = deletion::Rules {
+                graceful: self.strategy(row).graceful_delete(),
+                spec_finalizers: row.has_subresource(Subresource::Finalize),
+            };
+            let object = &current.stored;
+            deletion::check_preconditions(&resource.group, &resource.kind, object, &current.revision.to_string(), options)?;
+            let stored = Stored { space: scope.space()?, key: &current.key, name, object, revision: current.revision };
+            self.admit(AdmissionPhase::Mutating, Attributes {
                 operation: Operation::Delete,
                 resource,
                 space: stored.space,
                 namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
                 name,
                 object: None,
-                old: Some(&object),
+                old: Some(&current.view),
                 part: Part::Main,
                 caller,
                 dry_run: options.dry_run,
             }).await?;
-            if is_deleting(&object) && spec_finalizers_pending(resource, &object) {
+            if is_deleting(object) && spec_finalizers_pending(row, object) {
                 // kube-apiserver (namespaces) and Arktos (tenants) answer a repeated delete with 409.
-                let kind = resource.kind.to_ascii_lowercase();
+                let kind = row.kind.to_ascii_lowercase();
                 return Err(ApiError::conflict(&resource.group, &resource.plural, name, &format!(
                     "The system is ensuring all content is removed from this {kind}.  Upon completion, this {kind} \
                      will automatically be purged by the system.")));
             }
-            let outcome = match deletion::plan(rules, &object, options, Utc::now()) {
+            let outcome = match deletion::plan(rules, object, options, Utc::now()) {
                 Plan::AlreadyPending => Some(DeleteOutcome::Pending(object.clone())),
-                Plan::Mark(marked) => self.mark_deleted(resource, stored, marked, options.dry_run).await?,
-                Plan::DeleteNow => self.remove(resource, stored, options.dry_run).await?,
+                Plan::Mark(marked) => self.mark_deleted(row, stored, marked, options.dry_run).await?,
+                Plan::DeleteNow => self.remove(row, stored, options.dry_run).await?,
             };
             if let Some(outcome) = outcome {
                 return Ok(match outcome {
@@ -504,7 +587,7 @@ impl GenericStore {
     }
 
     /// Stores an object marked for deletion; `None` if it changed meanwhile (the delete starts over).
-    async fn mark_deleted(&self, resource: &ResourceInfo, stored: Stored<'_>, mut marked: Value, dry_run: bool) -> ApiResult<Option<DeleteOutcome>> {
+    async fn mark_deleted(&self, row: &ResourceInfo, stored: Stored<'_>, mut marked: Value, dry_run: bool) -> ApiResult<Option<DeleteOutcome>> {
         if dry_run || same_ignoring_resource_version(stored.object, &marked) {
             set_resource_version(&mut marked, stored.revision);
             return Ok(Some(DeleteOutcome::Pending(marked)));
@@ -512,16 +595,16 @@ impl GenericStore {
         match self.store().update(stored.key, encode(&marked), Some(stored.revision)).await? {
             Ok(record) => {
                 set_resource_version(&mut marked, record.revision);
-                self.notify(resource, stored.space, stored.name, Some(&marked), record.revision);
+                self.notify(row, stored.space, stored.name, Some(&marked), record.revision);
                 Ok(Some(DeleteOutcome::Pending(marked)))
             }
-            Err(Conflict::NotFound) => Err(ApiError::not_found(&resource.group, &resource.plural, stored.name)),
+            Err(Conflict::NotFound) => Err(ApiError::not_found(&row.group, &row.plural, stored.name)),
             Err(_) => Ok(None),
         }
     }
 
     /// Removes an object from storage; `None` if it changed meanwhile (the delete starts over).
-    async fn remove(&self, resource: &ResourceInfo, stored: Stored<'_>, dry_run: bool) -> ApiResult<Option<DeleteOutcome>> {
+    async fn remove(&self, row: &ResourceInfo, stored: Stored<'_>, dry_run: bool) -> ApiResult<Option<DeleteOutcome>> {
         let mut object = stored.object.clone();
         if dry_run {
             return Ok(Some(DeleteOutcome::Deleted(object)));
@@ -529,10 +612,10 @@ impl GenericStore {
         match self.store().delete(stored.key, Some(stored.revision)).await? {
             Ok(deleted) => {
                 set_resource_version(&mut object, deleted.revision);
-                self.notify_deleted(resource, stored.space, stored.name, &object, deleted.revision);
+                self.notify_deleted(row, stored.space, stored.name, &object, deleted.revision);
                 Ok(Some(DeleteOutcome::Deleted(object)))
             }
-            Err(Conflict::NotFound) => Err(ApiError::not_found(&resource.group, &resource.plural, stored.name)),
+            Err(Conflict::NotFound) => Err(ApiError::not_found(&row.group, &row.plural, stored.name)),
             Err(_) => Ok(None),
         }
     }
@@ -558,6 +641,7 @@ impl GenericStore {
         }
         metadata.remove("selfLink");
         self.set_tenant(resource, scope.space()?, metadata)?;
+        set_cluster(scope.space()?, metadata, Some(old));
         if is_deleting(old) {
             let old_finalizers: Vec<&Value> = old.pointer("/metadata/finalizers").and_then(Value::as_array).map(|f| f.iter().collect()).unwrap_or_default();
             let new_finalizers = new.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -587,6 +671,17 @@ impl GenericStore {
             Some(other) => Err(ApiError::bad_request(format!("metadata.tenant must be a string, not {other}"))),
         }
     }
+}
+
+/// Sets `kcp.io/cluster`: the logical cluster the object lives in, as it was when the object was made (objects
+/// older than the annotation get it at their next write).
+fn set_cluster(space: &SpaceName, metadata: &mut serde_json::Map<String, Value>, old: Option<&Value>) {
+    let kept = old.and_then(|old| old.pointer("/metadata/annotations")).and_then(|a| a.get(CLUSTER_ANNOTATION)).cloned();
+    let annotations = metadata.entry("annotations").or_insert_with(|| json!({}));
+    if !annotations.is_object() {
+        return; // validation reports it
+    }
+    annotations[CLUSTER_ANNOTATION] = kept.unwrap_or_else(|| json!(cluster_name(space)));
 }
 
 /// The object a write of `part` leaves: `/finalize` changes only `spec.finalizers`, `/status` only `status`,

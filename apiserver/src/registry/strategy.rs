@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::Value;
 
@@ -42,12 +43,19 @@ pub type WriteGuard = Box<dyn Any + Send>;
 /// One kind's rules for the generic store. Every method has the behaviour of a kind with no rules of its own.
 #[async_trait]
 pub trait Strategy: Send + Sync {
+    /// The row whose keys hold this kind's objects in `space`, when it is not the kind's own: the kind is then a
+    /// view of another's stored objects (in root, Workspaces are Tenants). `to_request` shows a stored object in
+    /// this kind's form, `to_storage` turns one back.
+    fn stored_as(&self, _resource: &ResourceInfo, _space: &SpaceName) -> Option<Arc<ResourceInfo>> {
+        None
+    }
+
     /// Completes a new object before it is validated: defaults and the fields the server sets (kube's
-    /// `PrepareForCreate`, with the kind's defaulting).
-    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _object: &mut Value) {}
+    /// `PrepareForCreate`, with the kind's defaulting). `caller` is `None` for the server's own writes.
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, _object: &mut Value) {}
 
     /// Keeps what a write of `part` may not change and recomputes what the server manages (kube's
-    /// `PrepareForUpdate`). `old` is the stored object the write replaces.
+    /// `PrepareForUpdate`). `old` is the object the write replaces, in the request's form.
     fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, _old: &Value, _new: &mut Value, _part: Part) {}
 
     /// The kind's validation (kube's `Validate` and `ValidateUpdate`): every problem as a field cause. It
@@ -59,11 +67,17 @@ pub trait Strategy: Send + Sync {
         old.get("spec") != new.get("spec") && new.get("spec").is_some()
     }
 
-    /// Turns a validated object into the form it is stored in (custom resources: the storage version).
-    fn to_storage(&self, _resource: &ResourceInfo, _object: &mut Value) {}
+    /// Turns a validated object into the form it is stored in (custom resources: the storage version; a view: the
+    /// viewed kind). `old` is the stored object it replaces.
+    fn to_storage(&self, _resource: &ResourceInfo, _space: &SpaceName, _object: &mut Value, _old: Option<&Value>) {}
 
     /// Turns a stored object into the form a request for `resource` sees (custom resources: its version).
     fn to_request(&self, _resource: &ResourceInfo, _object: &mut Value) {}
+
+    /// Whether a view shows this stored object at all (root's Workspaces are the tenants but `system`).
+    fn visible(&self, _resource: &ResourceInfo, _stored: &Value) -> bool {
+        true
+    }
 
     /// Taken before a create or update reads what it is checked against, and held until the write is applied
     /// to the caches that check it (CRDs: two CRDs cannot claim one name at once).

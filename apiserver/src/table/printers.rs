@@ -43,6 +43,7 @@ pub(crate) fn printer_for(group: &str, kind: &str) -> Option<&'static Printer> {
         ("", "Namespace") => &core::NAMESPACE,
         ("", "Tenant") => &core::TENANT,
         ("core.kcp.io", "LogicalCluster") => &core::LOGICAL_CLUSTER,
+        ("tenancy.kcp.io", "Workspace") => &core::WORKSPACE,
         ("", "ConfigMap") => &core::CONFIG_MAP,
         ("", "Secret") => &core::SECRET,
         ("", "ServiceAccount") => &core::SERVICE_ACCOUNT,

@@ -2,13 +2,21 @@
 //! ClusterRole `admin-role` bound by ClusterRoleBinding `admin-role-binding` to the tenant's user `admin` (as
 //! Arktos' tenant controller does); Kubernetes' bootstrap RBAC roles and bindings (`kspaces_authz::bootstrap`);
 //! and the `LogicalCluster` named `cluster` that carries the space's settings.
-//! The LogicalCluster is made last, so its presence means the space is complete.
+//! The LogicalCluster is made last, so its presence means the space is complete. Root also holds the built-in
+//! WorkspaceTypes.
+//!
+//! A nested workspace's logical cluster starts leaner (`workspace_objects`): kcp's universal initializer's
+//! namespaces, the creator's `workspace-admin` binding to `cluster-admin` and its LogicalCluster; Kubernetes'
+//! bootstrap roles are read from the bootstrap set rather than copied into every workspace (`authorization.rs`).
 
+use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
+use super::tree::{Tree, TENANT_DEFAULT_TYPE};
 use super::{space_of, SYSTEM};
 use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
-use crate::registry::{GenericStore, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
+use crate::kinds::workspace::OWNER_ANNOTATION;
+use crate::registry::{GenericStore, Part, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::status::{ApiError, ApiResult};
 
 /// The namespaces of a tenant space (the system space also has `kube-node-lease`).
@@ -48,10 +56,14 @@ pub fn initial_objects(tenant: &str) -> Vec<Value> {
         }));
     }
     objects.extend(kspaces_authz::bootstrap::bootstrap_objects(system));
+    if system {
+        objects.extend(super::types::builtin_types());
+    }
+    let kind = if system { "root:root" } else { TENANT_DEFAULT_TYPE };
     let mut logical_cluster = json!({
         "apiVersion": "core.kcp.io/v1alpha1",
         "kind": "LogicalCluster",
-        "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": workspace_path(tenant)}},
+        "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": workspace_path(tenant), TYPE_ANNOTATION: kind}},
         "spec": {},
     });
     if !system {
@@ -64,6 +76,94 @@ pub fn initial_objects(tenant: &str) -> Vec<Value> {
 /// The workspace path of a tenant's space: `root` or `root:<tenant>`.
 pub fn workspace_path(tenant: &str) -> String {
     if tenant == SYSTEM { "root".to_owned() } else { format!("root:{tenant}") }
+}
+
+/// The annotation of a LogicalCluster naming its workspace's type (kcp's).
+pub const TYPE_ANNOTATION: &str = "internal.tenancy.kcp.io/type";
+/// The binding that makes a workspace's creator its administrator.
+pub const WORKSPACE_ADMIN: &str = "workspace-admin";
+/// The namespaces a nested workspace starts with (kcp's universal initializer's).
+pub const WORKSPACE_NAMESPACES: [&str; 2] = ["default", "kube-system"];
+
+/// The objects a nested workspace's logical cluster starts with, in creation order: the namespaces, the creator's
+/// `workspace-admin` binding (when the workspace names its owner), and its LogicalCluster (last).
+pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> Vec<Value> {
+    let mut objects: Vec<Value> = WORKSPACE_NAMESPACES
+        .iter()
+        .map(|name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+        .collect();
+    let owner_pointer = format!("/metadata/annotations/{}", OWNER_ANNOTATION.replace('/', "~1"));
+    let owner = workspace.pointer(&owner_pointer).and_then(Value::as_str).and_then(|o| serde_json::from_str::<Value>(o).ok());
+    if let Some(user) = owner.as_ref().and_then(|o| o.get("username")).and_then(Value::as_str) {
+        objects.push(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": WORKSPACE_ADMIN},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        }));
+    }
+    let text = |pointer: &str| workspace.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+    let mut logical_cluster = json!({
+        "apiVersion": "core.kcp.io/v1alpha1",
+        "kind": "LogicalCluster",
+        "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": path, TYPE_ANNOTATION: super::tree::type_of(workspace)}},
+        "spec": {
+            "crdPolicy": DEFAULT_CRD_POLICY,
+            "owner": {"apiVersion": "tenancy.kcp.io/v1alpha1", "resource": "workspaces", "name": text("/metadata/name"),
+                "cluster": crate::registry::store::cluster_name(parent), "uid": text("/metadata/uid")},
+        },
+    });
+    if let Some(owner) = owner {
+        logical_cluster["spec"]["createdBy"] = owner;
+    }
+    objects.push(logical_cluster);
+    objects
+}
+
+/// Makes a nested workspace's logical cluster (whatever of it is missing), then marks the Workspace `Ready`.
+/// Idempotent: the workspace controller completes a creation a crash interrupted.
+pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceTable, tree: &Tree, parent: &SpaceName, workspace: &Value) -> ApiResult<()> {
+    let name = workspace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str)
+        .ok_or_else(|| ApiError::internal(format!("workspace {name} has no logical cluster")))?;
+    let space = SpaceName::new(cluster).map_err(|e| ApiError::internal(e.to_string()))?;
+    let parent_path = tree.cluster(parent).map(|n| n.path).ok_or_else(|| ApiError::not_found("tenancy.kcp.io", "workspaces", parent.as_str()))?;
+    let mut objects = workspace_objects(&format!("{parent_path}:{name}"), workspace, parent);
+    let last = objects.pop();
+    futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
+    if let Some(logical_cluster) = last {
+        create(registry, resources, &space, logical_cluster).await?;
+    }
+    set_phase(registry, resources, parent, name, "Ready").await
+}
+
+/// Makes what a system workspace (`system:admin`) lacks: its namespaces and its LogicalCluster. System workspaces
+/// have no Workspace object (kcp's).
+pub async fn initialize_system_workspace(registry: &GenericStore, resources: &ResourceTable, name: &str) -> ApiResult<()> {
+    let space = SpaceName::new(name).map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut objects = workspace_objects(name, &json!({"metadata": {"name": name}, "spec": {"type": {"name": "universal", "path": "root"}}}), &SpaceName::system());
+    if let Some(logical_cluster) = objects.last_mut() {
+        if let Some(spec) = logical_cluster["spec"].as_object_mut() {
+            spec.remove("owner");
+        }
+    }
+    for object in objects {
+        create(registry, resources, &space, object).await?;
+    }
+    Ok(())
+}
+
+/// Sets a Workspace's `status.phase` (a status write by the server).
+pub async fn set_phase(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, phase: &str) -> ApiResult<()> {
+    let workspaces = resources.by_kind("tenancy.kcp.io", "Workspace").cloned()
+        .ok_or_else(|| ApiError::internal("no Workspace resource"))?;
+    let write = WriteContext::server(SERVER_MANAGER, "status");
+    registry.guaranteed_update(&workspaces, &Scope::one(parent.clone(), None), name, Part::Status, &write, |current| {
+        let mut desired = current.clone();
+        desired["status"]["phase"] = json!(phase);
+        Ok(desired)
+    }).await.map(drop)
 }
 
 /// Creates whatever of the initial objects the space lacks. Idempotent. Everything but the LogicalCluster is

@@ -34,17 +34,21 @@ pub struct Render {
     pub bookmarks: bool,
     /// A watch-list: its initial-events-end bookmark carries the list blueprint.
     pub watch_list: bool,
+    /// The resource is a view of another's stored objects (root's Workspaces): events are its own, never shared.
+    pub view: bool,
 }
 
 impl Render {
     /// True when events are not sent as stored: filtered, or a custom resource stored in another version.
     fn filtered(&self) -> bool {
         !(self.options.labels.is_empty() && self.options.fields.is_empty() && self.scope.namespace_filter().is_none())
+            || self.view
             || self.resource.custom.as_ref().is_some_and(|c| c.storage_api_version() != self.resource.api_version())
     }
 
     fn matches(&self, object: &Value) -> bool {
-        self.scope.holds(object) && self.options.labels.matches(object) && self.options.fields.matches(object)
+        self.scope.holds(object) && self.registry.visible(&self.resource, object)
+            && self.options.labels.matches(object) && self.options.fields.matches(object)
     }
 
     /// The slot of `Event::encoded` this watch's frames may share with other watchers' (see the storage crate):

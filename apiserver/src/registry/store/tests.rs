@@ -92,7 +92,7 @@ async fn writes_keep_what_the_server_owns() {
     ];
     check(&harness(Arc::default()), rows, expect![[r#"
         a create fills in the metadata the server owns
-          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"}}
         the same name again
           409 AlreadyExists: configmaps "a" already exists
         a resourceVersion on a create
@@ -108,15 +108,15 @@ async fn writes_keep_what_the_server_owns() {
         an update with an old resourceVersion
           409 Conflict: Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again
         an update keeps uid, name, namespace and tenant
-          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","labels":{"x":"y"},"managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","labels":{"x":"y"},"managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
         an update that changes nothing keeps the revision
-          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","labels":{"x":"y"},"managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","labels":{"x":"y"},"managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
         a dry-run create stores nothing
-          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"dry","namespace":"default","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","managedFields":["test Update"],"name":"dry","namespace":"default","tenant":"t1","uid":"*"}}
         so it is not there
           404 NotFound: configmaps "dry" not found
         the same name in another space is another object
-          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"3","tenant":"t2","uid":"*"}}
+          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t2"},"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"3","tenant":"t2","uid":"*"}}
     "#]]).await;
 }
 
@@ -146,31 +146,31 @@ async fn generation_status_and_finalizers() {
     ];
     check(&harness(Arc::default()), rows, expect![[r#"
         a resource with /status starts with an empty status
-          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":"*","generation":1,"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"},"spec":{"replicas":1},"status":{}}
+          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","generation":1,"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"},"spec":{"replicas":1},"status":{}}
         the main resource cannot write status; a spec change moves the generation
-          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":"*","generation":2,"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{}}
+          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","generation":2,"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{}}
         a label change does not
-          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":"*","generation":2,"labels":{"a":"b"},"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"3","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{}}
+          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","generation":2,"labels":{"a":"b"},"managedFields":["test Update"],"name":"web","namespace":"default","resourceVersion":"3","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{}}
         /status writes only status
-          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":"*","generation":2,"labels":{"a":"b"},"managedFields":["test Update","test Update status"],"name":"web","namespace":"default","resourceVersion":"4","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{"replicas":2}}
+          ok {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","generation":2,"labels":{"a":"b"},"managedFields":["test Update","test Update status"],"name":"web","namespace":"default","resourceVersion":"4","tenant":"t1","uid":"*"},"spec":{"replicas":2},"status":{"replicas":2}}
         an object with finalizers
-          ok {"apiVersion":"v1","kind":"ConfigMap","metadata":{"creationTimestamp":"*","finalizers":["example.com/hold"],"managedFields":["test Update"],"name":"held","namespace":"default","resourceVersion":"5","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","finalizers":["example.com/hold"],"managedFields":["test Update"],"name":"held","namespace":"default","resourceVersion":"5","tenant":"t1","uid":"*"}}
         is marked, not removed
-          ok {"pending":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","finalizers":["example.com/hold"],"managedFields":["test Update"],"name":"held","namespace":"default","resourceVersion":"6","tenant":"t1","uid":"*"}}}
+          ok {"pending":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","finalizers":["example.com/hold"],"managedFields":["test Update"],"name":"held","namespace":"default","resourceVersion":"6","tenant":"t1","uid":"*"}}}
         no new finalizer once it is being deleted
           403 Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers "example.com/other"
         lifting the last finalizer removes it
-          ok {"apiVersion":"v1","kind":"ConfigMap","metadata":{"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","name":"held","namespace":"default","resourceVersion":"7","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","managedFields":["test Update"],"name":"held","namespace":"default","resourceVersion":"7","tenant":"t1","uid":"*"}}
         gone
           404 NotFound: configmaps "held" not found
         a namespace with content finalizers
-          ok {"apiVersion":"v1","kind":"Namespace","metadata":{"creationTimestamp":"*","generation":1,"managedFields":["test Update"],"name":"dev","resourceVersion":"8","tenant":"t1","uid":"*"},"spec":{"finalizers":["kubernetes"]},"status":{}}
+          ok {"apiVersion":"v1","kind":"Namespace","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","generation":1,"managedFields":["test Update"],"name":"dev","resourceVersion":"8","tenant":"t1","uid":"*"},"spec":{"finalizers":["kubernetes"]},"status":{}}
         is Terminating until they are lifted
-          ok {"pending":{"apiVersion":"v1","kind":"Namespace","metadata":{"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","generation":2,"managedFields":["test Update"],"name":"dev","resourceVersion":"9","tenant":"t1","uid":"*"},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Terminating"}}}
+          ok {"pending":{"apiVersion":"v1","kind":"Namespace","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","generation":2,"managedFields":["test Update"],"name":"dev","resourceVersion":"9","tenant":"t1","uid":"*"},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Terminating"}}}
         a second delete is kube's 409
           409 Conflict: Operation cannot be fulfilled on namespaces "dev": The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.
         lifting them through /finalize removes the namespace
-          ok {"apiVersion":"v1","kind":"Namespace","metadata":{"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","generation":2,"managedFields":["test Update finalize"],"name":"dev","resourceVersion":"10","tenant":"t1","uid":"*"},"spec":{"finalizers":[]},"status":{"phase":"Terminating"}}
+          ok {"apiVersion":"v1","kind":"Namespace","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","generation":2,"managedFields":["test Update","test Update finalize"],"name":"dev","resourceVersion":"10","tenant":"t1","uid":"*"},"spec":{"finalizers":[]},"status":{"phase":"Terminating"}}
         gone
           404 NotFound: namespaces "dev" not found
     "#]]).await;
@@ -189,9 +189,9 @@ async fn admission_judges_the_object_actually_replaced() {
     ];
     check(&harness(Arc::default()), rows, expect![[r#"
         created
-          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"1","tenant":"t1","uid":"*"}}
         changed by someone else
-          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
         a PUT without a resourceVersion is judged against the revision it replaces
           403 Forbidden: refused Update replacing revision 2
         a patch too
@@ -199,7 +199,7 @@ async fn admission_judges_the_object_actually_replaced() {
         a create has nothing to replace
           403 Forbidden: refused Create replacing revision none
         nothing was written
-          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","data":{"k":"w"},"kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","managedFields":["test Update"],"name":"a","namespace":"default","resourceVersion":"2","tenant":"t1","uid":"*"}}
     "#]]).await;
 }
 

@@ -22,6 +22,31 @@ static LOGICAL_CLUSTER_COLUMNS: [ColumnSpec; 4] = [
 ];
 pub(crate) static LOGICAL_CLUSTER: Printer = Printer { columns: &LOGICAL_CLUSTER_COLUMNS, print: print_logical_cluster };
 
+static WORKSPACE_COLUMNS: [ColumnSpec; 6] = [
+    NAME,
+    col("Type", "string", "Type of the workspace"),
+    col("Region", "string", "The region this workspace is in"),
+    col("Phase", "string", "The current phase (e.g. Scheduling, Initializing, Ready, Deleting)"),
+    col("URL", "string", "URL to access the workspace"),
+    AGE,
+];
+/// Workspaces print as kcp's CRD prints them.
+pub(crate) static WORKSPACE: Printer = Printer { columns: &WORKSPACE_COLUMNS, print: print_workspace };
+
+/// NAME, `spec.type.name`, the `region` label, `status.phase`, `spec.URL`, AGE.
+fn print_workspace(object: &Value, now: DateTime<Utc>) -> Row {
+    let cells = [
+        name(object),
+        str_at(object, &["spec", "type", "name"]),
+        str_at(object, &["metadata", "labels", "region"]),
+        str_at(object, &["status", "phase"]),
+        str_at(object, &["spec", "URL"]),
+    ];
+    let mut row: Vec<Value> = cells.into_iter().map(text).collect();
+    row.push(text(creation_age(object, now)));
+    row.into()
+}
+
 /// NAME, `status.phase`, `spec.crdPolicy`, AGE.
 fn print_logical_cluster(object: &Value, now: DateTime<Utc>) -> Row {
     let cells = [name(object), str_at(object, &["status", "phase"]), str_at(object, &["spec", "crdPolicy"])];

@@ -1,0 +1,147 @@
+//! The workspace controller: completes the creation of workspaces a crash interrupted (their logical cluster and
+//! content, then `Ready`), and deletes deleted workspaces: their subtree and content first (each child workspace
+//! is content, deleted the same way), phase `Deleting`, then the `core.kcp.io/logicalcluster` finalizer is lifted,
+//! which removes the Workspace. It learns of such workspaces from the registry's write observer, and at startup
+//! from one priming scan, so a deletion in flight resumes after a restart.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::stream::{self, StreamExt};
+use kspaces_storage::{Revision, SpaceName};
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use super::empty_space;
+use crate::kinds::workspace::FINALIZER;
+use crate::registry::observe::WriteObserver;
+use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
+use crate::resolver::Resolver;
+use crate::status::{ApiError, ApiResult};
+use crate::tenancy::{space, Tree};
+
+/// How many workspaces one pass works on at once.
+const CONCURRENCY: usize = 32;
+
+/// Workspaces being created or deleted, by (parent space, name).
+#[derive(Debug, Default)]
+pub struct PendingWorkspaces {
+    pending: Mutex<BTreeSet<(SpaceName, String)>>,
+    wake: Notify,
+}
+
+impl PendingWorkspaces {
+    fn set(&self, parent: &SpaceName, name: &str, pending: bool) {
+        let mut set = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (parent.clone(), name.to_owned());
+        if pending {
+            set.insert(key);
+            drop(set);
+            self.wake.notify_one();
+        } else {
+            set.remove(&key);
+        }
+    }
+
+    fn snapshot(&self) -> Vec<(SpaceName, String)> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+    }
+}
+
+impl WriteObserver for PendingWorkspaces {
+    fn follows(&self) -> &[(&'static str, &'static str)] {
+        &[("tenancy.kcp.io", "Workspace")]
+    }
+
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, _revision: Revision) {
+        if resource.is("tenancy.kcp.io", "Workspace") {
+            let pending = object.is_some_and(|o| is_deleting(o) || o.pointer("/status/phase").and_then(Value::as_str) != Some("Ready"));
+            self.set(space, name, pending);
+        }
+    }
+}
+
+/// The workspace controller: what it reads and writes through.
+pub struct WorkspaceController {
+    pub registry: GenericStore,
+    /// The built-in resources (a workspace's content, and the Workspace row).
+    pub resources: ResourceTable,
+    /// The custom resources a space may hold.
+    pub resolver: Arc<Resolver>,
+    pub tree: Arc<Tree>,
+    pub queue: Arc<PendingWorkspaces>,
+}
+
+impl WorkspaceController {
+    /// Finds the workspaces left pending by the previous run, then runs forever: at once when a workspace becomes
+    /// pending, and every `interval` while some are.
+    pub async fn run(self, interval: Duration) {
+        let queue: Arc<dyn WriteObserver> = self.queue.clone();
+        while let Err(err) = self.registry.prime(std::slice::from_ref(&queue), &self.resources).await {
+            tracing::warn!(%err, "workspace controller: scanning for pending workspaces");
+            tokio::time::sleep(interval).await;
+        }
+        loop {
+            let pending = self.queue.snapshot();
+            if pending.is_empty() {
+                self.queue.wake.notified().await;
+                continue;
+            }
+            let controller = &self;
+            stream::iter(pending).for_each_concurrent(CONCURRENCY, |(parent, name)| async move {
+                if let Err(err) = controller.reconcile(&parent, &name).await {
+                    tracing::warn!(%err, %parent, name, "workspace controller");
+                }
+            }).await;
+            tokio::time::sleep(interval).await;
+        }
+    }
+
+    fn workspaces(&self) -> ApiResult<&Arc<ResourceInfo>> {
+        self.resources.by_kind("tenancy.kcp.io", "Workspace").ok_or_else(|| ApiError::internal("no Workspace resource"))
+    }
+
+    /// One step for one workspace: complete its creation, or move its deletion on.
+    pub async fn reconcile(&self, parent: &SpaceName, name: &str) -> ApiResult<()> {
+        let scope = Scope::one(parent.clone(), None);
+        let workspace = match self.registry.reader().get(self.workspaces()?, &scope, name).await {
+            Ok(workspace) => workspace,
+            Err(ApiError { code: 404, .. }) => {
+                self.queue.set(parent, name, false);
+                return Ok(());
+            }
+            Err(err) => return Err(err),
+        };
+        if !is_deleting(&workspace) {
+            return space::initialize_workspace(&self.registry, &self.resources, &self.tree, parent, &workspace).await;
+        }
+        let phase = workspace.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default();
+        if phase != "Deleting" {
+            space::set_phase(&self.registry, &self.resources, parent, name, "Deleting").await?;
+        }
+        let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str).and_then(|c| SpaceName::new(c).ok());
+        if let Some(cluster) = cluster {
+            if !empty_space(&self.registry, &self.resources, &self.resolver, &cluster).await? {
+                return Ok(());
+            }
+        }
+        self.finalize(&scope, name).await
+    }
+
+    /// Lifts the workspace's finalizer, which removes it (it is already being deleted).
+    async fn finalize(&self, scope: &Scope, name: &str) -> ApiResult<()> {
+        let write = WriteContext::server(SERVER_MANAGER, "");
+        let lifted = self.registry.guaranteed_update(self.workspaces()?, scope, name, Part::Main, &write, |current| {
+            let mut new = current.clone();
+            if let Some(finalizers) = new.pointer_mut("/metadata/finalizers").and_then(Value::as_array_mut) {
+                finalizers.retain(|f| f != FINALIZER);
+            }
+            Ok(new)
+        }).await;
+        match lifted {
+            Ok(_) | Err(ApiError { code: 404, .. }) => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! `GET .../tenancy.kcp.io/v1alpha1/workspaces/~`: the caller's home workspace (`tenancy::home`), made on first
+//! access, answered in root and in the caller's own tenant workspace (where a tenant user's home lives).
+
+use std::sync::Arc;
+
+use actix_web::{HttpRequest, HttpResponse};
+use kspaces_authz::Caller;
+use kspaces_storage::SpaceName;
+use serde_json::json;
+
+use super::Ctx;
+use crate::filters::request_info::{RequestInfo, SpacePath};
+use crate::kinds::workspace::OWNER_ANNOTATION;
+use crate::registry::{Scope, WriteContext, SERVER_MANAGER};
+use crate::server::ApiServer;
+use crate::status::{ApiError, ApiResult};
+use crate::tenancy::{self, ROOT, SYSTEM};
+
+/// Whether a request asks for `~`.
+pub fn is_home_request(info: &RequestInfo) -> bool {
+    info.is_resource && info.verb == "get" && info.group == "tenancy.kcp.io" && info.resource == "workspaces" && info.name == "~"
+        && info.subresource.is_empty()
+}
+
+/// The caller's home, made if it is not there yet.
+pub async fn get(server: Arc<ApiServer>, req: &HttpRequest, info: &RequestInfo, caller: Caller) -> ApiResult<HttpResponse> {
+    let tenant = caller.tenant.clone().ok_or_else(|| forbidden(&caller, "the user's credentials name no tenant"))?;
+    let asked_where_homes_are = match &info.space {
+        SpacePath::Short => true,
+        SpacePath::Workspace(path) => path == ROOT || *path == format!("{ROOT}:{tenant}"),
+        SpacePath::Tenant(t) => *t == tenant,
+    };
+    if !asked_where_homes_are {
+        return Err(ApiError::not_found("tenancy.kcp.io", "workspaces", "~"));
+    }
+    let config = &server.homes;
+    if !config.may_have_home(&caller) {
+        return Err(forbidden(&caller, "home workspaces are for the home-creator groups only"));
+    }
+    let names = config.home_names(&caller.user.name).ok_or_else(|| forbidden(&caller, "the user's name makes no workspace name"))?;
+    let workspaces = server.resources.by_kind("tenancy.kcp.io", "Workspace").cloned()
+        .ok_or_else(|| ApiError::internal("no Workspace resource"))?;
+    let mut parent = if tenant == SYSTEM { SpaceName::system() } else { tenancy::space_of(&tenant)? };
+    let mut path = if tenant == SYSTEM { ROOT.to_owned() } else { format!("{ROOT}:{tenant}") };
+    let homeroot = config.prefix.len() - 1;
+    for (depth, name) in names.iter().enumerate() {
+        let kind = match depth {
+            d if d < homeroot => "universal",
+            d if d == homeroot => "homeroot",
+            d if d < names.len() - 1 => "homebucket",
+            _ => "home",
+        };
+        let child_path = format!("{path}:{name}");
+        if server.tree.resolve(&child_path).is_none() {
+            let mut workspace = json!({
+                "apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace",
+                "metadata": {"name": name}, "spec": {"type": {"name": kind, "path": ROOT}},
+            });
+            if kind == "home" {
+                let owner = json!({"username": caller.user.name, "uid": caller.user.uid, "groups": caller.user.groups});
+                workspace["metadata"]["annotations"] = json!({OWNER_ANNOTATION: owner.to_string()});
+            }
+            let write = WriteContext::server(SERVER_MANAGER, "");
+            match server.registry.create(&workspaces, &Scope::one(parent.clone(), None), workspace, &write).await {
+                Ok(_) | Err(ApiError { code: 409, .. }) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        let node = server.tree.resolve(&child_path)
+            .ok_or_else(|| ApiError::new(429, "TooManyRequests", "Creating the home workspace"))?;
+        if depth + 1 < names.len() {
+            parent = node.cluster;
+            path = child_path;
+        }
+    }
+    let home_name = names.last().cloned().unwrap_or_default();
+    let scope = Scope::one(parent, None);
+    let home = server.registry.get(&workspaces, &scope, &home_name).await?;
+    let ctx = Ctx::new(server, req, info.clone(), workspaces, scope, caller);
+    ctx.respond_object(200, &home)
+}
+
+fn forbidden(caller: &Caller, why: &str) -> ApiError {
+    ApiError::forbidden_object("tenancy.kcp.io", "workspaces", "~", &format!("User {:?} has no home workspace: {why}", caller.user.name))
+}
