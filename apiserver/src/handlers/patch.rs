@@ -125,9 +125,11 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let resource = ctx.resource.clone();
     let escalation = escalation::for_write(&server, &ctx.user, &resource, ctx.scope.space()?).await?;
     let namespace = ctx.scope.namespace.as_deref();
+    let scope = &ctx.scope;
     let check = PatchCheck::new(&server, validation, Schema::of(&resource), problems);
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
         let mut patched = patch.apply(&server, resource.definition.as_deref(), current)?;
+        super::update::check_namespace(&resource, scope, &patched)?;
         check.check(&mut patched, |patched| patch.shown(patched))?;
         if let Some(escalation) = &escalation {
             escalation.check(&resource, namespace, &patched, Some(current))?;
