@@ -17,7 +17,9 @@ use crate::tenancy::{self, space_of};
 /// Runs forever, checking the Terminating tenants every `interval`.
 pub async fn run(server: Arc<ApiServer>, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
-    let mut empty_before = HashSet::new();
+    // Tenants already Terminating when the server starts need one empty pass only: the creates the second pass
+    // waits for were admitted by the process that stopped, and none survives it.
+    let mut empty_before: HashSet<String> = server.tenants.terminating().into_iter().collect();
     loop {
         ticker.tick().await;
         let terminating = server.tenants.terminating();
