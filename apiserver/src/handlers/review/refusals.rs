@@ -86,8 +86,11 @@ impl Subject<'_> {
                 (routes::route(path).is_server_wide() && !self.system_user).then(|| routes::SERVER_WIDE_REASON.to_owned())
             }
             Attributes::Resource { verb, group, resource, name, .. } => {
+                // kubectl asks about a resource its discovery does not show (the system-only ones, to a tenant
+                // user) by the name it was given, `priorityclasses.scheduling.k8s.io` in group "".
+                let dotted = resource.split_once('.').filter(|_| group.is_empty());
                 let named = self.server.resources.all().iter()
-                    .filter(|r| covers(group, &r.group) && covers(resource, &r.plural))
+                    .filter(|r| (covers(group, &r.group) && covers(resource, &r.plural)) || dotted == Some((r.plural.as_str(), r.group.as_str())))
                     .find_map(|r| self.resource_refusal(r, verb));
                 named.or_else(|| self.name_refusal(group, resource, verb, name))
             }
