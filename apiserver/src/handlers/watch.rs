@@ -130,7 +130,8 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
         scope: ctx.scope.clone(),
         options,
         output,
-        include: ctx.include_object()?,
+        // kube reads includeObject only when it converts to a Table.
+        include: if output.target == Target::Table { ctx.include_object()? } else { crate::table::IncludeObject::Metadata },
         bookmarks: start.bookmarks,
         watch_list: start.watch_list(),
     };
