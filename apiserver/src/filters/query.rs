@@ -20,7 +20,7 @@ fn hex(byte: u8) -> Option<u8> {
 /// `invalid URL escape` error; so are escapes that do not make UTF-8 (Go would keep the bytes, but nothing a
 /// server names can hold them).
 fn unescape(text: &str, plus_is_space: bool) -> Result<String, PathError> {
-    if !text.contains('%') && !(plus_is_space && text.contains('+')) {
+    if !text.contains('%') && (!plus_is_space || !text.contains('+')) {
         return Ok(text.to_owned());
     }
     let bytes = text.as_bytes();
