@@ -55,7 +55,7 @@ fn build() -> Resolver {
     let tenants = Arc::new(TenantCache::default());
     let table = ResourceTable::new(builtin_resources());
     let tenant_row = table.by_kind("", "Tenant").cloned().unwrap_or_else(|| panic!("no Tenant row"));
-    let crds = Resolver::new(table, tenants.clone());
+    let crds = Resolver::new(table, tenants.clone(), Arc::default());
     let mut revision = 0;
     let mut next = || {
         revision += 1;

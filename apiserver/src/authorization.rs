@@ -183,13 +183,14 @@ impl WriteObserver for Authorizer {
 }
 
 /// The attributes of a parsed request. A namespace's own requests (`GET /api/v1/namespaces/dev`) are in that
-/// namespace, as kube's RequestInfo has it, so a RoleBinding in `dev` may grant reading `dev` itself.
+/// namespace, as kube's RequestInfo has it, so a RoleBinding in `dev` may grant reading `dev` itself; a list of
+/// namespaces whose field selector names `dev` is not (kube's has no namespace then either).
 pub fn attributes(info: &RequestInfo) -> Attributes {
     if !info.is_resource {
         return Attributes::NonResource { verb: info.verb.clone(), path: info.path.clone() };
     }
     let namespace = match &info.namespace {
-        None if info.resource == "namespaces" && !info.name.is_empty() => Some(info.name.clone()),
+        None if info.resource == "namespaces" && !info.name.is_empty() && !info.name_from_field_selector => Some(info.name.clone()),
         other => other.clone(),
     };
     Attributes::Resource {

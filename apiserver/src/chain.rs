@@ -19,8 +19,8 @@ use crate::filters::authenticate::PeerIdentity;
 use crate::filters::impersonate;
 use crate::filters::request_info::{self, RequestInfo, SpacePath};
 use crate::handlers::{self, Body, Ctx};
-use crate::metrics::RequestLabels;
-use crate::registry::{Scope, Spaces};
+use crate::metrics::{self, RequestLabels};
+use crate::registry::{ResourceInfo, Scope, Spaces};
 use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::{authorization, routes, tenancy};
@@ -39,6 +39,8 @@ struct Trail {
     level: Option<Level>,
     /// The request body, read early when the audit level records it.
     body: Option<bytes::Bytes>,
+    /// The served resource the request reached (its metrics name it; nothing else may).
+    resource: Option<Arc<ResourceInfo>>,
 }
 
 /// The single entry point for every request.
@@ -46,8 +48,8 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     let started = Instant::now();
     let received = chrono::Utc::now();
     let server = server.get_ref().clone();
-    server.metrics.start();
     let info = request_info::parse(req.method().as_str(), req.path(), req.query_string());
+    server.metrics.start(&info);
     let mut trail = Trail::default();
     let mut response = match serve(&req, payload, server.clone(), &info, &mut trail).await {
         Ok(response) => response,
@@ -61,19 +63,16 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     if server.auditor.enabled() {
         response = audit(&server, &req, &info, &trail, response, received);
     }
-    let labels = RequestLabels {
-        verb: info.verb.to_ascii_uppercase(),
-        group: info.group.clone(),
-        version: info.version.clone(),
-        resource: info.resource.clone(),
-        subresource: info.subresource.clone(),
-        scope: if !info.is_resource { "" } else if !info.name.is_empty() { "resource" } else if info.namespace.is_some() { "namespace" } else { "cluster" },
-    };
-    server.metrics.finish(labels, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let request = metrics::Request { method: req.method().as_str(), info: &info, resource: trail.resource.as_deref(), query: req.query_string(), content_type };
+    server.metrics.finish(&info, RequestLabels::of(&request), response.status().as_u16(), started.elapsed().as_secs_f64());
     response
 }
 
 async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail) -> ApiResult<HttpResponse> {
+    if let Some(why) = &info.invalid_path {
+        return Err(ApiError::bad_request(why.clone()));
+    }
     let mut caller = authenticate(req, &server).await?.map(|user| server.caller(user));
     trail.user = caller.as_ref().map(|c| c.user.clone());
     if let Some(requested) = impersonate::requested(req.headers())? {
@@ -93,6 +92,7 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
         match &caller {
             None if !route.is_public() => return Err(ApiError::unauthorized()),
             None => {}
+            Some(caller) if route.is_server_wide() => authorize_server_wide(&server, trail, caller, info).await?,
             Some(caller) => match resolve_space(&server, info, caller, "get", "") {
                 Ok(spaces) => {
                     authorize(&server, trail, caller, &spaces, info).await?;
@@ -128,6 +128,7 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
     let resource = server.resource(&spaces, &info.group, &info.version, &info.resource).ok_or_else(ApiError::no_route)?;
+    trail.resource = Some(resource.clone());
     if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
         return Err(ApiError::no_route());
     }
@@ -187,6 +188,18 @@ async fn authorize(server: &ApiServer, trail: &mut Trail, caller: &Caller, space
     let denied = (!decision.allowed).then(|| authorization::forbidden(&caller.user, &attributes, &decision.reason));
     trail.decision = Some(decision);
     denied.map_or(Ok(()), Err)
+}
+
+/// Server-wide endpoints (`/metrics`, `/debug/*`) show every tenant's activity: only system users reach them,
+/// judged by the system space's RBAC; anyone else is refused, whatever their own space grants them.
+async fn authorize_server_wide(server: &ApiServer, trail: &mut Trail, caller: &Caller, info: &RequestInfo) -> ApiResult<()> {
+    if caller.system {
+        return authorize(server, trail, caller, &Spaces::One(SpaceName::system()), info).await;
+    }
+    let reason = routes::SERVER_WIDE_REASON.to_owned();
+    let denied = authorization::forbidden(&caller.user, &authorization::attributes(info), &reason);
+    trail.decision = Some(Decision { allowed: false, reason });
+    Err(denied)
 }
 
 fn audit_request_uri(req: &HttpRequest) -> String {

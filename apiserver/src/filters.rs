@@ -3,5 +3,6 @@
 
 pub mod authenticate;
 pub mod impersonate;
+pub mod query;
 pub mod request_info;
 pub mod token_issuer;

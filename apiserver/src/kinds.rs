@@ -9,6 +9,7 @@ pub mod namespace;
 pub mod pod;
 mod pod_template;
 pub mod rbac;
+mod roles;
 pub mod secret;
 pub mod service;
 pub mod tenant;

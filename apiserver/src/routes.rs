@@ -1,6 +1,9 @@
 //! Every non-resource route in one table: version, health, metrics, discovery, OpenAPI and the service-account
-//! issuer's OIDC documents. Resource URLs
-//! are parsed by `filters::request_info` and served by `handlers`.
+//! issuer's OIDC documents. Resource URLs are parsed by `filters::request_info` and served by `handlers`.
+//!
+//! Who may call them: anyone the public ones (version, health); every authenticated user discovery and OpenAPI
+//! (of their own space); only system users the server-wide ones (`/metrics`, `/debug/*`), which show every
+//! tenant's activity. The chain (`chain.rs`) enforces it.
 
 use actix_web::http::header;
 use actix_web::HttpResponse;
@@ -16,12 +19,17 @@ use crate::status::{ApiError, ApiResult};
 /// Reported by `/version`: within kubectl 1.32's skew, and the version k8s-openapi's types describe.
 pub const KUBERNETES_VERSION: &str = "v1.33.4";
 
+/// Why a user who is not a system user may not call a server-wide endpoint (the 403's reason).
+pub const SERVER_WIDE_REASON: &str = "it shows the whole server and is served to system users only";
+
 /// A non-resource route.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Route {
     Version,
     Health(String),
     Metrics,
+    /// `/debug/...` and `/metrics/...` (kube's pprof, flags, SLIs): not served, but server-wide like `/metrics`.
+    Debug,
     Api,
     Apis,
     Group(String),
@@ -44,6 +52,7 @@ pub fn route(path: &str) -> Route {
         ["version"] => Route::Version,
         ["healthz" | "livez" | "readyz", ..] => Route::Health(trimmed.to_owned()),
         ["metrics"] => Route::Metrics,
+        ["debug", ..] | ["metrics", ..] => Route::Debug,
         ["api"] => Route::Api,
         ["api", version] => Route::GroupVersion(String::new(), (*version).to_owned()),
         ["apis"] => Route::Apis,
@@ -62,6 +71,12 @@ impl Route {
     /// Routes anonymous users may call (kube's `system:public-info-viewer`).
     pub fn is_public(&self) -> bool {
         matches!(self, Route::Version | Route::Health(_))
+    }
+
+    /// Endpoints that expose server-wide state (every tenant's request counts, CRD groups, timings): authorized
+    /// in the system space, for system users only.
+    pub fn is_server_wide(&self) -> bool {
+        matches!(self, Route::Metrics | Route::Debug)
     }
 
     /// Discovery and OpenAPI: what every authenticated user may read (kube's `system:discovery`), served even to
@@ -139,7 +154,8 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route
     match route {
         Route::Version => Ok(json(version())),
         Route::Health(path) => Ok(health(&path, query.split('&').any(|p| p == "verbose" || p.starts_with("verbose=")))),
-        Route::Metrics => Ok(HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(server.metrics.render())),
+        Route::Metrics => Ok(HttpResponse::Ok().content_type(crate::metrics::CONTENT_TYPE).body(server.metrics.render())),
+        Route::Debug => Err(ApiError::no_route()),
         Route::Api | Route::Apis => {
             let core = route == Route::Api;
             if let Some(version) = discovery::aggregated_version(accept) {
@@ -191,12 +207,17 @@ mod tests {
             ("/openapi/v2", Route::OpenApiV2),
             ("/.well-known/openid-configuration", Route::OpenIdConfiguration),
             ("/openid/v1/jwks/", Route::Jwks),
+            ("/metrics", Route::Metrics),
+            ("/metrics/slis", Route::Debug),
+            ("/debug/pprof/heap", Route::Debug),
             ("/nope", Route::NotFound),
         ];
         for (path, expected) in cases {
             assert_eq!(route(path), expected, "{path}");
         }
         assert!(route("/healthz").is_public() && !route("/api").is_public());
+        assert!(route("/metrics").is_server_wide() && route("/debug/flags/v").is_server_wide());
+        assert!(!route("/apis").is_server_wide() && !route("/version").is_server_wide() && !route("/nope").is_server_wide());
     }
 
     #[test]

@@ -135,7 +135,9 @@ impl ApiError {
 
     /// 422 with every cause: `ConfigMap "x" is invalid: [a: ..., b: ...]`.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> ApiError {
-        ApiError::invalid_as(kind, group, kind, name, causes)
+        // kube names the kind with its group (`GroupKind.String()`): `Deployment.apps "web" is invalid`.
+        let shown = if group.is_empty() { kind.to_owned() } else { format!("{kind}.{group}") };
+        ApiError::invalid_as(&shown, group, kind, name, causes)
     }
 
     /// 422 for request options (`ListOptions.meta.k8s.io "" is invalid: ...`): kube names the kind with its group.

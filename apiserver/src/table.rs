@@ -55,8 +55,8 @@ impl IncludeObject {
 /// Why a table could not be set up. Object content never causes one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TableError {
-    /// The `includeObject` query parameter is not `None`, `Metadata` or `Object` (a 400).
-    #[error("unrecognized includeObject value: {0:?}")]
+    /// The `includeObject` query parameter is not `None`, `Metadata` or `Object` (a 400, in kube's words).
+    #[error("Unable to convert to Table as requested: includeObject: Invalid value: {0:?}: must be 'Metadata', 'Object', 'None', or empty")]
     InvalidIncludeObject(String),
     /// A printer column's `jsonPath` is outside the supported subset or malformed.
     #[error("unrecognized column definition {path:?}: {reason}")]

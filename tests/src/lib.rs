@@ -291,6 +291,57 @@ pub fn eventually(timeout: Duration, mut probe: impl FnMut() -> bool) -> bool {
     probe()
 }
 
+// ---- curl: raw HTTP/1.1 and HTTP/2 requests, as a script or an attacker sends them. ----
+
+/// How curl talks to the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Http {
+    One,
+    Two,
+}
+
+fn curl_command(http: Http, token: Option<&str>) -> Command {
+    let mut command = Command::new("curl");
+    // -k: the server's CA is the test's own; --path-as-is: the path is sent exactly as written.
+    command.args(["-sk", "--path-as-is", "--max-time", "60"]);
+    command.arg(match http {
+        Http::One => "--http1.1",
+        Http::Two => "--http2",
+    });
+    if let Some(token) = token {
+        command.args(["-H", &format!("Authorization: Bearer {token}")]);
+    }
+    command
+}
+
+/// One request with curl (`token`: a bearer token, else anonymous); returns the HTTP status and the body.
+pub fn curl(server: &Server, http: Http, token: Option<&str>, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut command = curl_command(http, token);
+    command.args(["-X", method, "-w", "\n%{http_code}"]);
+    if let Some(body) = body {
+        command.args(["-H", "Content-Type: application/json", "--data-binary", body]);
+    }
+    let output = command.arg(format!("{}{path}", server.url)).output().expect("run curl");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (code.trim().parse().unwrap_or_else(|_| panic!("curl {method} {path}: no status in {text:?}")), body.to_owned())
+}
+
+/// GETs every path in `paths` with one curl process (one connection, as a flood would); returns the statuses.
+pub fn curl_each(server: &Server, http: Http, token: Option<&str>, paths: &[String]) -> Vec<u16> {
+    let mut command = curl_command(http, token);
+    let mut config = String::new();
+    for path in paths {
+        config.push_str(&format!("url = \"{}{path}\"\noutput = \"/dev/null\"\n", server.url));
+    }
+    let mut child = command.args(["-w", "%{http_code}\\n", "--config", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("run curl");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(config.as_bytes()).expect("write curl's config");
+    }
+    let output = child.wait_with_output().expect("curl output");
+    String::from_utf8_lossy(&output.stdout).lines().map(|line| line.trim().parse().unwrap_or(0)).collect()
+}
+
 // ---- Tenancy helpers: credentials for tenant users and tenants created through kubectl. ----
 
 /// A fresh path for a kubeconfig written by a test, under the server's data dir (removed with it).

@@ -65,6 +65,12 @@ fn custom_resources_through_the_dynamic_client_and_custom_objects_api() {
 }
 
 #[test]
+fn percent_encoded_names_malformed_selectors_and_mismatched_namespaces() {
+    let stdout = run_script("hardening.py");
+    assert_passed(&stdout, &["percent-encoded names", "malformed label selectors", "namespace mismatch", "namespaced Role with nonResourceURLs"]);
+}
+
+#[test]
 fn a_failing_step_fails_the_script_with_its_name() {
     // The scripts' own failure path: a kubeconfig naming a tenant that does not exist gets a 404 on the first
     // request, which the script must report as a failed step and a non-zero exit.

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kspaces_tests::{certificate_kubeconfig, create_tenant, eventually, token_file, token_kubeconfig, Kubectl, Server};
+use kspaces_tests::{certificate_kubeconfig, create_tenant, eventually, kubeconfig_with_server_url, token_file, token_kubeconfig, Kubectl, Server};
 use serde_json::Value;
 
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -282,4 +282,46 @@ fn the_default_namespaces_of_an_active_tenant_cannot_be_deleted() {
     }
     admin.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: v1\nkind: Namespace\nmetadata: {name: scratch}\n");
     assert_eq!(admin.ok(&["delete", "ns", "scratch", "--wait=false"]).trim(), "namespace \"scratch\" deleted", "other namespaces may be deleted");
+}
+
+/// kill -9 while a tenant with 240 objects in 60 namespaces is being deleted: the restarted server finishes the
+/// deletion by itself (docs/tenancy.md), and promptly; the time it takes is printed.
+#[test]
+fn a_tenant_deletion_cut_by_a_kill_finishes_promptly_after_the_restart() {
+    let server = Server::start();
+    let system = server.kubectl();
+    create_tenant(&system, "t-k");
+    let mut items = Vec::new();
+    for n in 0..60 {
+        items.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("ns-{n}")}}));
+        for c in 0..3 {
+            items.push(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{c}"), "namespace": format!("ns-{n}")}}));
+        }
+    }
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    let in_tenant = Kubectl::new(&kubeconfig_with_server_url(&server, &server.kubeconfig, &format!("{}/clusters/root:t-k", server.url)));
+    in_tenant.ok_with_stdin(&["create", "-f", "-"], &list);
+    let left = |system: &Kubectl| {
+        let namespaces = names(&raw(system, "/api/v1/tenants/t-k/namespaces")).iter().filter(|n| n.starts_with("ns-")).count();
+        (namespaces, names(&raw(system, "/api/v1/tenants/t-k/configmaps")).iter().filter(|n| n.starts_with("cm-")).count())
+    };
+    assert_eq!(left(&system), (60, 180));
+
+    system.ok(&["delete", "tenant", "t-k", "--wait=false"]);
+    let under_way = eventually(TIMEOUT, || left(&system).1 < 180);
+    assert!(under_way, "the tenant controller starts deleting");
+    let at_kill = left(&system);
+    let data_dir = server.stop();
+    let restarted = std::time::Instant::now();
+    let server = Server::start_in(data_dir, &[]);
+    let system = server.kubectl();
+    let gone = eventually(Duration::from_secs(60), || {
+        String::from_utf8_lossy(&system.run(&["get", "tenant", "t-k"]).stderr).contains("tenants \"t-k\" not found")
+    });
+    let took = restarted.elapsed();
+    println!("the deletion of t-k finished {took:?} after the restart ({} namespaces and {} config maps were left at the kill)", at_kill.0, at_kill.1);
+    assert!(gone, "the restarted server finishes the deletion");
+    assert!(took < Duration::from_secs(15), "the deletion took {took:?} to finish after the restart");
+    assert_eq!(create_tenant(&system, "t-k").trim(), "tenant/t-k created");
+    assert_eq!(left(&system), (0, 0), "the re-created tenant starts empty");
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::StreamExt;
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
@@ -48,6 +49,11 @@ impl WriteObserver for TerminatingNamespaces {
     }
 }
 
+/// How many Terminating namespaces one pass empties at once. A pass reads every namespaced resource of each
+/// namespace, so many namespaces at once (a tenant's, or all of them after a restart) would otherwise be bound
+/// by the store's round trips (etcd), one after the other.
+const PARALLEL: usize = 16;
+
 /// The namespace controller: what it reads and writes through.
 pub struct NamespaceController {
     pub registry: GenericStore,
@@ -76,23 +82,33 @@ impl NamespaceController {
         }
     }
 
-    /// One pass over every Terminating namespace.
+    /// One pass over every Terminating namespace, `PARALLEL` at a time; the first failure is reported once all are
+    /// done (one namespace's failure does not hold the others up).
     pub async fn reconcile(&self) -> ApiResult<()> {
         let Some(namespaces) = self.resources.by_kind("", "Namespace") else { return Ok(()) };
-        for (space, name) in self.queue.snapshot() {
-            let cluster = Scope::one(space.clone(), None);
-            let content = Scope::one(space.clone(), Some(name.clone()));
-            let custom = self.resolver.stored_in(&space);
-            let namespaced = self.resources.all().iter().chain(&custom).filter(|r| r.namespaced).map(|r| &**r);
-            if !delete_content(&self.registry, namespaced, &content).await? {
-                continue;
-            }
-            match finalize(&self.registry, namespaces, &cluster, &name).await {
-                Ok(_) => {}
-                Err(ApiError { code: 404, .. }) => self.queue.set(&space, &name, false),
-                Err(err) => return Err(err),
-            }
+        let passes = futures::stream::iter(self.queue.snapshot())
+            .map(|(space, name)| self.reconcile_one(namespaces, space, name))
+            .buffer_unordered(PARALLEL);
+        let outcomes: Vec<ApiResult<()>> = passes.collect().await;
+        outcomes.into_iter().collect()
+    }
+
+    /// Empties one Terminating namespace; once nothing is left, removes it.
+    async fn reconcile_one(&self, namespaces: &ResourceInfo, space: SpaceName, name: String) -> ApiResult<()> {
+        let cluster = Scope::one(space.clone(), None);
+        let content = Scope::one(space.clone(), Some(name.clone()));
+        let custom = self.resolver.stored_in(&space);
+        let namespaced = self.resources.all().iter().chain(&custom).filter(|r| r.namespaced).map(|r| &**r);
+        if !delete_content(&self.registry, namespaced, &content).await? {
+            return Ok(());
         }
-        Ok(())
+        match finalize(&self.registry, namespaces, &cluster, &name).await {
+            Ok(_) => Ok(()),
+            Err(ApiError { code: 404, .. }) => {
+                self.queue.set(&space, &name, false);
+                Ok(())
+            }
+            Err(err) => Err(err),
+        }
     }
 }

@@ -29,7 +29,9 @@ impl TenantController {
     pub async fn run(self, interval: Duration) {
         self.complete_spaces().await;
         let mut ticker = tokio::time::interval(interval);
-        let mut empty_before = HashSet::new();
+        // Tenants already Terminating when the server starts need one empty pass only: the creates the second pass
+        // waits for were admitted by the process that stopped, and none survives it.
+        let mut empty_before: HashSet<String> = self.tenants.terminating().into_iter().collect();
         loop {
             ticker.tick().await;
             let terminating = self.tenants.terminating();

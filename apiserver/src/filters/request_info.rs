@@ -1,5 +1,12 @@
 //! `RequestInfo`: what a request is about, parsed from its method, path and query alone (no body, no state),
 //! like kube-apiserver's `RequestInfoFactory`, extended with the space a path names.
+//!
+//! The path is read decoded, as Go's `URL.Path` is: `system%3Adiscovery` is `system:discovery`, and an encoded `/`
+//! separates segments like a literal one (so it never ends up inside a name). A list or watch whose
+//! `fieldSelector` pins `metadata.name` names that object, as kube's does, so RBAC's `resourceNames` apply to it.
+
+use super::query;
+use crate::registry::selector::{FieldSelector, LabelSelector};
 
 /// Which space a path names, before identity is considered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,7 +24,7 @@ pub enum SpacePath {
 pub struct RequestInfo {
     /// True for API resource requests; false for discovery, health, OpenAPI and other non-resource URLs.
     pub is_resource: bool,
-    /// The path without any `/clusters/<path>` prefix.
+    /// The decoded path without any `/clusters/<path>` prefix.
     pub path: String,
     /// Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection (or the lowercase
     /// HTTP method for non-resource requests).
@@ -30,19 +37,44 @@ pub struct RequestInfo {
     pub resource: String,
     pub subresource: String,
     pub name: String,
+    /// True when `name` comes from a list's or watch's `fieldSelector=metadata.name=<name>`, not from the path.
+    pub name_from_field_selector: bool,
+    /// Why the path could not be decoded (an escape that is not `%XX`): the request is a 400.
+    pub invalid_path: Option<String>,
 }
 
 /// Namespaces' own subresources: `/namespaces/<ns>/status` is about the namespace, not a resource in it.
 const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 const TENANT_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 
-fn query_flag(query: &str, name: &str) -> bool {
-    query.split('&').filter_map(|pair| pair.split_once('=')).any(|(k, v)| k == name && (v == "true" || v == "1"))
+/// kube's watch detection: a `watch` parameter with any value but `0` or `false` makes a list a watch.
+fn watch_requested(query: &str) -> bool {
+    query::first(query, "watch").is_some_and(|value| query::go_query_bool(&value))
+}
+
+/// The name a list's or watch's field selector pins (`metadata.name=<name>`), as kube's RequestInfo finds it:
+/// only when the whole of the list options decode (integers, both selectors), and the name is a valid path
+/// segment.
+fn field_selector_name(query: &str) -> Option<String> {
+    for integer in ["timeoutSeconds", "limit"] {
+        if let Some(value) = query::first(query, integer) {
+            value.parse::<i64>().ok()?;
+        }
+    }
+    LabelSelector::parse(&query::first(query, "labelSelector").unwrap_or_default()).ok()?;
+    let fields = FieldSelector::parse_generic(&query::first(query, "fieldSelector")?).ok()?;
+    let name = fields.name()?;
+    let valid_segment = name != "." && name != ".." && !name.contains('/') && !name.contains('%');
+    valid_segment.then(|| name.to_owned())
 }
 
 /// Parses a request. Never fails: unknown shapes are non-resource requests, answered 404 later.
-pub fn parse(method: &str, full_path: &str, query: &str) -> RequestInfo {
-    let (space, path) = split_cluster_prefix(full_path);
+pub fn parse(method: &str, raw_path: &str, query: &str) -> RequestInfo {
+    let (full_path, invalid_path) = match query::decode_path(raw_path) {
+        Ok(decoded) => (decoded, None),
+        Err(err) => (raw_path.to_owned(), Some(err.0)),
+    };
+    let (space, path) = split_cluster_prefix(&full_path);
     let mut info = RequestInfo {
         is_resource: false,
         path: path.to_owned(),
@@ -55,7 +87,12 @@ pub fn parse(method: &str, full_path: &str, query: &str) -> RequestInfo {
         resource: String::new(),
         subresource: String::new(),
         name: String::new(),
+        name_from_field_selector: false,
+        invalid_path,
     };
+    if info.invalid_path.is_some() {
+        return info;
+    }
     let mut parts: Vec<&str> = path.trim_matches('/').split('/').filter(|p| !p.is_empty()).collect();
     let rest = match parts.first() {
         Some(&"api") if parts.len() >= 2 => {
@@ -106,12 +143,19 @@ pub fn parse(method: &str, full_path: &str, query: &str) -> RequestInfo {
         "PATCH" => "patch",
         "DELETE" if info.name.is_empty() => "deletecollection",
         "DELETE" => "delete",
-        "GET" | "HEAD" if legacy_watch || query_flag(query, "watch") => "watch",
-        "GET" | "HEAD" if info.name.is_empty() => "list",
-        "GET" | "HEAD" => "get",
+        "GET" | "HEAD" if legacy_watch => "watch",
+        "GET" | "HEAD" if !info.name.is_empty() => "get",
+        "GET" | "HEAD" if watch_requested(query) => "watch",
+        "GET" | "HEAD" => "list",
         other => return RequestInfo { verb: other.to_ascii_lowercase(), ..info },
     }
     .to_owned();
+    if matches!(info.verb.as_str(), "list" | "watch") && info.name.is_empty() && !legacy_watch {
+        if let Some(name) = field_selector_name(query) {
+            info.name = name;
+            info.name_from_field_selector = true;
+        }
+    }
     info
 }
 
@@ -153,6 +197,24 @@ mod tests {
             ("PUT", "/api/v1/tenants/t1/status", "", "update", short.clone(), None, "", "tenants", "t1", "status"),
             ("GET", "/api/v1/tenants/all/pods", "", "list", tenant("all"), None, "", "pods", "", ""),
             ("GET", "/clusters/root:t1/api/v1/namespaces/ns/pods/p", "", "get", ws("root:t1"), Some("ns"), "", "pods", "p", ""),
+            // Percent-encoded segments are decoded, as Go's URL.Path is; an encoded `/` separates segments.
+            ("GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Adiscovery", "", "get", short.clone(), None, "rbac.authorization.k8s.io", "clusterroles", "system:discovery", ""),
+            ("GET", "/api/v1/namespaces/d%65fault/configmaps", "", "list", short.clone(), Some("default"), "", "configmaps", "", ""),
+            ("GET", "/api/v1/namespaces/default/configmaps/a%2Fb", "", "get", short.clone(), Some("default"), "", "configmaps", "a", "b"),
+            ("GET", "/clusters/root%3At1/api/v1/pods", "", "list", ws("root:t1"), None, "", "pods", "", ""),
+            // `watch` is any value but 0 and false; with a name in the path it is a get, as in kube.
+            ("GET", "/api/v1/pods", "watch=yes", "watch", short.clone(), None, "", "pods", "", ""),
+            ("GET", "/api/v1/pods", "watch=False", "list", short.clone(), None, "", "pods", "", ""),
+            ("GET", "/api/v1/namespaces/ns/pods/p", "watch=true", "get", short.clone(), Some("ns"), "", "pods", "p", ""),
+            // A field selector pinning metadata.name names the object of a list or watch.
+            ("GET", "/api/v1/namespaces/ns/configmaps", "fieldSelector=metadata.name%3Dx", "list", short.clone(), Some("ns"), "", "configmaps", "x", ""),
+            ("GET", "/api/v1/namespaces/ns/configmaps", "watch=1&fieldSelector=metadata.name==x,metadata.namespace=ns", "watch", short.clone(), Some("ns"), "", "configmaps", "x", ""),
+            ("GET", "/api/v1/namespaces/ns/configmaps", "fieldSelector=metadata.name!=x", "list", short.clone(), Some("ns"), "", "configmaps", "", ""),
+            ("GET", "/api/v1/namespaces/ns/configmaps", "fieldSelector=metadata.name=x&labelSelector=a!==b", "list", short.clone(), Some("ns"), "", "configmaps", "", ""),
+            ("GET", "/api/v1/namespaces/ns/configmaps", "fieldSelector=metadata.name=x&timeoutSeconds=soon", "list", short.clone(), Some("ns"), "", "configmaps", "", ""),
+            ("GET", "/api/v1/namespaces/ns/configmaps", "fieldSelector=metadata.name=..", "list", short.clone(), Some("ns"), "", "configmaps", "", ""),
+            ("GET", "/api/v1/watch/namespaces/ns/configmaps", "fieldSelector=metadata.name=x", "watch", short.clone(), Some("ns"), "", "configmaps", "", ""),
+            ("DELETE", "/api/v1/namespaces/ns/configmaps", "fieldSelector=metadata.name=x", "deletecollection", short.clone(), Some("ns"), "", "configmaps", "", ""),
         ];
         for (method, path, query, verb, space, namespace, group, resource, name, subresource) in rows {
             let info = parse(method, path, query);
@@ -171,5 +233,21 @@ mod tests {
         }
         let info = parse("GET", "/clusters/root:a/apis", "");
         assert_eq!((info.path.as_str(), info.space), ("/apis", SpacePath::Workspace("root:a".to_owned())));
+        assert_eq!(parse("GET", "/m%65trics", "").path, "/metrics", "non-resource paths are decoded too");
+    }
+
+    #[test]
+    fn undecodable_paths_are_refused() {
+        let info = parse("GET", "/api/v1/namespaces/%zz/pods", "");
+        assert_eq!(info.invalid_path.as_deref(), Some("invalid URL escape \"%zz\""));
+        assert!(!info.is_resource);
+        assert_eq!(parse("GET", "/api/v1/pods", "").invalid_path, None);
+    }
+
+    #[test]
+    fn only_field_selector_names_are_marked() {
+        assert!(parse("GET", "/api/v1/namespaces/ns/configmaps", "fieldSelector=metadata.name%3Dx").name_from_field_selector);
+        assert!(!parse("GET", "/api/v1/namespaces/ns/configmaps/x", "").name_from_field_selector);
+        assert!(!parse("GET", "/api/v1/watch/namespaces/ns/configmaps/x", "").name_from_field_selector);
     }
 }

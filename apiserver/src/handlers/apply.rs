@@ -48,13 +48,9 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     Err(ApiError::stale(&resource.group, &resource.plural, &ctx.info.name))
 }
 
-/// `force=true|false` (`1`/`0` too), as kube parses its query booleans.
+/// `force`, an apimachinery query bool as kube decodes PatchOptions: anything but `0` and `false` is true.
 fn force(ctx: &Ctx) -> ApiResult<bool> {
-    match ctx.param("force") {
-        None | Some("false" | "0") => Ok(false),
-        Some("true" | "1") => Ok(true),
-        Some(other) => Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {other:?}: invalid syntax"))),
-    }
+    Ok(ctx.query.get("force").is_some_and(|value| crate::filters::query::go_query_bool(value)))
 }
 
 /// The applied configuration: a YAML (or JSON) object. Keys given twice are what `fieldValidation` judges for an

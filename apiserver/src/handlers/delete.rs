@@ -49,9 +49,10 @@ fn deleted_status(ctx: &Ctx, object: &Value) -> Value {
 
 pub async fn collection(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let output = ctx.output(false)?;
-    let delete_options = options(&ctx, &body)?.options;
-    // Like kube, a limit deletes one page; without one, every match.
+    // Like kube, the list options are read (and refused) before the delete options; a limit deletes one page,
+    // without one every match goes.
     let list_options = list::options(&ctx)?;
+    let delete_options = options(&ctx, &body)?.options;
     let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &list_options).await?;
     let mut deleted = Vec::new();
     for item in items {

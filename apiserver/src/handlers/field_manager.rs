@@ -55,9 +55,7 @@ fn check(ctx: &Ctx, options: &str, apply: bool) -> ApiResult<()> {
     if causes.is_empty() {
         return Ok(());
     }
-    let mut err = ApiError::invalid("meta.k8s.io", options, "", causes);
-    err.message = err.message.replacen(options, &format!("{options}.meta.k8s.io"), 1);
-    Err(err)
+    Err(ApiError::invalid_options(options, causes))
 }
 
 /// Go's `%#U`: `U+0007`.

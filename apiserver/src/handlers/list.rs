@@ -12,32 +12,66 @@ use crate::registry::{ListMeta, ListOptions};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::table;
 
-/// Parses the label and field selectors (what list and watch share).
-pub fn selectors(ctx: &Ctx) -> ApiResult<ListOptions> {
-    let labels = LabelSelector::parse(ctx.param("labelSelector").unwrap_or_default())?;
-    let fields = FieldSelector::parse(ctx.param("fieldSelector").unwrap_or_default(), &ctx.resource.kind)?;
-    Ok(ListOptions { labels, fields, ..ListOptions::default() })
+/// A list's or watch's query as kube's parameter codec decodes `ListOptions`: `timeoutSeconds` and `limit` must
+/// be integers and both selectors must parse (400, Go's and apimachinery's messages, in kube's order). The field
+/// selector's fields are not yet checked against the kind (`Decoded::selectors`).
+pub struct Decoded {
+    pub labels: LabelSelector,
+    pub fields: FieldSelector,
+    pub limit: Option<i64>,
+    pub timeout_seconds: Option<i64>,
 }
 
-/// Parses a list's parameters: selectors, `limit`/`continue`, `resourceVersion`/`resourceVersionMatch`.
+/// Go's `strconv.ParseInt(value, 10, 64)`, with its error text.
+pub fn go_int(value: &str) -> ApiResult<i64> {
+    value.parse::<i64>().map_err(|err| {
+        let why = match err.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => "value out of range",
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!("strconv.ParseInt: parsing {value:?}: {why}"))
+    })
+}
+
+/// Decodes the list options of a list, watch or deletecollection (see `Decoded`).
+pub fn decode(ctx: &Ctx) -> ApiResult<Decoded> {
+    let raw = |name: &str| ctx.query.get(name).map(String::as_str);
+    let timeout_seconds = raw("timeoutSeconds").map(go_int).transpose()?;
+    let limit = raw("limit").map(go_int).transpose()?;
+    let labels = LabelSelector::parse(raw("labelSelector").unwrap_or_default())?;
+    let fields = FieldSelector::parse_generic(raw("fieldSelector").unwrap_or_default())?;
+    Ok(Decoded { labels, fields, limit, timeout_seconds })
+}
+
+impl Decoded {
+    /// The selectors, once every field of the field selector is one the kind supports (kube's field label
+    /// conversion, a 400).
+    pub fn selectors(&self, ctx: &Ctx) -> ApiResult<ListOptions> {
+        let fields = if self.fields.is_empty() { FieldSelector::default() } else {
+            FieldSelector::parse(ctx.query.get("fieldSelector").map(String::as_str).unwrap_or_default(), &ctx.resource.kind)?
+        };
+        Ok(ListOptions { labels: self.labels.clone(), fields, ..ListOptions::default() })
+    }
+}
+
+/// Parses a list's parameters, in kube's order: decoding (400), `ListOptions` validation (422), the field
+/// selector's fields (400), then what storage checks: `resourceVersion` (400), `continue` with a version (400).
 pub fn options(ctx: &Ctx) -> ApiResult<ListOptions> {
-    let selectors = selectors(ctx)?;
+    let decoded = decode(ctx)?;
     validate(ctx.param("resourceVersion"), ctx.param("resourceVersionMatch"), ctx.param("continue").is_some(),
-        ctx.param("sendInitialEvents").is_some())?;
-    let limit = match ctx.param("limit") {
-        None => None,
-        Some(limit) => Some(limit.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {limit:?}")))?)
-            .filter(|l| *l > 0)
-            .map(|l| l as usize),
-    };
+        ctx.query.contains_key("sendInitialEvents"))?;
+    let selectors = decoded.selectors(ctx)?;
+    let limit = decoded.limit.filter(|l| *l > 0).map(|l| l as usize);
     let continue_token = ctx.param("continue").map(str::to_owned);
-    let exact_revision = match (ctx.param("resourceVersionMatch"), ctx.param("resourceVersion")) {
-        (Some("Exact"), Some(rv)) => Some(parse_revision(rv)?),
-        _ => None,
-    };
-    if continue_token.is_some() && exact_revision.is_some() {
+    let resource_version = ctx.param("resourceVersion");
+    if continue_token.is_some() && resource_version.is_some_and(|rv| rv != "0") {
         return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
     }
+    let revision = resource_version.map(parse_revision).transpose()?;
+    let exact_revision = match ctx.param("resourceVersionMatch") {
+        Some("Exact") => revision,
+        _ => None,
+    };
     Ok(ListOptions { limit, continue_token, exact_revision, ..selectors })
 }
 
@@ -67,8 +101,20 @@ fn validate(resource_version: Option<&str>, matching: Option<&str>, has_continue
     Err(ApiError::invalid_options("ListOptions", causes))
 }
 
+/// A `resourceVersion` as kube's storage parses one (`""` and `"0"` are 0); otherwise its 400, word for word.
 pub fn parse_revision(rv: &str) -> ApiResult<Revision> {
-    rv.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version {rv:?}")))
+    parse_resource_version(rv).map(Revision)
+}
+
+/// Go's `strconv.ParseUint(rv, 10, 64)` inside kube's `APIObjectVersioner.ParseResourceVersion`, with the message
+/// kube-apiserver's storage answers (`invalid resource version: resourceVersion: Invalid value: ...`).
+pub fn parse_resource_version(rv: &str) -> ApiResult<u64> {
+    if rv.is_empty() || rv == "0" {
+        return Ok(0);
+    }
+    let parsed = if rv.bytes().all(|b| b.is_ascii_digit()) { rv.parse::<u64>().map_err(|_| "value out of range") } else { Err("invalid syntax") };
+    parsed.map_err(|why| ApiError::bad_request(format!(
+        "invalid resource version: resourceVersion: Invalid value: {rv:?}: strconv.ParseUint: parsing {rv:?}: {why}")))
 }
 
 pub fn list_metadata(meta: &ListMeta) -> Value {
@@ -103,7 +149,25 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
 
 #[cfg(test)]
 mod tests {
-    use super::validate;
+    use super::{go_int, parse_resource_version, validate};
+
+    #[test]
+    fn integers_and_resource_versions_fail_with_go_messages() {
+        assert_eq!(go_int("-5"), Ok(-5));
+        assert_eq!(go_int("abc").map_err(|e| e.message), Err("strconv.ParseInt: parsing \"abc\": invalid syntax".to_owned()));
+        assert_eq!(go_int("").map_err(|e| e.message), Err("strconv.ParseInt: parsing \"\": invalid syntax".to_owned()));
+        assert_eq!(go_int("99999999999999999999").map_err(|e| e.message),
+            Err("strconv.ParseInt: parsing \"99999999999999999999\": value out of range".to_owned()));
+        assert_eq!(parse_resource_version(""), Ok(0));
+        assert_eq!(parse_resource_version("17"), Ok(17));
+        let invalid = |rv: &str, why: &str| Err((400, format!(
+            "invalid resource version: resourceVersion: Invalid value: \"{rv}\": strconv.ParseUint: parsing \"{rv}\": {why}")));
+        let got = |rv: &str| parse_resource_version(rv).map_err(|e| (e.code, e.message));
+        assert_eq!(got("abc"), invalid("abc", "invalid syntax"));
+        assert_eq!(got("-1"), invalid("-1", "invalid syntax"));
+        assert_eq!(got("+1"), invalid("+1", "invalid syntax"));
+        assert_eq!(got("99999999999999999999"), invalid("99999999999999999999", "value out of range"));
+    }
 
     #[test]
     fn list_options_are_validated_as_kube_does() {

@@ -67,9 +67,7 @@ pub fn parse(verb: &str, dry_run: Option<&str>, field_validation: Option<&str>) 
         }
     };
     if !causes.is_empty() {
-        let mut err = ApiError::invalid("meta.k8s.io", kind, "", causes);
-        err.message = err.message.replacen(&format!("{kind} \"\""), &format!("{kind}.meta.k8s.io \"\""), 1);
-        return Err(err);
+        return Err(ApiError::invalid_options(kind, causes));
     }
     Ok(WriteOptions { dry_run: dry_run.is_some(), field_validation: validation })
 }

@@ -2,8 +2,10 @@
 //! - `SelfSubjectReview`: who the server thinks the caller is (`kubectl auth whoami`), with their tenant as the
 //!   extra `kspaces.io/tenant`.
 //! - `SelfSubjectAccessReview`, `SubjectAccessReview`, `LocalSubjectAccessReview`: may someone do something in
-//!   this space (`kubectl auth can-i`), answered by the same authorizer requests go through.
-//! - `SelfSubjectRulesReview`: what the caller may do in a namespace (`kubectl auth can-i --list`).
+//!   this space (`kubectl auth can-i`), answered by the same authorizer requests go through, after the rules
+//!   besides RBAC that refuse a request whatever the roles (`refusals.rs`), so a review agrees with the request.
+//! - `SelfSubjectRulesReview`: what the caller may do in a namespace (`kubectl auth can-i --list`), less what
+//!   those rules refuse.
 //! - `TokenReview`: who a bearer token authenticates as, if it belongs to this space's tenant.
 
 use actix_web::HttpResponse;
@@ -11,6 +13,8 @@ use bytes::Bytes;
 use kspaces_authz::rbac::{Attributes, PolicyRule};
 use kspaces_authz::UserInfo;
 use serde_json::{json, Value};
+
+mod refusals;
 
 use super::Ctx;
 use crate::negotiate;
@@ -133,7 +137,13 @@ pub async fn access(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
                 ctx.scope.namespace.as_deref().unwrap_or_default())));
         }
     }
-    let decision = ctx.server.authorizer.authorize(&ctx.server.caller(subject), &space, &attributes).await?;
+    let subject = ctx.server.caller(subject);
+    let refusals = refusals::Subject { server: &ctx.server, space: &space, system_user: subject.system };
+    if let Some(reason) = refusals.refusal(&attributes) {
+        return answer(&ctx, review, json!({"allowed": false, "denied": true, "reason": reason}));
+    }
+    let judged_in = refusals.judged_in(&attributes);
+    let decision = ctx.server.authorizer.authorize(&subject, &judged_in, &attributes).await?;
     let mut status = json!({"allowed": decision.allowed});
     if !decision.reason.is_empty() {
         status["reason"] = json!(decision.reason);
@@ -151,6 +161,8 @@ pub async fn rules(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         PolicyRule { verbs: vec!["*".into()], api_groups: vec!["*".into()], resources: vec!["*".into()], ..PolicyRule::default() },
         PolicyRule { verbs: vec!["*".into()], non_resource_urls: vec!["*".into()], ..PolicyRule::default() },
     ]);
+    let refusals = refusals::Subject { server: &ctx.server, space: &space, system_user: ctx.caller.system };
+    let rules = refusals.trim(rules);
     let (non_resource, resource): (Vec<PolicyRule>, Vec<PolicyRule>) = rules.into_iter().partition(|r| !r.non_resource_urls.is_empty());
     let resource_rules: Vec<Value> = resource.iter().map(|rule| {
         let mut entry = json!({"verbs": rule.verbs, "apiGroups": rule.api_groups, "resources": rule.resources});

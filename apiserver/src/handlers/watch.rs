@@ -10,7 +10,6 @@ mod render;
 mod start;
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,7 +32,7 @@ struct LongRunning(Arc<ApiServer>);
 
 impl Drop for LongRunning {
     fn drop(&mut self) {
-        self.0.metrics.longrunning.fetch_sub(1, Ordering::Relaxed);
+        self.0.metrics.longrunning_ended();
     }
 }
 
@@ -73,35 +72,58 @@ impl Stream {
     }
 }
 
-/// The watch's start parameters, from the query.
+/// The watch's start parameters, from the query (the bools as sent, an empty value included, as kube reads them).
 fn start_params(ctx: &Ctx) -> start::Params<'_> {
     start::Params {
         resource_version: ctx.param("resourceVersion"),
         resource_version_match: ctx.param("resourceVersionMatch"),
-        send_initial_events: ctx.param("sendInitialEvents"),
-        allow_watch_bookmarks: ctx.param("allowWatchBookmarks"),
+        send_initial_events: ctx.query.get("sendInitialEvents").map(String::as_str),
+        allow_watch_bookmarks: ctx.query.get("allowWatchBookmarks").map(String::as_str),
         continue_token: ctx.param("continue"),
     }
 }
 
+/// A watch's selectors. A name in the path (the legacy `/watch/.../<name>`) is a `metadata.name` field selector,
+/// and a field selector sent with it must pin the same name (kube's 400 otherwise); a name taken from the field
+/// selector is already in it.
+fn watch_selectors(ctx: &Ctx, decoded: &list::Decoded) -> ApiResult<crate::registry::ListOptions> {
+    let mut options = decoded.selectors(ctx)?;
+    if !ctx.info.name.is_empty() && !ctx.info.name_from_field_selector {
+        if decoded.fields.is_empty() {
+            options.fields = FieldSelector::name_equals(&ctx.info.name);
+        } else if decoded.fields.name() != Some(ctx.info.name.as_str()) {
+            return Err(ApiError::bad_request("fieldSelector metadata.name doesn't match requested name"));
+        }
+    }
+    Ok(options)
+}
+
+/// `timeoutSeconds` (0 or unset: the default; kube picks 30-60 minutes, this server 30; negative: none left).
+fn timeout(decoded: &list::Decoded) -> Duration {
+    match decoded.timeout_seconds {
+        None | Some(0) => DEFAULT_TIMEOUT,
+        Some(seconds) => Duration::from_secs(seconds.max(0).unsigned_abs()),
+    }
+}
+
 pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
-    let start = start::parse(start_params(&ctx))?;
+    let decoded = list::decode(&ctx)?;
+    let checked = start::check(start_params(&ctx))?;
+    let options = watch_selectors(&ctx, &decoded)?;
+    let start = checked.start()?;
     let output = ctx.output(!start.watch_list())?;
     if output.format == Format::Yaml {
         return Err(ApiError::not_acceptable_stream());
     }
-    let mut options = list::selectors(&ctx)?;
-    if !ctx.info.name.is_empty() {
-        options.fields = FieldSelector::parse(&format!("metadata.name={}", ctx.info.name), &ctx.resource.kind)?;
-    }
-    let timeout = ctx.param("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT);
+    let timeout = timeout(&decoded);
     let render = Render {
         registry: ctx.server.registry.clone(),
         resource: ctx.resource.clone(),
         scope: ctx.scope.clone(),
         options,
         output,
-        include: ctx.include_object()?,
+        // kube reads includeObject only when it converts to a Table.
+        include: if output.target == Target::Table { ctx.include_object()? } else { crate::table::IncludeObject::Metadata },
         bookmarks: start.bookmarks,
         watch_list: start.watch_list(),
         view: ctx.server.registry.is_view(&ctx.resource, &ctx.scope.spaces),
@@ -135,7 +157,7 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
 
 /// The streaming response: the pending frames, then the watcher's, until the timeout.
 fn stream_response(ctx: &Ctx, output: crate::negotiate::Output, pending: VecDeque<Bytes>, watcher: Option<Watcher>, render: Render, timeout: Duration) -> HttpResponse {
-    ctx.server.metrics.longrunning.fetch_add(1, Ordering::Relaxed);
+    ctx.server.metrics.longrunning_started();
     let stream = Stream {
         pending,
         watcher,

@@ -18,7 +18,7 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
 use super::{Context, Kind, Rules};
-use crate::registry::admission::{Admission, Attributes, Operation};
+use crate::registry::admission::{Admission, Attributes, Operation, Question};
 use crate::registry::strategy::{Part, Strategy, WriteGuard};
 use crate::registry::{now, GenericStore, ResourceInfo};
 use crate::resolver::{AcceptedNames, NamesInUse, Resolver};
@@ -114,6 +114,14 @@ pub struct ForcedNames {
 impl Admission for ForcedNames {
     fn handles(&self, resource: &ResourceInfo, _operation: Operation) -> bool {
         resource.is(GROUP, NAME)
+    }
+
+    fn refuses(&self, _registry: &GenericStore, question: &Question<'_>) -> Option<String> {
+        if question.name.is_empty() || !question.verb_in(&["create", "update", "patch", "delete"]) || !question.covers(GROUP, "customresourcedefinitions") {
+            return None;
+        }
+        let forced = self.resolver.forced_on(question.space, question.name)?;
+        Some(format!("the system CRD {} is forced on this tenant; a tenant cannot create, change or delete a CRD of that name", forced.name))
     }
 
     async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {

@@ -15,7 +15,7 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
 use super::{Context, Kind, Rules};
-use crate::registry::admission::{Admission, Attributes, Operation};
+use crate::registry::admission::{Admission, Attributes, Operation, Question};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{is_deleting, GenericStore, ResourceInfo, Scope};
 use crate::status::{ApiError, ApiResult};
@@ -98,6 +98,12 @@ impl Admission for NamespaceLifecycle {
             Operation::Delete => resource.is("", "Namespace"),
             Operation::Update => false,
         }
+    }
+
+    fn refuses(&self, _registry: &GenericStore, question: &Question<'_>) -> Option<String> {
+        let immortal = IMMORTAL_NAMESPACES.contains(&question.name);
+        (immortal && question.verb_in(&["delete"]) && question.covers("", "namespaces"))
+            .then(|| format!("namespaces \"{}\" may not be deleted", question.name))
     }
 
     async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {

@@ -18,13 +18,27 @@ use serde_json::Value;
 use crate::authorization::{is_rbac, Authorizer, Judge, RBAC_GROUP};
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{self, Admission, Operation};
+use crate::registry::strategy::Strategy;
 use crate::registry::{GenericStore, ResourceInfo};
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// The RBAC kinds: escalation prevention on their writes.
 pub const KIND: Kind = Kind::rules(|context: &Context, rules: &mut Rules| {
+    rules.strategy(RBAC_GROUP, "Role", Arc::new(RoleStrategy { namespaced: true }));
+    rules.strategy(RBAC_GROUP, "ClusterRole", Arc::new(RoleStrategy { namespaced: false }));
     rules.admit(Arc::new(RbacEscalation { authorizer: context.authorizer.clone() }));
 });
+
+/// Roles and ClusterRoles: kube's `ValidatePolicyRule` (`roles.rs`).
+pub struct RoleStrategy {
+    namespaced: bool,
+}
+
+impl Strategy for RoleStrategy {
+    fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
+        super::roles::check(object, self.namespaced, causes);
+    }
+}
 
 /// What one user may grant in one space, loaded once per request so the check itself is synchronous (a patch
 /// runs it on every attempt of its read-modify-write loop).

@@ -15,7 +15,7 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
 use super::{kind_schema, string, verbs, Context, Kind, Rules};
-use crate::registry::admission::{Admission, Attributes, Operation};
+use crate::registry::admission::{Admission, Attributes, Operation, Question};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
@@ -132,6 +132,11 @@ pub struct TenantLifecycle {
 impl Admission for TenantLifecycle {
     fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
         operation == Operation::Create || (operation == Operation::Delete && resource.is("", "Tenant"))
+    }
+
+    fn refuses(&self, _registry: &GenericStore, question: &Question<'_>) -> Option<String> {
+        (question.name == tenancy::SYSTEM && question.verb_in(&["delete"]) && question.covers("", "tenants"))
+            .then(|| format!("tenants \"{}\" may not be deleted", question.name))
     }
 
     async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {

@@ -110,9 +110,9 @@ async fn tenants_and_logical_clusters() {
         a space's admins may choose its CRD policy
           ok /spec={"crdPolicy":"SystemCRDFirst"} /status={"phase":"Ready"}
         only one of the three
-          422 Invalid: LogicalCluster "cluster" is invalid: spec.crdPolicy: Unsupported value: "Sometimes": supported values: "NeverUseSystemCRDUnlessForced", "SystemCRDFirst", "LocalCRDFirst"
+          422 Invalid: LogicalCluster.core.kcp.io "cluster" is invalid: spec.crdPolicy: Unsupported value: "Sometimes": supported values: "NeverUseSystemCRDUnlessForced", "SystemCRDFirst", "LocalCRDFirst"
         a space has exactly one LogicalCluster
-          422 Invalid: LogicalCluster "other" is invalid: metadata.name: Invalid value: "other": must be "cluster": a space has exactly one LogicalCluster
+          422 Invalid: LogicalCluster.core.kcp.io "other" is invalid: metadata.name: Invalid value: "other": must be "cluster": a space has exactly one LogicalCluster
     "#]]).await;
 }
 
@@ -176,7 +176,7 @@ async fn crds_and_custom_resources() {
         a custom resource is pruned and defaulted; status is the subresource's
           ok /apiVersion="example.com/v1" /metadata/generation=1 /spec={"size":1} /status=null
         and validated against the schema
-          422 Invalid: Widget "bad" is invalid: spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0
+          422 Invalid: Widget.example.com "bad" is invalid: spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0
         read in another served version
           ok /apiVersion="example.com/v1beta1" /spec={"size":1}
         /status does not move the generation
@@ -223,7 +223,7 @@ async fn workloads_pods_services_and_secrets() {
         a Deployment gets kube's defaults
           ok /spec={"progressDeadlineSeconds":600,"replicas":1,"revisionHistoryLimit":10,"selector":{"matchLabels":{"app":"web"}},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"},"type":"RollingUpdate"},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"image":"nginx","imagePullPolicy":"Always","name":"c","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30}}}
         every problem of a broken one, metadata first
-          422 Invalid: Deployment "Broken_Name" is invalid: [metadata.name: Invalid value: "Broken_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.template.metadata.labels: Invalid value: {"app":"b"}: `selector` does not match template `labels`, spec.template.spec.containers[0].image: Required value]
+          422 Invalid: Deployment.apps "Broken_Name" is invalid: [metadata.name: Invalid value: "Broken_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.template.metadata.labels: Invalid value: {"app":"b"}: `selector` does not match template `labels`, spec.template.spec.containers[0].image: Required value]
         DaemonSets belong to the system space
           403 Forbidden: daemonsets.apps is forbidden: only the system tenant may have DaemonSets (tenant t1)
         even when the system's admin asks
@@ -269,7 +269,7 @@ async fn rbac_escalation() {
         and may bind it
           ok /roleRef={"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"}
         roleRef never changes
-          422 Invalid: RoleBinding "alice-admin" is invalid: roleRef: Invalid value: "": cannot change roleRef
+          422 Invalid: RoleBinding.rbac.authorization.k8s.io "alice-admin" is invalid: roleRef: Invalid value: "": cannot change roleRef
     "#]]).await;
 }
 

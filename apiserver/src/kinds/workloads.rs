@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::pod_template::{check_pod_spec, check_selector_matches, default_pod_spec, default_template, invalid_value, set_default};
 use super::{Context, Kind, Rules};
-use crate::registry::admission::{Admission, Attributes, Operation};
+use crate::registry::admission::{Admission, Attributes, Operation, Question};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo};
 use crate::status::{ApiError, ApiResult, Cause};
@@ -140,6 +140,11 @@ pub struct SystemDaemonSets;
 impl Admission for SystemDaemonSets {
     fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
         resource.is("apps", "DaemonSet") && operation != Operation::Delete
+    }
+
+    fn refuses(&self, registry: &GenericStore, question: &Question<'_>) -> Option<String> {
+        (!question.space.is_system() && question.verb_in(&["create", "update", "patch"]) && question.covers("apps", "daemonsets"))
+            .then(|| format!("only the system tenant may have DaemonSets (tenant {})", registry.tenant_of(question.space)))
     }
 
     async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {

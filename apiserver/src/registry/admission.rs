@@ -52,6 +52,31 @@ pub struct Attributes<'a> {
     pub dry_run: bool,
 }
 
+/// A request an access review asks about, without an object (`kubectl auth can-i`): `*` for any verb, group,
+/// resource or name.
+#[derive(Clone, Copy, Debug)]
+pub struct Question<'a> {
+    pub verb: &'a str,
+    pub group: &'a str,
+    /// The plural, or `*`.
+    pub resource: &'a str,
+    /// Empty for none.
+    pub name: &'a str,
+    pub space: &'a SpaceName,
+}
+
+impl Question<'_> {
+    /// Whether the question covers `group`/`resource` (exactly, or by `*`).
+    pub fn covers(&self, group: &str, resource: &str) -> bool {
+        (self.group == "*" || self.group == group) && (self.resource == "*" || self.resource == resource)
+    }
+
+    /// Whether the question covers one of `verbs`.
+    pub fn verb_in(&self, verbs: &[&str]) -> bool {
+        self.verb == "*" || verbs.contains(&self.verb)
+    }
+}
+
 /// One admission rule.
 #[async_trait]
 pub trait Admission: Send + Sync {
@@ -66,6 +91,13 @@ pub trait Admission: Send + Sync {
     /// Refuses the write with the `Status` a client gets, or lets it through. `registry` is for the reads a
     /// rule needs (a namespace's phase).
     async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()>;
+
+    /// Why this rule would refuse every request `question` covers whatever its object, if it would (an access
+    /// review's answer must agree with the request). Rules of state (a Terminating namespace) say nothing, as
+    /// kube's lifecycle admission says nothing to reviews.
+    fn refuses(&self, _registry: &GenericStore, _question: &Question<'_>) -> Option<String> {
+        None
+    }
 }
 
 /// The admission rules, in order: the first refusal is the answer.
@@ -77,6 +109,11 @@ pub struct AdmissionChain {
 impl AdmissionChain {
     pub fn new(plugins: Vec<Arc<dyn Admission>>) -> AdmissionChain {
         AdmissionChain { plugins }
+    }
+
+    /// The first rule's refusal of `question`, if one refuses it.
+    pub fn refusal(&self, registry: &GenericStore, question: &Question<'_>) -> Option<String> {
+        self.plugins.iter().find_map(|plugin| plugin.refuses(registry, question))
     }
 
     /// Runs every rule of `phase` that handles the write, in order.

@@ -1,98 +1,52 @@
-//! Label and field selectors, parsed from the query string and matched against JSON objects.
+//! Label and field selectors, parsed from the query string as apimachinery parses them (`label.rs` holds the
+//! label selector grammar) and matched against JSON objects.
+
+mod label;
 
 use serde_json::Value;
 
 use crate::status::ApiError;
+use label::{Operator, Requirement};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    NotExists(String),
-}
-
-/// A parsed label selector (`a=b,c!=d,e in (x,y),f notin (z),g,!h`).
+/// A parsed label selector (`a=b,c!=d,e in (x,y),f notin (z),g,!h,n>5`), apimachinery's grammar exactly.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
-/// Splits on commas that are not inside parentheses.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts.into_iter().map(str::trim).filter(|p| !p.is_empty()).collect()
-}
-
-fn set_values(text: &str) -> Option<Vec<String>> {
-    let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
-    Some(inner.split(',').map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()).collect())
-}
-
-fn valid_key(key: &str) -> bool {
-    !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
-}
-
 impl LabelSelector {
+    /// Parses `text`; a malformed selector is kube's 400 with kube's message.
     pub fn parse(text: &str) -> Result<LabelSelector, ApiError> {
-        let bad = |part: &str| ApiError::bad_request(format!("unable to parse requirement: {part:?}: invalid label selector"));
-        let mut requirements = Vec::new();
-        for part in split_top_level(text) {
-            let requirement = if let Some((key, values)) = part.split_once(" notin ") {
-                Requirement::NotIn(key.trim().to_owned(), set_values(values).ok_or_else(|| bad(part))?)
-            } else if let Some((key, values)) = part.split_once(" in ") {
-                Requirement::In(key.trim().to_owned(), set_values(values).ok_or_else(|| bad(part))?)
-            } else if let Some((key, value)) = part.split_once("!=") {
-                Requirement::NotEquals(key.trim().to_owned(), value.trim().to_owned())
-            } else if let Some((key, value)) = part.split_once("==").or_else(|| part.split_once('=')) {
-                Requirement::Equals(key.trim().to_owned(), value.trim().to_owned())
-            } else if let Some(key) = part.strip_prefix('!') {
-                Requirement::NotExists(key.trim().to_owned())
-            } else {
-                Requirement::Exists(part.to_owned())
-            };
-            let key = match &requirement {
-                Requirement::Equals(k, _) | Requirement::NotEquals(k, _) | Requirement::In(k, _)
-                | Requirement::NotIn(k, _) | Requirement::Exists(k) | Requirement::NotExists(k) => k,
-            };
-            if !valid_key(key) {
-                return Err(bad(part));
-            }
-            requirements.push(requirement);
-        }
-        Ok(LabelSelector { requirements })
+        label::parse(text).map(|requirements| LabelSelector { requirements }).map_err(ApiError::bad_request)
     }
 
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
 
-    /// Matches the object's `metadata.labels`.
+    /// Matches the object's `metadata.labels`, with kube's `Requirement.Matches` rules.
     pub fn matches(&self, object: &Value) -> bool {
         let labels = object.pointer("/metadata/labels").and_then(Value::as_object);
         let get = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
-        self.requirements.iter().all(|requirement| match requirement {
-            Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
-            Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
-            Requirement::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-            Requirement::NotIn(k, vs) => !get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-            Requirement::Exists(k) => get(k).is_some(),
-            Requirement::NotExists(k) => get(k).is_none(),
+        let number = |key: &str| get(key).and_then(|v| v.parse::<i64>().ok());
+        self.requirements.iter().all(|Requirement { key, operator, values }| {
+            let first = values.first().map(String::as_str);
+            match operator {
+                Operator::Equals => get(key).is_some() && get(key) == first,
+                Operator::NotEquals => get(key).is_none() || get(key) != first,
+                Operator::In => get(key).is_some_and(|x| values.iter().any(|v| v == x)),
+                Operator::NotIn => !get(key).is_some_and(|x| values.iter().any(|v| v == x)),
+                Operator::Exists => get(key).is_some(),
+                Operator::DoesNotExist => get(key).is_none(),
+                Operator::GreaterThan | Operator::LessThan => {
+                    let wanted = first.and_then(|v| v.parse::<i64>().ok());
+                    match (number(key), wanted) {
+                        (Some(actual), Some(wanted)) if *operator == Operator::GreaterThan => actual > wanted,
+                        (Some(actual), Some(wanted)) => actual < wanted,
+                        _ => false,
+                    }
+                }
+            }
         })
     }
 }
@@ -125,24 +79,88 @@ fn supported_field(kind: &str, field: &str) -> bool {
     per_kind.contains(&field)
 }
 
-impl FieldSelector {
-    pub fn parse(text: &str, kind: &str) -> Result<FieldSelector, ApiError> {
-        let mut requirements = Vec::new();
-        for part in split_top_level(text) {
-            let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
-                (f, false, v)
-            } else if let Some((f, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
-                (f, true, v)
-            } else {
-                return Err(ApiError::bad_request(format!("invalid selector: '{part}'; can't understand '{part}'")));
-            };
-            let field = field.trim();
-            if !supported_field(kind, field) {
-                return Err(ApiError::bad_request(format!("field label not supported: {field}")));
+/// Splits a field selector into terms at the commas no backslash escapes (apimachinery's `splitTerms`).
+fn split_terms(selector: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    if selector.is_empty() {
+        return terms;
+    }
+    let (mut start, mut escaped) = (0, false);
+    for (i, c) in selector.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            ',' => {
+                terms.push(&selector[start..i]);
+                start = i + 1;
             }
-            requirements.push((field.to_owned(), equal, value.trim().to_owned()));
+            _ => {}
+        }
+    }
+    terms.push(&selector[start..]);
+    terms
+}
+
+/// A term's field, operator and raw value, split at the first operator (`!=`, then `==`, then `=`).
+fn split_term(term: &str) -> Option<(&str, &str, &str)> {
+    term.char_indices().find_map(|(i, _)| {
+        ["!=", "==", "="].iter().find(|op| term[i..].starts_with(**op)).map(|op| (&term[..i], *op, &term[i + op.len()..]))
+    })
+}
+
+/// apimachinery's `UnescapeValue`: `\\`, `\,` and `\=` are the only escapes; a bare `,` or `=` is an error.
+fn unescape_value(value: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut escaped = false;
+    for c in value.chars() {
+        if escaped {
+            if !matches!(c, '\\' | ',' | '=') {
+                return Err(format!("invalid field selector: invalid escape sequence: \\{c}"));
+            }
+            out.push(c);
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            ',' | '=' => return Err(format!("invalid field selector: unescaped character in value: {}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    if escaped {
+        return Err("invalid field selector: invalid escape sequence: \\".to_owned());
+    }
+    Ok(out)
+}
+
+impl FieldSelector {
+    /// Parses a field selector as apimachinery's `fields.ParseSelector` does (any field name; terms sorted).
+    pub fn parse_generic(text: &str) -> Result<FieldSelector, ApiError> {
+        let mut terms = split_terms(text);
+        terms.sort_unstable();
+        let mut requirements = Vec::new();
+        for term in terms.into_iter().filter(|t| !t.is_empty()) {
+            let Some((field, op, value)) = split_term(term) else {
+                return Err(ApiError::bad_request(format!("invalid selector: '{text}'; can't understand '{term}'")));
+            };
+            let value = unescape_value(value).map_err(ApiError::bad_request)?;
+            requirements.push((field.to_owned(), op != "!=", value));
         }
         Ok(FieldSelector { requirements })
+    }
+
+    /// `metadata.name=<name>`, for a name that comes from the path.
+    pub fn name_equals(name: &str) -> FieldSelector {
+        FieldSelector { requirements: vec![("metadata.name".to_owned(), true, name.to_owned())] }
+    }
+
+    /// Parses a field selector for `kind`: every field must be one kube-apiserver supports for it.
+    pub fn parse(text: &str, kind: &str) -> Result<FieldSelector, ApiError> {
+        let selector = FieldSelector::parse_generic(text)?;
+        if let Some((field, _, _)) = selector.requirements.iter().find(|(field, _, _)| !supported_field(kind, field)) {
+            return Err(ApiError::bad_request(format!("field label not supported: {field}")));
+        }
+        Ok(selector)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -175,12 +193,13 @@ mod tests {
 
     #[test]
     fn label_selector_operators() {
-        let object = json!({"metadata": {"labels": {"app": "web", "tier": "front"}}});
         let cases = [
             ("app=web", true), ("app==web", true), ("app!=web", false), ("app!=db", true),
             ("app in (web,db)", true), ("app notin (web)", false), ("tier", true), ("!tier", false),
             ("!missing", true), ("app=web,tier=back", false), ("", true), ("missing notin (x)", true),
+            ("missing!=x", true), ("replicas>2", true), ("replicas<3", false), ("app>1", false), ("missing<9", false),
         ];
+        let object = json!({"metadata": {"labels": {"app": "web", "tier": "front", "replicas": "3"}}});
         for (selector, expected) in cases {
             let parsed = LabelSelector::parse(selector).expect("valid");
             assert_eq!(parsed.matches(&object), expected, "{selector}");
@@ -197,5 +216,19 @@ mod tests {
         assert_eq!(FieldSelector::parse("metadata.name=p", "Pod").expect("ok").name(), Some("p"));
         assert!(FieldSelector::parse("status.phase=Running", "ConfigMap").is_err());
         assert!(FieldSelector::parse("garbage", "Pod").is_err());
+    }
+
+    #[test]
+    fn field_selectors_parse_as_apimachinery_does() {
+        let message = |text: &str| FieldSelector::parse_generic(text).map(|s| s.requirements).map_err(|e| e.message);
+        assert_eq!(message("metadata.name==a\\,b,,x!=y"), Ok(vec![
+            ("metadata.name".to_owned(), true, "a,b".to_owned()),
+            ("x".to_owned(), false, "y".to_owned()),
+        ]));
+        assert_eq!(message("a=b,c"), Err("invalid selector: 'a=b,c'; can't understand 'c'".to_owned()));
+        assert_eq!(message("a=b=c"), Err("invalid field selector: unescaped character in value: 61".to_owned()));
+        assert_eq!(message("a=b\\x"), Err("invalid field selector: invalid escape sequence: \\x".to_owned()));
+        assert_eq!(FieldSelector::parse_generic("metadata.name=b,metadata.name=a").expect("ok").name(), Some("a"), "terms are sorted");
+        assert_eq!(FieldSelector::parse("metadata.name =x", "Pod").map_err(|e| e.message), Err("field label not supported: metadata.name ".to_owned()));
     }
 }

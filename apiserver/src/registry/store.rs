@@ -17,7 +17,7 @@ use kspaces_storage::{Conflict, Key, Revision, SpaceName, Store, Watcher};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-use super::admission::{AdmissionChain, AdmissionPhase, Attributes, Operation};
+use super::admission::{AdmissionChain, AdmissionPhase, Attributes, Operation, Question};
 use super::deletion::{self, Plan};
 use super::managed_fields;
 use super::observe::{revision_of, WriteObserver};
@@ -250,6 +250,11 @@ impl GenericStore {
         self.reader().watch(stored.as_deref().unwrap_or(resource), scope, from).await
     }
 
+    /// Why admission would refuse every request `question` covers, if it would (access reviews).
+    pub fn refusal(&self, question: &Question<'_>) -> Option<String> {
+        self.inner.wiring.admission.refusal(self, question)
+    }
+
     /// Runs the admission chain's rules of `phase` on one write.
     async fn admit(&self, phase: AdmissionPhase, attributes: Attributes<'_>) -> ApiResult<()> {
         self.inner.wiring.admission.admit(self, phase, &attributes).await
@@ -385,6 +390,7 @@ impl GenericStore {
     /// Replaces an object (PUT), the main resource or a subresource. Returns the stored object.
     pub async fn update(&self, resource: &ResourceInfo, scope: &Scope, name: &str, object: Value, part: Part, write: &WriteContext) -> ApiResult<Value> {
         check_type_meta(resource, &object)?;
+        check_namespace(resource, scope, &object)?;
         if meta_str(&object, "name").is_some_and(|n| n != name) {
             return Err(ApiError::bad_request(format!(
                 "the name of the object ({}) does not match the name on the URL ({name})", meta_str(&object, "name").unwrap_or_default())));
@@ -426,6 +432,7 @@ impl GenericStore {
                 return Err(ApiError::bad_request("the name of the object cannot be changed"));
             }
             check_type_meta(resource, &desired)?;
+            check_namespace(resource, scope, &desired)?;
             match self.replace(resource, scope, &current, desired, part, write).await {
                 Err(err) if err.reason == "Conflict" => continue,
                 Ok(mut updated) => {
@@ -750,6 +757,19 @@ fn conflict_error(resource: &ResourceInfo, name: &str, conflict: Conflict) -> Ap
         Conflict::NotFound => ApiError::not_found(&resource.group, &resource.plural, name),
         Conflict::AlreadyExists(_) => ApiError::already_exists(&resource.group, &resource.plural, name),
         Conflict::RevisionMismatch(_) => ApiError::stale(&resource.group, &resource.plural, name),
+    }
+}
+
+/// kube's `EnsureObjectNamespaceMatchesRequestNamespace` on an update or patch: the object's `metadata.namespace`,
+/// when set, must be the URL's for a namespaced resource (400); an unset one is the URL's, and a cluster-scoped
+/// resource's is dropped.
+fn check_namespace(resource: &ResourceInfo, scope: &Scope, object: &Value) -> ApiResult<()> {
+    let given = object.pointer("/metadata/namespace").and_then(Value::as_str).filter(|ns| !ns.is_empty());
+    match (given, scope.namespace.as_deref()) {
+        (Some(given), Some(url)) if resource.namespaced && given != url => {
+            Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"))
+        }
+        _ => Ok(()),
     }
 }
 

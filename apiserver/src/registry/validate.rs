@@ -36,6 +36,82 @@ fn is_qualified_part(s: &str) -> bool {
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
 }
 
+/// apimachinery's qualified-name regex, `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, without the length limit.
+fn matches_qualified_name(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    !bytes.is_empty()
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
+}
+
+/// apimachinery's RFC 1123 subdomain regex, without the length limit (labels of any length).
+fn matches_dns1123_subdomain(s: &str) -> bool {
+    s.split('.').all(|label| {
+        let bytes = label.as_bytes();
+        !bytes.is_empty()
+            && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+            && bytes[0] != b'-'
+            && bytes[bytes.len() - 1] != b'-'
+    })
+}
+
+const DNS1123_SUBDOMAIN_REGEX_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/// apimachinery's `IsDNS1123Subdomain`: every reason `s` is not one, in kube's words.
+fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if s.len() > 253 {
+        errors.push("must be no more than 253 characters".to_owned());
+    }
+    if !matches_dns1123_subdomain(s) {
+        errors.push(DNS1123_SUBDOMAIN_REGEX_MSG.to_owned());
+    }
+    errors
+}
+
+/// apimachinery's `IsQualifiedName` (label keys): every reason `key` is not one, in kube's words.
+pub(crate) fn qualified_name_errors(key: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    let parts: Vec<&str> = key.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errors.push("prefix part must be non-empty".to_owned());
+            } else {
+                errors.extend(dns1123_subdomain_errors(prefix).into_iter().map(|e| format!("prefix part {e}")));
+            }
+            *name
+        }
+        _ => {
+            return vec![format!("a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                QUALIFIED_MSG.trim_start_matches("name part "))];
+        }
+    };
+    if name.is_empty() {
+        errors.push("name part must be non-empty".to_owned());
+    } else if name.len() > 63 {
+        errors.push("name part must be no more than 63 characters".to_owned());
+    }
+    if !matches_qualified_name(name) {
+        errors.push(QUALIFIED_MSG.to_owned());
+    }
+    errors
+}
+
+/// apimachinery's `IsValidLabelValue`: every reason `value` is not one, in kube's words.
+pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 63 {
+        errors.push("must be no more than 63 characters".to_owned());
+    }
+    if !value.is_empty() && !matches_qualified_name(value) {
+        errors.push(LABEL_VALUE_MSG.to_owned());
+    }
+    errors
+}
+
 /// How a resource's names are validated (kube uses different rules per resource).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum NameRule {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::filters::query::go_query_bool;
 use crate::registry::deletion::{DeleteOptions, Propagation};
 use crate::status::{ApiError, ApiResult, Cause};
 
@@ -50,30 +51,21 @@ pub fn from_body(body: &Value) -> ApiResult<Requested> {
     validate(raw)
 }
 
-/// Options from the query of a request without a body (`preconditions` cannot be given there).
+/// Options from the query of a request without a body, as kube's parameter codec decodes them: values as sent
+/// (an empty one included), `gracePeriodSeconds` an integer (400), `orphanDependents` apimachinery's query bool
+/// (anything but `0` and `false` is true), and `uid` and `resourceVersion` as preconditions.
 pub fn from_query(query: &HashMap<String, String>) -> ApiResult<Requested> {
-    let param = |name: &str| query.get(name).map(String::as_str).filter(|v| !v.is_empty());
-    let grace_period_seconds = param("gracePeriodSeconds")
-        .map(|v| v.parse::<i64>().map_err(|_| ApiError::bad_request(format!("strconv.ParseInt: parsing {v:?}: invalid syntax"))))
-        .transpose()?;
-    let orphan_dependents = param("orphanDependents").map(parse_bool).transpose()?;
+    let raw = |name: &str| query.get(name).map(String::as_str);
+    let grace_period_seconds = raw("gracePeriodSeconds").map(crate::handlers::list::go_int).transpose()?;
     let raw = Raw {
         grace_period_seconds,
-        orphan_dependents,
-        propagation_policy: param("propagationPolicy").map(str::to_owned),
-        dry_run: param("dryRun").map(|v| vec![v.to_owned()]).unwrap_or_default(),
-        ..Raw::default()
+        uid: raw("uid").filter(|v| !v.is_empty()).map(str::to_owned),
+        resource_version: raw("resourceVersion").filter(|v| !v.is_empty()).map(str::to_owned),
+        orphan_dependents: raw("orphanDependents").map(go_query_bool),
+        propagation_policy: raw("propagationPolicy").map(str::to_owned),
+        dry_run: raw("dryRun").map(|v| vec![v.to_owned()]).unwrap_or_default(),
     };
     validate(raw)
-}
-
-/// Go's `strconv.ParseBool`, which kube's query decoding uses.
-fn parse_bool(value: &str) -> ApiResult<bool> {
-    match value {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
-        _ => Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {value:?}: invalid syntax"))),
-    }
 }
 
 /// kube's `ValidateDeleteOptions`; the legacy `orphanDependents` is folded into the propagation policy.
@@ -96,9 +88,7 @@ fn validate(raw: Raw) -> ApiResult<Requested> {
         });
     }
     if !causes.is_empty() {
-        let mut err = ApiError::invalid("meta.k8s.io", "DeleteOptions", "", causes);
-        err.message = err.message.replacen("DeleteOptions ", "DeleteOptions.meta.k8s.io ", 1);
-        return Err(err);
+        return Err(ApiError::invalid_options("DeleteOptions", causes));
     }
     let folded = raw.orphan_dependents.map(|orphan| if orphan { Propagation::Orphan } else { Propagation::Background });
     let options = DeleteOptions {

@@ -8,6 +8,8 @@
 //! * neither, with `resourceVersion` unset or `0`: defaulted to `sendInitialEvents=true` (the legacy "state, then
 //!   changes" watch); with any other `resourceVersion`: the events after it.
 
+use crate::filters::query::go_query_bool;
+use crate::handlers::list::parse_resource_version;
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// The raw query parameters that decide a watch's start (empty values count as unset).
@@ -48,24 +50,39 @@ impl Start {
 
 const NOT_OLDER_THAN: &str = "NotOlderThan";
 
-/// Defaults and validates `params` as kube does: 400 for unparsable values, 422 `ListOptions` for forbidden
-/// combinations (every cause at once).
-pub fn parse(params: Params<'_>) -> ApiResult<Start> {
-    let mut send_initial_events = params.send_initial_events.map(go_bool).transpose()?;
-    let bookmarks = params.allow_watch_bookmarks.map(go_bool).transpose()?.unwrap_or(false);
+/// A watch's parameters, defaulted and validated, before its `resourceVersion` is read.
+#[derive(Clone, Copy, Debug)]
+pub struct Checked<'a> {
+    send_initial_events: Option<bool>,
+    bookmarks: bool,
+    resource_version: Option<&'a str>,
+}
+
+/// Defaults and validates `params` as kube's `SetListOptionsDefaults` and `ValidateListOptions` do. The bools are
+/// apimachinery's query bools: anything but `0` and `false` is true, so none of them fails to parse.
+pub fn check(params: Params<'_>) -> ApiResult<Checked<'_>> {
+    let mut send_initial_events = params.send_initial_events.map(go_query_bool);
+    let bookmarks = params.allow_watch_bookmarks.is_some_and(go_query_bool);
     let mut matching = params.resource_version_match;
     let legacy = matches!(params.resource_version, None | Some("0"));
     if send_initial_events.is_none() && matching.is_none() && legacy {
         (send_initial_events, matching) = (Some(true), Some(NOT_OLDER_THAN));
     }
     validate(send_initial_events, matching, params.continue_token.is_some())?;
-    let revision = params.resource_version.map(parse_revision).transpose()?;
-    let from = match (send_initial_events, revision) {
-        (Some(true), revision) => From::Initial { at_least: revision.unwrap_or(0) },
-        (_, None | Some(0)) => From::Now,
-        (_, Some(revision)) => From::After(revision),
-    };
-    Ok(Start { from, bookmarks })
+    Ok(Checked { send_initial_events, bookmarks, resource_version: params.resource_version })
+}
+
+impl Checked<'_> {
+    /// Where the watch starts; a `resourceVersion` that does not parse is storage's 400.
+    pub fn start(self) -> ApiResult<Start> {
+        let revision = self.resource_version.map(parse_resource_version).transpose()?;
+        let from = match (self.send_initial_events, revision) {
+            (Some(true), revision) => From::Initial { at_least: revision.unwrap_or(0) },
+            (_, None | Some(0)) => From::Now,
+            (_, Some(revision)) => From::After(revision),
+        };
+        Ok(Start { from, bookmarks: self.bookmarks })
+    }
 }
 
 /// kube's `validateWatchOptions`.
@@ -91,22 +108,14 @@ fn validate(send_initial_events: Option<bool>, matching: Option<&str>, has_conti
     Err(ApiError::invalid_options("ListOptions", causes))
 }
 
-/// Go's `strconv.ParseBool`, which kube's query decoding uses.
-fn go_bool(text: &str) -> ApiResult<bool> {
-    match text {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        other => Err(ApiError::bad_request(format!("strconv.ParseBool: parsing {other:?}: invalid syntax"))),
-    }
-}
-
-fn parse_revision(text: &str) -> ApiResult<u64> {
-    text.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version {text:?}")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Defaults and validates `params` (422), then reads the `resourceVersion` (400), as the watch handler does.
+    fn parse(params: Params<'_>) -> ApiResult<Start> {
+        super::check(params)?.start()
+    }
 
     /// (resourceVersion, resourceVersionMatch, sendInitialEvents, allowWatchBookmarks, continue) → start or error.
     type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Result<(From, bool), &'a str>);
@@ -143,9 +152,10 @@ mod tests {
             (Some("42"), nto, None, None, None, Err("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")),
             (Some("42"), Some("Exact"), Some("true"), None, None, Err("ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: \"Exact\": supported values: \"NotOlderThan\"]")),
             (None, nto, Some("true"), None, Some("abc"), Err("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided")),
-            (None, nto, Some("yes"), None, None, Err("strconv.ParseBool: parsing \"yes\": invalid syntax")),
-            (None, None, None, Some("maybe"), None, Err("strconv.ParseBool: parsing \"maybe\": invalid syntax")),
-            (Some("x"), None, None, None, None, Err("invalid resource version \"x\"")),
+            // Query bools are apimachinery's: anything but 0 and false is true.
+            (None, nto, Some("yes"), Some(""), None, Ok((From::Initial { at_least: 0 }, true))),
+            (None, nto, Some("False"), Some("0"), None, Ok((From::Now, false))),
+            (Some("x"), None, None, None, None, Err("invalid resource version: resourceVersion: Invalid value: \"x\": strconv.ParseUint: parsing \"x\": invalid syntax")),
         ];
         for row in rows {
             check(row);

@@ -75,7 +75,12 @@ fn bodies_and_queries() {
         (Body(json!({"kind": "ConfigMap"})), Err((400, "decoded object of kind ConfigMap cannot be converted to DeleteOptions"))),
         (Body(json!([1])), Err((400, "json: cannot unmarshal array into Go value of type v1.DeleteOptions"))),
         (Query("gracePeriodSeconds=soon"), Err((400, "strconv.ParseInt: parsing \"soon\": invalid syntax"))),
-        (Query("orphanDependents=maybe"), Err((400, "strconv.ParseBool: parsing \"maybe\": invalid syntax"))),
+        (Query("gracePeriodSeconds="), Err((400, "strconv.ParseInt: parsing \"\": invalid syntax"))),
+        // Query bools are apimachinery's: anything but 0 and false is true.
+        (Query("orphanDependents=maybe"), legacy(true, Orphan)),
+        (Query("orphanDependents=FALSE"), legacy(false, Background)),
+        (Query("propagationPolicy="), Err((422, "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: \
+            Unsupported value: \"\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""))),
     ];
     for (source, expected) in rows {
         check(source, expected);
