@@ -108,10 +108,26 @@ impl Session {
         Ok(self.file.server_of(&self.context)?.to_owned())
     }
 
-    /// The workspace the context points at, or kcp's error when its URL names none.
-    pub fn workspace(&self) -> PluginResult<ClusterUrl> {
+    /// The workspace the context points at: the path in its URL (`<base>/clusters/<path>`), as kcp reads it. A
+    /// URL without one is a kspaces short path, which reaches the caller's own space: the server is asked which
+    /// workspace that is (the `kcp.io/path` annotation of its LogicalCluster `cluster`), and its workspaces are
+    /// then reached at `<server URL>/clusters/<path>`. kcp's error when neither names a workspace.
+    pub async fn workspace(&self) -> PluginResult<ClusterUrl> {
+        self.workspace_or(|server| format!("current URL {server:?} does not point to a workspace")).await
+    }
+
+    /// [`Session::workspace`] with the command's own words for a URL that names no workspace (kcp's `bind` and
+    /// `claims` say "does not point to workspace").
+    pub async fn workspace_or(&self, message: impl FnOnce(&str) -> String) -> PluginResult<ClusterUrl> {
         let server = self.server()?;
-        ClusterUrl::parse(&server).ok_or_else(|| PluginError::Failed(format!("current URL {server:?} does not point to a workspace")))
+        if let Some(url) = ClusterUrl::parse(&server) {
+            return Ok(url);
+        }
+        let client = self.client().await?;
+        match client.short_path_workspace().await {
+            Ok(Some(path)) => Ok(ClusterUrl { base: server.trim_end_matches('/').to_owned(), path }),
+            Ok(None) | Err(_) => failed(message(&server)),
+        }
     }
 
     /// A client for the server the context points at, with its credentials and TLS settings (read by kube's

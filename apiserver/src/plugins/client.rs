@@ -134,6 +134,13 @@ impl KcpClient {
         Ok(legacy + groups["groups"].as_array().map_or(0, Vec::len))
     }
 
+    /// Which workspace the server's short path (no `/clusters/`) reaches for the caller: the `kcp.io/path`
+    /// annotation of the LogicalCluster `cluster` there (kspaces: the caller's own space). `None` when it has none.
+    pub async fn short_path_workspace(&self) -> Result<Option<WorkspacePath>, ClientError> {
+        let cluster = self.call(Method::GET, "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster", None).await?;
+        Ok(cluster["metadata"]["annotations"]["kcp.io/path"].as_str().and_then(WorkspacePath::parse))
+    }
+
     pub async fn api_binding(&self, workspace: &WorkspacePath, name: &str) -> Result<ApiBinding, ClientError> {
         decode(name, self.api_binding_object(workspace, name).await?)
     }

@@ -50,7 +50,7 @@ pub struct CreateArgs {
 /// Runs `kubectl create workspace`.
 pub async fn run(connection: &ConnectionArgs, args: CreateArgs, io: &mut Io<'_>) -> PluginResult {
     let session = Session::open(connection)?;
-    let current = session.workspace()?;
+    let current = session.workspace().await?;
     let requested = args.type_ref.as_deref().map(TypeRef::parse);
     if let (true, Some(flag)) = (args.ignore_existing, &args.type_ref) {
         if flag != "root" && !flag.starts_with("root:") {

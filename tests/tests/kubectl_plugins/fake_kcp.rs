@@ -2,7 +2,8 @@
 //! workspaces, over plain HTTP on 127.0.0.1:0, behind one bearer token. It is honest about what it is: it decides
 //! nothing kspaces' server will (no types, no RBAC, no admission); it answers as kcp answers the requests the
 //! plugins send — discovery (`/api`, `/apis`) in a workspace, `Workspace`s in their parent (`~` in `root` being
-//! the caller's home), `APIBinding`s and `APIExport`s — and records them. New workspaces become `Ready` and new
+//! the caller's home), each workspace's `LogicalCluster` `cluster` (also at the short path, no `/clusters/`, which
+//! kspaces resolves to the caller's own space), `APIBinding`s and `APIExport`s — and records them. New workspaces become `Ready` and new
 //! bindings `Bound` (when their export exists) after a few reads, so the plugins' waits run.
 
 use std::collections::BTreeMap;
@@ -19,6 +20,7 @@ pub const TOKEN: &str = "plugin-test-token";
 const WORKSPACES: &str = "apis/tenancy.kcp.io/v1alpha1/workspaces";
 const API_BINDINGS: &str = "apis/apis.kcp.io/v1alpha1/apibindings";
 const API_EXPORTS: &str = "apis/apis.kcp.io/v1alpha1/apiexports";
+const LOGICAL_CLUSTER: &str = "apis/core.kcp.io/v1alpha1/logicalclusters/cluster";
 
 /// Reads of a new workspace before it is Ready (the first two say Initializing: the create waits once).
 const READS_UNTIL_READY: u32 = 3;
@@ -39,6 +41,8 @@ struct State {
     /// Every workspace by path; `root` has no Workspace object.
     workspaces: BTreeMap<String, Node>,
     home: String,
+    /// The workspace the short path reaches (`None`: the short path is refused, 403).
+    short_path: Option<String>,
     /// (workspace, name) → binding, and the reads left before it is Bound (`None`: never, its export is unknown).
     bindings: BTreeMap<(String, String), (Value, Option<u32>)>,
     exports: BTreeMap<(String, String), Value>,
@@ -59,7 +63,12 @@ impl FakeKcp {
     pub fn start() -> FakeKcp {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let url = format!("http://{}", listener.local_addr().expect("local address"));
-        let mut state = State { base: url.clone(), home: "root:users:ab:cd:alice".to_owned(), ..State::default() };
+        let mut state = State {
+            base: url.clone(),
+            home: "root:users:ab:cd:alice".to_owned(),
+            short_path: Some("root".to_owned()),
+            ..State::default()
+        };
         state.workspaces.insert("root".to_owned(), Node { object: None, forbidden: false, reads_until_ready: 0 });
         let state = Arc::new(Mutex::new(state));
         let (sender, receiver) = std::sync::mpsc::channel();
@@ -102,6 +111,11 @@ impl FakeKcp {
     /// Edits workspace `path`'s stored object (to mark it mounted or being deleted).
     pub fn edit_workspace(&self, path: &str, edit: impl FnOnce(&mut Value)) {
         edit(self.state().workspaces.get_mut(path).and_then(|node| node.object.as_mut()).expect("the workspace exists"));
+    }
+
+    /// Which workspace the short path reaches (`None`: none, the short path answers 403).
+    pub fn set_short_path(&self, path: Option<&str>) {
+        self.state().short_path = path.map(str::to_owned);
     }
 
     /// `path` exists but the caller may not enter it (discovery and lists there answer 403).
@@ -179,6 +193,12 @@ fn status(code: u16, reason: &str, message: &str) -> (u16, Value) {
     (code, json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": reason, "code": code}))
 }
 
+/// The LogicalCluster `cluster` of workspace `path`.
+fn logical_cluster(path: &str) -> Value {
+    json!({"apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster",
+        "metadata": {"name": "cluster", "annotations": {"kcp.io/path": path}}, "status": {"phase": "Ready"}})
+}
+
 fn forbidden(path: &str) -> (u16, Value) {
     status(403, "Forbidden", &format!("forbidden: User \"alice\" cannot get path \"{path}\""))
 }
@@ -186,6 +206,12 @@ fn forbidden(path: &str) -> (u16, Value) {
 impl State {
     /// Answers one request: discovery, workspaces, bindings and exports in `/clusters/<path>/...`.
     fn answer(&mut self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        if (method, path) == ("GET", &*format!("/{LOGICAL_CLUSTER}")) {
+            return match &self.short_path {
+                Some(space) => (200, logical_cluster(space)),
+                None => forbidden(path),
+            };
+        }
         let Some((cluster, rest)) = path.strip_prefix("/clusters/").map(|p| p.split_once('/').unwrap_or((p, ""))) else {
             return status(404, "NotFound", "the server could not find the requested resource");
         };
@@ -199,6 +225,7 @@ impl State {
             _ => (rest, None),
         };
         match (method, collection, name) {
+            ("GET", LOGICAL_CLUSTER, None) => (200, logical_cluster(&cluster)),
             ("GET", "api", None) => (200, json!({"kind": "APIVersions", "versions": ["v1"]})),
             ("GET", "apis", None) => (200, json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
                 {"name": "tenancy.kcp.io", "versions": [{"groupVersion": "tenancy.kcp.io/v1alpha1", "version": "v1alpha1"}]},

@@ -166,8 +166,7 @@ pub fn binding_body(plan: &Plan, claims: &[PermissionClaim]) -> Value {
 pub async fn run(args: BindArgs, io: &mut Io<'_>) -> PluginResult {
     let plan = plan(&args)?;
     let session = Session::open(&args.connection)?;
-    let server = session.server()?;
-    let current = session.workspace().map_err(|_| PluginError::Failed(format!("current URL {server:?} does not point to workspace")))?;
+    let current = session.workspace_or(|server| format!("current URL {server:?} does not point to workspace")).await?;
     let client = session.client().await?;
     let mut claims = plan.claims.clone();
     if let Some(state) = plan.all {

@@ -52,8 +52,7 @@ impl Decision {
 /// Prints the claims of one binding, or of every binding in the workspace.
 pub async fn get(args: ClaimsGetArgs, io: &mut Io<'_>) -> PluginResult {
     let session = Session::open(&args.connection)?;
-    let server = session.server()?;
-    let current = session.workspace().map_err(|_| PluginError::Failed(format!("current URL {server:?} does not point to workspace")))?;
+    let current = session.workspace_or(|server| format!("current URL {server:?} does not point to workspace")).await?;
     let client = session.client().await?;
     let bindings = match &args.name {
         Some(name) => {
@@ -106,8 +105,7 @@ fn align<const N: usize>(rows: &[[String; N]]) -> String {
 pub async fn update(args: ClaimsUpdateArgs, decision: Decision, io: &mut Io<'_>) -> PluginResult {
     let Some(name) = args.name.as_deref() else { return failed("error APIBinding name is missing") };
     let session = Session::open(&args.connection)?;
-    let server = session.server()?;
-    let current = session.workspace().map_err(|_| PluginError::Failed(format!("current URL {server:?} does not point to workspace")))?;
+    let current = session.workspace_or(|server| format!("current URL {server:?} does not point to workspace")).await?;
     let client = session.client().await?;
     let updating = |e: &dyn std::fmt::Display| PluginError::Failed(format!("error updating permission claim for APIBinding {name:?}: {e}"));
     let mut binding = client.api_binding_object(&current.path, name).await.map_err(|e| updating(&e))?;

@@ -27,7 +27,7 @@ pub async fn use_workspace(connection: &ConnectionArgs, arg: Option<&str>, short
         }
         Target::Current => return print_current(io, &session.server()?, short, None),
         Target::Root => {
-            let current = session.workspace()?;
+            let current = session.workspace().await?;
             return commit(&mut session, &current.url_of(&current.path.top()), None, short, io);
         }
         Target::Home { rest } => {
@@ -36,7 +36,7 @@ pub async fn use_workspace(connection: &ConnectionArgs, arg: Option<&str>, short
         }
         Target::Path(name) => name,
     };
-    let current = session.workspace()?;
+    let current = session.workspace().await?;
     let target = path::resolve(&current.path, &name, original)?;
     let type_ref = check_reachable(&session.client().await?, &target).await?;
     commit(&mut session, &current.url_of(&target), type_ref.as_ref(), short, io)?;

@@ -6,7 +6,7 @@ use std::pin::Pin;
 
 use crate::plugins::client::KcpClient;
 use crate::plugins::path::{ClusterUrl, WorkspacePath};
-use crate::plugins::{failed, ConnectionArgs, Io, PluginResult, Session};
+use crate::plugins::{failed, ConnectionArgs, Io, PluginError, PluginResult, Session};
 
 /// A workspace and the ones below it, labelled as they are printed.
 #[derive(Debug, PartialEq)]
@@ -17,10 +17,14 @@ pub struct Node {
 
 pub async fn print(connection: &ConnectionArgs, full: bool, io: &mut Io<'_>) -> PluginResult {
     let session = Session::open(connection)?;
-    let server = session.server()?;
-    let Some(current) = ClusterUrl::parse(&server) else {
-        writeln!(io.out, "current context URL {server:?} does not point directly to a kcp workspace")?;
-        return Ok(());
+    let current = match session.workspace_or(|server| format!("current context URL {server:?} does not point directly to a kcp workspace")).await {
+        Ok(current) => current,
+        // Not an error for kcp's tree: it says so and succeeds.
+        Err(PluginError::Failed(message)) => {
+            writeln!(io.out, "{message}")?;
+            return Ok(());
+        }
+        Err(error) => return Err(error),
     };
     let label = if full { current.path.to_string() } else { current.path.base().to_owned() };
     let client = session.client().await?;
