@@ -216,7 +216,7 @@ impl State {
             return status(404, "NotFound", "the server could not find the requested resource");
         };
         let cluster = cluster.to_owned();
-        if !self.workspaces.get(&cluster).is_some_and(|node| !node.forbidden) {
+        if self.workspaces.get(&cluster).is_none_or(|node| node.forbidden) {
             // kcp answers 403 for a workspace that does not exist as for one the caller may not enter.
             return forbidden(path);
         }

@@ -29,7 +29,8 @@ pub async fn print(connection: &ConnectionArgs, full: bool, io: &mut Io<'_>) -> 
     let label = if full { current.path.to_string() } else { current.path.base().to_owned() };
     let client = session.client().await?;
     let root = Node { children: children(&client, current.path.clone(), label.clone(), full, true).await?, label };
-    write!(io.out, "{}\n", render(&root))?;
+    // kcp prints the tree with Println: a blank line follows it.
+    writeln!(io.out, "{}", render(&root))?;
     Ok(())
 }
 
