@@ -19,6 +19,7 @@ pub mod negotiate;
 pub mod openapi;
 pub mod patch;
 pub mod pki;
+pub mod plugins;
 pub mod protobuf;
 pub mod registry;
 pub mod resolver;

@@ -5,6 +5,7 @@
 //! - no service locator: only the request path (`server.rs`, `chain.rs`, `routes.rs`, `handlers/`) names
 //!   `ApiServer`; what it holds, the kinds and the controllers get narrow handles instead;
 //! - the kinds are rules, not wiring: `kinds/` names no server, handler or controller (its tests may wire one);
+//! - the kubectl plugins are clients: `plugins/` and `bin/` name nothing of the server, only its HTTP API;
 //! - the lower crates stay below: `storage`, `authz` and `crd` know no HTTP, TLS or command line, and `authz`
 //!   and `crd` do no IO.
 
@@ -35,6 +36,15 @@ const RULES: &[Rule] = &[
         covers: |file| file.starts_with("kinds") && !file.ends_with("tests.rs"),
         forbidden: &["crate::server", "crate::handlers", "crate::chain", "crate::controllers", "crate::routes"],
         why: "a kind is its rules: strategies and admission get what they read, never the wiring",
+    },
+    Rule {
+        covers: |file| file.starts_with("plugins") || file.starts_with("bin/"),
+        forbidden: &[
+            "crate::registry", "crate::server", "crate::handlers", "crate::chain", "crate::filters", "crate::routes",
+            "crate::kinds", "crate::controllers", "crate::tenancy", "crate::resolver", "crate::authorization",
+            "crate::status", "kspaces_storage", "kspaces_authz", "kspaces_crd", "actix",
+        ],
+        why: "the kubectl plugins are clients: they speak HTTP to a server, they share none of its code",
     },
     Rule {
         covers: |file| file.starts_with("controllers"),

@@ -12,33 +12,60 @@ use std::time::{Duration, Instant};
 pub fn kspaces_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY
-        .get_or_init(|| {
-            if let Ok(path) = std::env::var("KSPACES_BIN") {
-                return PathBuf::from(path);
-            }
-            let exe = std::env::current_exe().expect("test binary path");
-            let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-            let binary = profile_dir.join("kspaces");
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let profile = profile_dir.file_name().and_then(|n| n.to_str()).unwrap_or("debug");
-            let mut build = Command::new(cargo);
-            build.args(["build", "-p", "kspaces-apiserver", "--bin", "kspaces"]);
-            // Cargo sets CARGO_PKG_*, CARGO_MANIFEST_DIR, ... for the running test or bench; passed on, they make
-            // build scripts that watch them (ring's) rebuild, and the next ordinary build rebuild again.
-            for (name, _) in std::env::vars_os() {
-                let name = name.to_string_lossy().into_owned();
-                if name.starts_with("CARGO_") && name != "CARGO_HOME" && name != "CARGO_TARGET_DIR" {
-                    build.env_remove(&name);
-                }
-            }
-            if profile == "release" {
-                build.arg("--release");
-            }
-            let status = build.status().expect("run cargo build");
-            assert!(status.success(), "building the kspaces binary failed");
-            binary
+        .get_or_init(|| match std::env::var("KSPACES_BIN") {
+            Ok(path) => PathBuf::from(path),
+            Err(_) => cargo_build(&["kspaces"]).join("kspaces"),
         })
         .clone()
+}
+
+/// The kubectl plugins (`kubectl-ws`, `kubectl-create-workspace`, `kubectl-kcp`), built once per test process:
+/// the folder holding them, to put first on kubectl's `PATH`. Beside `$KSPACES_BIN` when it is set (`cargo build
+/// --bins` built them there).
+pub fn plugins_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = match std::env::var("KSPACES_BIN") {
+            Ok(path) => Path::new(&path).parent().expect("KSPACES_BIN has a folder").to_path_buf(),
+            Err(_) => cargo_build(&PLUGINS),
+        };
+        for plugin in PLUGINS {
+            assert!(dir.join(plugin).exists(), "{plugin} is missing from {}: build it with `cargo build --bins`", dir.display());
+        }
+        dir
+    })
+    .clone()
+}
+
+/// The plugin binaries, named as kcp's.
+pub const PLUGINS: [&str; 3] = ["kubectl-ws", "kubectl-create-workspace", "kubectl-kcp"];
+
+/// `cargo build` of these binaries of the apiserver crate, in the profile of the running test; returns the
+/// folder they are in.
+fn cargo_build(binaries: &[&str]) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let profile = profile_dir.file_name().and_then(|n| n.to_str()).unwrap_or("debug");
+    let mut build = Command::new(cargo);
+    build.args(["build", "-p", "kspaces-apiserver"]);
+    for binary in binaries {
+        build.args(["--bin", binary]);
+    }
+    // Cargo sets CARGO_PKG_*, CARGO_MANIFEST_DIR, ... for the running test or bench; passed on, they make
+    // build scripts that watch them (ring's) rebuild, and the next ordinary build rebuild again.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with("CARGO_") && name != "CARGO_HOME" && name != "CARGO_TARGET_DIR" {
+            build.env_remove(&name);
+        }
+    }
+    if profile == "release" {
+        build.arg("--release");
+    }
+    let status = build.status().expect("run cargo build");
+    assert!(status.success(), "building {binaries:?} failed");
+    profile_dir
 }
 
 /// kubectl 1.32: `$KUBECTL`, else the `kubectl.1.32` beside the image's kubectl version dispatcher.
@@ -188,6 +215,69 @@ impl Kubectl {
     /// Starts kubectl in the background (for `-w`); its stdout is piped.
     pub fn spawn(&self, args: &[&str]) -> Child {
         self.command(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn kubectl")
+    }
+}
+
+/// kubectl 1.32 running the kubectl plugins as a user runs them: `kubectl ws ...`, `kubectl create workspace ...`,
+/// `kubectl kcp ...`, with `KUBECONFIG` naming the kubeconfig (kubectl refuses flags before a plugin's name), the
+/// plugin binaries first on `PATH`, and `HOME` a fresh folder of its own.
+pub struct PluginKubectl {
+    binary: PathBuf,
+    kubeconfig: PathBuf,
+    home: tempfile::TempDir,
+}
+
+/// What a command printed.
+#[derive(Debug)]
+pub struct Printed {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl PluginKubectl {
+    pub fn new(kubeconfig: &Path) -> PluginKubectl {
+        PluginKubectl { binary: kubectl_binary(), kubeconfig: kubeconfig.to_owned(), home: tempfile::tempdir().expect("temp dir") }
+    }
+
+    /// The `HOME` the plugins see.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let path = std::env::join_paths(std::iter::once(plugins_dir()).chain(std::env::split_paths(&path))).expect("PATH");
+        Command::new(&self.binary)
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("PATH", path)
+            .env("HOME", self.home.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run kubectl")
+    }
+
+    /// Runs kubectl and returns what it printed; panics with both streams when it fails.
+    pub fn ok(&self, args: &[&str]) -> Printed {
+        let printed = self.printed(args);
+        assert!(printed.0, "kubectl {args:?} failed:\nstdout: {}\nstderr: {}", printed.1.stdout, printed.1.stderr);
+        printed.1
+    }
+
+    /// Runs kubectl expecting failure; returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let printed = self.printed(args);
+        assert!(!printed.0, "kubectl {args:?} should have failed but printed {}", printed.1.stdout);
+        printed.1.stderr
+    }
+
+    fn printed(&self, args: &[&str]) -> (bool, Printed) {
+        let output = self.run(args);
+        let printed = Printed {
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        (output.status.success(), printed)
     }
 }
 
