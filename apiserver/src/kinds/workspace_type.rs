@@ -9,14 +9,18 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
 use super::{kind_schema, string, verbs, Context, Kind, Rules};
+use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::strategy::{Part, Strategy};
-use crate::registry::{ResourceInfo, Subresource};
-use crate::status::Cause;
+use crate::registry::{GenericStore, ResourceInfo, Subresource};
+use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy::types::{TypeName, TypeSpec, WorkspaceTypes};
+use crate::tenancy::Tree;
 
 /// `tenancy.kcp.io/v1alpha1 WorkspaceType`: its row, definition and strategy.
 pub const KIND: Kind = Kind { rows, definitions, rules };
@@ -100,8 +104,47 @@ fn definitions() -> Map<String, Value> {
     definitions
 }
 
-fn rules(_context: &Context, rules: &mut Rules) {
+fn rules(context: &Context, rules: &mut Rules) {
     rules.strategy(GROUP, NAME, Arc::new(WorkspaceTypeStrategy));
+    rules.admit(Arc::new(ExtensionChain { tree: context.tree.clone(), types: context.types.clone() }));
+}
+
+/// A type whose `extend` chain would not resolve (a base that does not exist, or a chain back to itself) is
+/// refused when a user writes it, so that no unusable type is stored.
+pub struct ExtensionChain {
+    tree: Arc<Tree>,
+    types: Arc<WorkspaceTypes>,
+}
+
+#[async_trait]
+impl Admission for ExtensionChain {
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
+        resource.is(GROUP, NAME) && operation != Operation::Delete
+    }
+
+    fn phase(&self) -> AdmissionPhase {
+        AdmissionPhase::Validating
+    }
+
+    async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        // The server's own writes (root's built-in types, written together at bootstrap) are not checked.
+        let (Some(object), Some(_)) = (attributes.object, attributes.caller) else { return Ok(()) };
+        let Some(holder) = self.tree.cluster(attributes.space) else { return Ok(()) };
+        let this = TypeName::new(&holder.path, attributes.name);
+        let spec = TypeSpec::of(object);
+        let invalid = |why: String| ApiError::invalid(GROUP, NAME, attributes.name, vec![Cause::invalid("spec.extend.with", "", &why)]);
+        for (path, name) in &spec.extends {
+            let (base, _) = self.types.find(&self.tree, &holder, path, name).map_err(|err| invalid(format!("{err}")))?;
+            if base == this {
+                return Err(invalid(format!("{this} cannot extend itself")));
+            }
+            let resolved = self.types.resolve(&self.tree, &holder, &base.path, &base.name).map_err(|err| invalid(format!("{err}")))?;
+            if resolved.aliases.iter().any(|(alias, _)| *alias == this) {
+                return Err(invalid(format!("the extension chain of {this} has a cycle: {base} extends it")));
+            }
+        }
+        Ok(())
+    }
 }
 
 pub struct WorkspaceTypeStrategy;
