@@ -10,6 +10,9 @@
 //! - a system user: `system:masters` may do anything anywhere; otherwise the system space's ClusterRoleBindings,
 //!   which reach into tenant spaces (the platform's own administrators), but never the system space's
 //!   RoleBindings (a RoleBinding in the system space's `default` says nothing about a tenant's `default`).
+//!
+//! A service account is itself only in its own space; in another workspace of its tenant it is judged as an
+//! ordinary authenticated user (`UserInfo::in_space`), so a binding for a same-named account there is not its.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -26,6 +29,13 @@ use crate::registry::observe::WriteObserver;
 use crate::registry::{Reader, ResourceInfo, ResourceTable, Scope};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy;
+
+/// Who `caller` is to the bindings that judge it in `space`: a service account outside its own space is not
+/// itself (`UserInfo::in_space`). The system's users are judged by the system space's bindings wherever they go.
+fn subject<'a>(caller: &'a Caller, space: &SpaceName) -> std::borrow::Cow<'a, UserInfo> {
+    let judged_in = if caller.system { SpaceName::system() } else { space.clone() };
+    caller.user.in_space(judged_in.as_str())
+}
 
 /// The RBAC API group.
 pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
@@ -109,7 +119,7 @@ impl Authorizer {
         for mode in &self.modes {
             let decision = match mode {
                 AuthorizationMode::AlwaysAllow => Decision { allowed: true, reason: String::new() },
-                AuthorizationMode::Rbac => self.judge(caller, space).await?.decide(&caller.user, attributes),
+                AuthorizationMode::Rbac => self.judge(caller, space).await?.decide(&subject(caller, space), attributes),
             };
             if decision.allowed {
                 return Ok(decision);
@@ -124,7 +134,7 @@ impl Authorizer {
         if !self.rbac() {
             return Ok(None);
         }
-        Ok(self.judge(caller, space).await?.rules_for(&caller.user, namespace))
+        Ok(self.judge(caller, space).await?.rules_for(&subject(caller, space), namespace))
     }
 
     /// Whose bindings judge `caller` in `space` (the table in the module doc).

@@ -49,19 +49,25 @@ pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterato
 }
 
 /// One pass over a space being deleted (a tenant's, a workspace's): deletes what is left of its content; true if
-/// nothing was left. ClusterRoles and ClusterRoleBindings go last, once everything else is gone, so the space's
-/// administrators keep their access while it drains (e.g. to lift a finalizer that holds the deletion up).
+/// nothing was left. The space's LogicalCluster is `Deleting` meanwhile. ClusterRoles and ClusterRoleBindings go
+/// once everything else is gone, so the space's administrators keep their access while it drains (e.g. to lift a
+/// finalizer that holds the deletion up), and the LogicalCluster goes last, as kcp removes it.
 /// Workspaces in it are content: each goes only once its own subtree is gone.
 pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, resolver: &Resolver, space: &SpaceName) -> ApiResult<bool> {
+    crate::tenancy::space::set_logical_cluster_phase(registry, resources, space, "Deleting").await?;
     let scope = Scope::one(space.clone(), None);
     let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
+    let logical_cluster = |r: &ResourceInfo| r.is("core.kcp.io", "LogicalCluster");
     // Custom resources too: of the space's own CRDs and of system CRDs, whichever definition serves them now.
     let custom = resolver.stored_in(space);
-    let content = resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r)).chain(&custom).map(|r| &**r);
+    let content = resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r) && !logical_cluster(r)).chain(&custom).map(|r| &**r);
     if !delete_content(registry, content, &scope).await? {
         return Ok(false);
     }
-    delete_content(registry, resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &scope).await
+    if !delete_content(registry, resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &scope).await? {
+        return Ok(false);
+    }
+    delete_content(registry, resources.all().iter().filter(|r| logical_cluster(r)).map(|r| &**r), &scope).await
 }
 
 /// Empties the `spec.finalizers` of a namespace or tenant being deleted (its `/finalize`), which removes it.

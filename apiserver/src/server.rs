@@ -218,6 +218,7 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         tokens: settings.tokens,
         issuer: settings.issuer,
         tenants: tenants.clone(),
+        tree: tree.clone(),
         reader: registry.reader().clone(),
         resources: resources.clone(),
     };

@@ -70,9 +70,14 @@ enum Target<'a> {
     Invalid(&'a str),
 }
 
-fn target<'a>(path: &'a SpacePath, home: Option<&'a str>) -> Option<Target<'a>> {
+/// `home`: the caller's tenant; `own_cluster`: a service account's logical cluster when it is not its tenant's
+/// space (its short paths reach its workspace, as kcp's in-cluster rewrite does).
+fn target<'a>(path: &'a SpacePath, home: Option<&'a str>, own_cluster: Option<&'a str>) -> Option<Target<'a>> {
     Some(match path {
-        SpacePath::Short => Target::Tenant(home?),
+        SpacePath::Short => match own_cluster {
+            Some(cluster) => Target::Cluster(cluster),
+            None => Target::Tenant(home?),
+        },
         SpacePath::Tenant(t) if t == ALL => Target::All,
         SpacePath::Tenant(t) => Target::Tenant(t),
         SpacePath::Workspace(w) if w == ROOT => Target::Tenant(SYSTEM),
@@ -103,7 +108,9 @@ pub struct Request<'a> {
 pub fn resolve(request: &Request<'_>, tenants: &TenantCache, tree: &Tree) -> ApiResult<Spaces> {
     let home = request.caller.tenant.as_deref();
     let system_user = request.caller.system;
-    let Some(target) = target(request.path, home) else {
+    let own_cluster = request.caller.user.cluster.as_deref()
+        .filter(|cluster| home.and_then(|t| space_of(t).ok()).is_none_or(|space| space.as_str() != *cluster));
+    let Some(target) = target(request.path, home, own_cluster) else {
         return Err(no_tenant(request));
     };
     let mine = |tenant: &str| system_user || Some(tenant) == home;
@@ -227,6 +234,8 @@ mod tests {
         let system_admin = user(Some("system"), &[]);
         let nobody = user(None, &[]);
         let masters_of_t1 = user(Some("t1"), &[MASTERS]);
+        let account = |cluster: &str| UserInfo { cluster: Some(cluster.into()), ..user(Some("t1"), &[]) };
+        let (bot_of_t1, bot_of_team, bot_of_other) = (account("t1"), account("c-team"), account("c-ops"));
         let short = SpacePath::Short;
         let tenant = |t: &str| SpacePath::Tenant(t.into());
         let ws = |w: &str| SpacePath::Workspace(w.into());
@@ -268,6 +277,11 @@ mod tests {
             (&nobody, short.clone(), None, "403"),
             (&nobody, short.clone(), Some("dflt"), "dflt"),
             (&nobody, tenant("t1"), Some("dflt"), "403"),
+            (&bot_of_t1, short.clone(), None, "t1"),
+            (&bot_of_team, short.clone(), None, "c-team"),
+            (&bot_of_team, ws("root:t1"), None, "t1"),
+            (&bot_of_team, ws("root:t1:team:dev"), None, "c-dev"),
+            (&bot_of_other, short.clone(), None, "403"),
         ];
         for (who, path, default, expected) in rows {
             let caller = caller(who.clone(), default);

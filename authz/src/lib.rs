@@ -28,6 +28,9 @@ pub struct UserInfo {
     pub groups: Vec<String>,
     /// The tenant the credentials name, if any.
     pub tenant: Option<String>,
+    /// A service account's space (logical cluster): it is that service account there only; in any other space
+    /// it is judged as `foreign` says.
+    pub cluster: Option<String>,
 }
 
 /// Who makes a request, as every stage after authentication sees it: the identity (impersonated, when
@@ -48,17 +51,54 @@ impl UserInfo {
         if !groups.iter().any(|g| g == AUTHENTICATED) {
             groups.push(AUTHENTICATED.to_owned());
         }
-        UserInfo { name, uid, groups, tenant }
+        UserInfo { name, uid, groups, tenant, cluster: None }
     }
 
     pub fn in_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g == group)
     }
+
+    /// Who this identity is when judged in `space`. A service account is itself only in its own space; in another
+    /// (another workspace of its tenant) it is an authenticated user named after its home,
+    /// `system:kspaces:foreign-serviceaccount:<cluster>:<namespace>:<name>`, with no service-account groups, so
+    /// bindings of a same-named service account there do not apply to it.
+    pub fn in_space(&self, space: &str) -> std::borrow::Cow<'_, UserInfo> {
+        match self.cluster.as_deref() {
+            Some(home) if home != space => {
+                let account = self.name.strip_prefix("system:serviceaccount:").unwrap_or(&self.name);
+                std::borrow::Cow::Owned(UserInfo {
+                    name: format!("{FOREIGN_SERVICE_ACCOUNT}{home}:{account}"),
+                    uid: self.uid.clone(),
+                    groups: vec![AUTHENTICATED.to_owned()],
+                    tenant: self.tenant.clone(),
+                    cluster: None,
+                })
+            }
+            _ => std::borrow::Cow::Borrowed(self),
+        }
+    }
 }
+
+/// The name prefix of a service account judged outside its own space (`UserInfo::in_space`).
+pub const FOREIGN_SERVICE_ACCOUNT: &str = "system:kspaces:foreign-serviceaccount:";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn service_accounts_are_themselves_in_their_own_space_only() {
+        let mut bot = UserInfo::authenticated("system:serviceaccount:ci:bot".into(), "u".into(),
+            vec!["system:serviceaccounts".into(), "system:serviceaccounts:ci".into()], Some("t".into()));
+        bot.cluster = Some("abc".into());
+        assert_eq!(*bot.in_space("abc"), bot);
+        let foreign = bot.in_space("xyz");
+        assert_eq!(foreign.name, "system:kspaces:foreign-serviceaccount:abc:ci:bot");
+        assert_eq!(foreign.groups, [AUTHENTICATED]);
+        assert_eq!(foreign.tenant.as_deref(), Some("t"));
+        let alice = UserInfo::authenticated("alice".into(), String::new(), vec![], Some("t".into()));
+        assert_eq!(*alice.in_space("xyz"), alice, "users are the same everywhere");
+    }
 
     #[test]
     fn authenticated_users_get_the_group_once() {

@@ -8,12 +8,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use kspaces_authz::UserInfo;
+use kspaces_storage::SpaceName;
 use serde_json::Value;
 
 use super::impersonate::SERVICE_ACCOUNTS;
 use super::token_issuer::{TokenIssuer, VerifiedToken};
 use crate::registry::{Reader, ResourceTable, Scope};
-use crate::tenancy::{self, TenantCache};
+use crate::tenancy::{self, TenantCache, Tree};
 
 /// The identity of a connection's verified client certificate, stored in the connection's extensions.
 #[derive(Clone, Debug)]
@@ -107,6 +108,8 @@ pub struct Authenticator {
     /// Signs and verifies service-account tokens.
     pub issuer: TokenIssuer,
     pub tenants: Arc<TenantCache>,
+    /// Which tenant a nested workspace's logical cluster belongs to.
+    pub tree: Arc<Tree>,
     pub reader: Reader,
     /// Where the accounts and bound objects are found (`serviceaccounts`, `pods`, `secrets`).
     pub resources: ResourceTable,
@@ -140,11 +143,17 @@ impl Authenticator {
 async fn service_account_user(auth: &Authenticator, token: &VerifiedToken) -> Result<UserInfo, String> {
     let account = &token.account;
     let invalid = |why: &str| format!("service account token is invalid: {why}");
-    let space = tenancy::space_of(&account.tenant).map_err(|_| invalid("unknown tenant"))?;
     if auth.tenants.phase(&account.tenant).is_none() {
         return Err(invalid("unknown tenant"));
     }
-    let scope = Scope::one(space, Some(account.namespace.clone()));
+    let space = match &account.cluster {
+        // An account of a nested workspace: its logical cluster must still be one of its tenant's.
+        Some(cluster) => SpaceName::new(cluster).ok()
+            .filter(|space| auth.tree.cluster(space).is_some() && auth.tree.tenant_of(space) == account.tenant)
+            .ok_or_else(|| invalid("unknown logical cluster"))?,
+        None => tenancy::space_of(&account.tenant).map_err(|_| invalid("unknown tenant"))?,
+    };
+    let scope = Scope::one(space.clone(), Some(account.namespace.clone()));
     if auth.uid_of(&scope, "serviceaccounts", &account.name).await.as_deref() != Some(account.uid.as_str()) {
         return Err(invalid(&format!("the ServiceAccount {} no longer exists", account.name)));
     }
@@ -160,7 +169,9 @@ async fn service_account_user(auth: &Authenticator, token: &VerifiedToken) -> Re
     }
     let groups = vec![SERVICE_ACCOUNTS.to_owned(), format!("{SERVICE_ACCOUNTS}:{}", account.namespace)];
     let name = format!("system:serviceaccount:{}:{}", account.namespace, account.name);
-    Ok(UserInfo::authenticated(name, account.uid.clone(), groups, Some(account.tenant.clone())))
+    let mut user = UserInfo::authenticated(name, account.uid.clone(), groups, Some(account.tenant.clone()));
+    user.cluster = Some(space.as_str().to_owned());
+    Ok(user)
 }
 
 /// Splits one CSV line, honouring double quotes.

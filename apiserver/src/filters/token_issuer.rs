@@ -84,6 +84,9 @@ type Result<T> = std::result::Result<T, TokenError>;
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoundServiceAccount {
     pub tenant: String,
+    /// The logical cluster of an account of a nested workspace (kcp's `kubernetes.io.clusterName` claim); `None`
+    /// for an account of a tenant's own space.
+    pub cluster: Option<String>,
     pub namespace: String,
     pub name: String,
     pub uid: String,
@@ -182,6 +185,8 @@ impl Audiences {
 
 #[derive(Debug, Serialize, Deserialize)]
 struct KubernetesClaims {
+    #[serde(rename = "clusterName", default, skip_serializing_if = "Option::is_none")]
+    cluster_name: Option<String>,
     namespace: String,
     serviceaccount: ObjectReference,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -367,6 +372,7 @@ impl TokenIssuer {
         let bound = bound_object(&kubernetes);
         let account = BoundServiceAccount {
             tenant,
+            cluster: kubernetes.cluster_name.filter(|c| !c.is_empty()),
             namespace: kubernetes.namespace,
             name: kubernetes.serviceaccount.name,
             uid: kubernetes.serviceaccount.uid,
@@ -453,6 +459,7 @@ fn validate_account(account: &BoundServiceAccount) -> Result<()> {
 
 fn kubernetes_claims(account: &BoundServiceAccount, bound: Option<&BoundObject>) -> Result<KubernetesClaims> {
     let mut claims = KubernetesClaims {
+        cluster_name: account.cluster.clone(),
         namespace: account.namespace.clone(),
         serviceaccount: ObjectReference { name: account.name.clone(), uid: account.uid.clone() },
         pod: None,
@@ -682,6 +689,7 @@ mod tests {
     fn account() -> BoundServiceAccount {
         BoundServiceAccount {
             tenant: "acme".into(),
+            cluster: None,
             namespace: "default".into(),
             name: "builder".into(),
             uid: "sa-uid".into(),
@@ -775,6 +783,17 @@ mod tests {
         let verified = issuer.verify_at(&issued.token, Some(&audiences), at(T0 + 10)).expect("verifies");
         let expected = VerifiedToken { account: account(), audiences, expiration: at(T0 + 7200), bound: Some(pod) };
         assert_eq!(verified, expected);
+    }
+
+    #[test]
+    fn an_account_of_a_nested_workspace_carries_its_logical_cluster() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let issuer = load(dir.path(), options());
+        let nested = BoundServiceAccount { cluster: Some("k3x9lq2w8m1p0z7a".into()), ..account() };
+        let issued = issuer.issue_at(&nested, &[], None, None, at(T0)).expect("issues");
+        assert_eq!(segment(&issued.token, 1)["kubernetes.io"]["clusterName"], "k3x9lq2w8m1p0z7a", "kcp's claim");
+        let verified = issuer.verify_at(&issued.token, None, at(T0 + 10)).expect("verifies");
+        assert_eq!(verified.account, nested);
     }
 
     #[test]

@@ -123,7 +123,7 @@ pub async fn access(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
                     "spec.user", "", "at least one of user or group must be specified")]));
             }
             // The subject is a user of this space's tenant: a review never speaks for another tenant's users.
-            UserInfo { name: user, uid: text(&spec, "uid").to_owned(), groups, tenant: Some(ctx.server.tree.tenant_of(&space)) }
+            UserInfo { name: user, uid: text(&spec, "uid").to_owned(), groups, tenant: Some(ctx.server.tree.tenant_of(&space)), cluster: None }
         }
     };
     if ctx.resource.kind == "LocalSubjectAccessReview" {

@@ -1,5 +1,6 @@
 //! `POST .../serviceaccounts/<name>/token`: a TokenRequest (`kubectl create token <sa>`). The token names the
-//! space's tenant, so the service account's short paths reach its own space.
+//! space's tenant and, for a nested workspace, its logical cluster (kcp's `kubernetes.io.clusterName`), so the
+//! service account's short paths reach its own space.
 
 use actix_web::HttpResponse;
 use bytes::Bytes;
@@ -28,8 +29,12 @@ pub async fn create(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let space = ctx.scope.space()?.clone();
     let account = ctx.server.registry.get(&ctx.resource, &ctx.scope, &name).await?;
     let namespace = ctx.scope.namespace.clone().unwrap_or_default();
+    let tenant = ctx.server.tree.tenant_of(&space);
+    // An account of a nested workspace (or a system workspace) names its logical cluster as well.
+    let cluster = (tenancy::space_of(&tenant).ok().as_ref() != Some(&space)).then(|| space.as_str().to_owned());
     let account = BoundServiceAccount {
-        tenant: tenancy::tenant_of(&space).to_owned(),
+        tenant,
+        cluster,
         namespace: namespace.clone(),
         name: name.clone(),
         uid: account.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default().to_owned(),

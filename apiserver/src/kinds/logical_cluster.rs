@@ -1,5 +1,8 @@
 //! LogicalCluster (kcp's `core.kcp.io/v1alpha1`): one per space, named `cluster`, made by the server with the
-//! space (status `Ready`); users may only change `spec.crdPolicy`, one of the CRD sharing policies.
+//! space; users may only change `spec.crdPolicy`, one of the CRD sharing policies. A tenant's or system space's
+//! is `Ready` at once; a nested workspace's names its initializers (`spec.initializers`) and starts
+//! `Initializing` with them in `status.initializers`, then becomes `Ready` once none is left
+//! (`tenancy::space::advance_workspace`). While its space is emptied it is `Deleting`, and it goes last.
 
 use std::sync::Arc;
 
@@ -52,9 +55,17 @@ fn definitions() -> Map<String, Value> {
         json!({"type": "object", "description": "LogicalClusterSpec holds the space's settings.", "properties": {
             "crdPolicy": {"type": "string", "enum": CRD_POLICIES,
                 "description": "How the space resolves a resource defined both by a system CRD and by its own CRD."},
+            "owner": {"type": "object", "description": "The Workspace this logical cluster belongs to (set by the system).",
+                "x-kubernetes-preserve-unknown-fields": true},
+            "createdBy": {"type": "object", "description": "The user who created the workspace (set by the system).",
+                "x-kubernetes-preserve-unknown-fields": true},
+            "initializers": {"type": "array", "items": {"type": "string", "default": ""},
+                "description": "The initializers that must finish before the workspace is Ready (set by the system)."},
         }}),
         json!({"type": "object", "description": "LogicalClusterStatus is the observed state of the space.", "properties": {
-            "phase": string("Ready, or Terminating while the space is being deleted."),
+            "phase": string("Initializing, Ready, or Deleting while the space is being deleted."),
+            "initializers": {"type": "array", "items": {"type": "string", "default": ""},
+                "description": "The initializers that have not finished yet."},
         }}),
     ));
     definitions
@@ -68,7 +79,10 @@ pub struct LogicalClusterStrategy;
 
 impl Strategy for LogicalClusterStrategy {
     fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
-        object["status"] = json!({"phase": "Ready"});
+        object["status"] = match object.pointer("/spec/initializers") {
+            Some(initializers) => json!({"phase": "Initializing", "initializers": initializers}),
+            None => json!({"phase": "Ready"}),
+        };
     }
 
     /// Only `spec.crdPolicy` is the user's to change.

@@ -149,17 +149,25 @@ impl Admission for ExtensionChain {
 
 pub struct WorkspaceTypeStrategy;
 
+/// The spec every stored type has: kcp's CRD defaults `defaultChildWorkspaceType` to `root:universal`, so a
+/// workspace made without a type inside a workspace of any type is universal unless its type says otherwise.
+fn default_spec(object: &mut Value) {
+    let Some(map) = object.as_object_mut() else { return };
+    let spec = map.entry("spec").or_insert_with(|| json!({}));
+    if let Some(spec) = spec.as_object_mut() {
+        if spec.get("defaultChildWorkspaceType").is_none_or(Value::is_null) {
+            spec.insert("defaultChildWorkspaceType".into(), json!({"name": "universal", "path": "root"}));
+        }
+    }
+}
+
 impl Strategy for WorkspaceTypeStrategy {
     fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
-        if let Some(map) = object.as_object_mut() {
-            map.entry("spec").or_insert_with(|| json!({}));
-        }
+        default_spec(object);
     }
 
     fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, _old: &Value, new: &mut Value, _part: Part) {
-        if let Some(map) = new.as_object_mut() {
-            map.entry("spec").or_insert_with(|| json!({}));
-        }
+        default_spec(new);
     }
 
     fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {

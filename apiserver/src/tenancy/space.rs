@@ -110,6 +110,7 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
         "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": path, TYPE_ANNOTATION: super::tree::type_of(workspace)}},
         "spec": {
             "crdPolicy": DEFAULT_CRD_POLICY,
+            "initializers": [],
             "owner": {"apiVersion": "tenancy.kcp.io/v1alpha1", "resource": "workspaces", "name": text("/metadata/name"),
                 "cluster": crate::registry::store::cluster_name(parent), "uid": text("/metadata/uid")},
         },
@@ -121,8 +122,8 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
     objects
 }
 
-/// Makes a nested workspace's logical cluster (whatever of it is missing), then marks the Workspace `Ready`.
-/// Idempotent: the workspace controller completes a creation a crash interrupted.
+/// Makes a nested workspace's logical cluster (whatever of it is missing), then moves the workspace on as far as
+/// it can go (`advance_workspace`). Idempotent: the workspace controller completes a creation a crash interrupted.
 pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceTable, tree: &Tree, parent: &SpaceName, workspace: &Value) -> ApiResult<()> {
     let name = workspace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str)
@@ -135,7 +136,60 @@ pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceT
     if let Some(logical_cluster) = last {
         create(registry, resources, &space, logical_cluster).await?;
     }
-    set_phase(registry, resources, parent, name, "Ready").await
+    advance_workspace(registry, resources, parent, name, &space).await
+}
+
+/// Moves a workspace being created on, as kcp's phases go: the Workspace mirrors its LogicalCluster's phase and
+/// initializers (`Initializing`); a LogicalCluster with no initializers left becomes `Ready`, and the Workspace
+/// with it. Writes only what changes.
+pub async fn advance_workspace(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, space: &SpaceName) -> ApiResult<()> {
+    let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
+    let scope = Scope::one(space.clone(), None);
+    let mut logical_cluster = registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await?;
+    mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
+    let initializers_left = logical_cluster.pointer("/status/initializers").and_then(Value::as_array).is_some_and(|i| !i.is_empty());
+    if phase_of(&logical_cluster) == "Initializing" && !initializers_left {
+        logical_cluster = set_status(registry, &logical_clusters, &scope, LOGICAL_CLUSTER_NAME, |status| {
+            status["phase"] = json!("Ready");
+        }).await?;
+        mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
+    }
+    Ok(())
+}
+
+/// Sets a Workspace's `status.phase` and `status.initializers` to its LogicalCluster's.
+async fn mirror_phase(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, logical_cluster: &Value) -> ApiResult<()> {
+    let phase = phase_of(logical_cluster).to_owned();
+    let initializers = logical_cluster.pointer("/status/initializers").cloned();
+    let workspaces = row(resources, "tenancy.kcp.io", "Workspace")?;
+    set_status(registry, &workspaces, &Scope::one(parent.clone(), None), name, |status| {
+        status["phase"] = json!(phase);
+        match &initializers {
+            Some(initializers) => status["initializers"] = initializers.clone(),
+            None => drop(status.as_object_mut().map(|s| s.remove("initializers"))),
+        }
+    }).await.map(drop)
+}
+
+fn phase_of(object: &Value) -> &str {
+    object.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default()
+}
+
+fn row(resources: &ResourceTable, group: &str, kind: &str) -> ApiResult<std::sync::Arc<crate::registry::ResourceInfo>> {
+    resources.by_kind(group, kind).cloned().ok_or_else(|| ApiError::internal(format!("no {group}/{kind} resource")))
+}
+
+/// A status write by the server: `change` edits the current `status` (an object).
+async fn set_status(registry: &GenericStore, resource: &crate::registry::ResourceInfo, scope: &Scope, name: &str, change: impl Fn(&mut Value)) -> ApiResult<Value> {
+    let write = WriteContext::server(SERVER_MANAGER, "status");
+    registry.guaranteed_update(resource, scope, name, Part::Status, &write, |current| {
+        let mut desired = current.clone();
+        if !desired.get("status").is_some_and(Value::is_object) {
+            desired["status"] = json!({});
+        }
+        change(&mut desired["status"]);
+        Ok(desired)
+    }).await
 }
 
 /// Makes what a system workspace (`system:admin`) lacks: its namespaces and its LogicalCluster. System workspaces
@@ -146,6 +200,7 @@ pub async fn initialize_system_workspace(registry: &GenericStore, resources: &Re
     if let Some(logical_cluster) = objects.last_mut() {
         if let Some(spec) = logical_cluster["spec"].as_object_mut() {
             spec.remove("owner");
+            spec.remove("initializers");
         }
     }
     for object in objects {
@@ -156,14 +211,19 @@ pub async fn initialize_system_workspace(registry: &GenericStore, resources: &Re
 
 /// Sets a Workspace's `status.phase` (a status write by the server).
 pub async fn set_phase(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, phase: &str) -> ApiResult<()> {
-    let workspaces = resources.by_kind("tenancy.kcp.io", "Workspace").cloned()
-        .ok_or_else(|| ApiError::internal("no Workspace resource"))?;
-    let write = WriteContext::server(SERVER_MANAGER, "status");
-    registry.guaranteed_update(&workspaces, &Scope::one(parent.clone(), None), name, Part::Status, &write, |current| {
-        let mut desired = current.clone();
-        desired["status"]["phase"] = json!(phase);
-        Ok(desired)
-    }).await.map(drop)
+    let workspaces = row(resources, "tenancy.kcp.io", "Workspace")?;
+    set_status(registry, &workspaces, &Scope::one(parent.clone(), None), name, |status| status["phase"] = json!(phase)).await.map(drop)
+}
+
+/// Sets the `status.phase` of a space's LogicalCluster (`Deleting` while the space is emptied); a space without
+/// one is left as it is.
+pub async fn set_logical_cluster_phase(registry: &GenericStore, resources: &ResourceTable, space: &SpaceName, phase: &str) -> ApiResult<()> {
+    let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
+    let scope = Scope::one(space.clone(), None);
+    match set_status(registry, &logical_clusters, &scope, LOGICAL_CLUSTER_NAME, |status| status["phase"] = json!(phase)).await {
+        Ok(_) | Err(ApiError { code: 404, .. }) => Ok(()),
+        Err(err) => Err(err),
+    }
 }
 
 /// Creates whatever of the initial objects the space lacks. Idempotent. Everything but the LogicalCluster is

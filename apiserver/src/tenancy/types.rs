@@ -82,7 +82,8 @@ impl TypeSpec {
             extends: references(spec.pointer("/extend/with")),
             children: limit(&spec, "limitAllowedChildren"),
             parents: limit(&spec, "limitAllowedParents"),
-            default_child: spec.get("defaultChildWorkspaceType").and_then(reference),
+            // kcp's CRD defaults the field to `root:universal`; types stored before the default was filled in get it here.
+            default_child: spec.get("defaultChildWorkspaceType").and_then(reference).or_else(|| Some((ROOT.to_owned(), "universal".to_owned()))),
             initializer: spec.get("initializer").and_then(Value::as_bool).unwrap_or(false),
             terminator: spec.get("terminator").and_then(Value::as_bool).unwrap_or(false),
         }
