@@ -9,7 +9,9 @@
 //! - a tenant user: their own space's bindings (tenancy already refused every other space);
 //! - a system user: `system:masters` may do anything anywhere; otherwise the system space's ClusterRoleBindings,
 //!   which reach into tenant spaces (the platform's own administrators), but never the system space's
-//!   RoleBindings (a RoleBinding in the system space's `default` says nothing about a tenant's `default`).
+//!   RoleBindings (a RoleBinding in the system space's `default` says nothing about a tenant's `default`); in a
+//!   nested or system workspace, that workspace's own bindings may allow too (a system user's home names its
+//!   owner there).
 //!
 //! A service account is itself only in its own space; in another workspace of its tenant it is judged as an
 //! ordinary authenticated user (`UserInfo::in_space`), so a binding for a same-named account there is not its.
@@ -140,13 +142,19 @@ impl Authorizer {
     /// Whose bindings judge `caller` in `space` (the table in the module doc).
     pub async fn judge(&self, caller: &Caller, space: &SpaceName) -> ApiResult<Judge> {
         if !caller.system {
-            return Ok(Judge { policy: Some(self.policy(space).await?), tenant: None });
+            return Ok(Judge { policy: Some(self.policy(space).await?), tenant: None, own: None });
         }
         if caller.user.in_group(MASTERS) {
-            return Ok(Judge { policy: None, tenant: None });
+            return Ok(Judge { policy: None, tenant: None, own: None });
         }
-        let tenant = (!space.is_system()).then(|| tenancy::tenant_of(space).to_owned());
-        Ok(Judge { policy: Some(self.policy(&SpaceName::system()).await?), tenant })
+        let tenant = (!space.is_system()).then(|| self.source.tree.tenant_of(space));
+        // A nested or system workspace's own bindings name system users too (a system user's home names its
+        // owner); a tenant's space keeps them for its own users.
+        let own = match self.source.lean(space) {
+            true => Some((self.policy(space).await?, space.clone())),
+            false => None,
+        };
+        Ok(Judge { policy: Some(self.policy(&SpaceName::system()).await?), tenant, own })
     }
 
     /// The policy of `space`, read from storage if it is not held.
@@ -241,6 +249,8 @@ pub struct Judge {
     /// Set when a system user is judged in tenant space `tenant`: namespaced requests get a namespace no
     /// RoleBinding can have (`<tenant>/<ns>`), so only the system space's ClusterRoleBindings apply.
     tenant: Option<String>,
+    /// For a system user in a nested or system workspace: that workspace's own policy, which may also allow.
+    own: Option<(Arc<SpacePolicy>, SpaceName)>,
 }
 
 impl Judge {
@@ -258,6 +268,12 @@ impl Judge {
 
     pub fn decide(&self, user: &UserInfo, attributes: &Attributes) -> Decision {
         let Some(policy) = &self.policy else { return Decision { allowed: true, reason: String::new() } };
+        if let Some((own, space)) = &self.own {
+            let decision = own.decide(&user.in_space(space.as_str()), attributes);
+            if decision.allowed {
+                return decision;
+            }
+        }
         match attributes {
             Attributes::Resource { verb, group, resource, subresource, name, namespace } if self.tenant.is_some() => {
                 policy.decide(user, &Attributes::Resource {
@@ -275,7 +291,11 @@ impl Judge {
 
     /// The rules `user` holds for `namespace`; `None` means everything.
     pub fn rules_for(&self, user: &UserInfo, namespace: Option<&str>) -> Option<Vec<PolicyRule>> {
-        self.policy.as_ref().map(|policy| policy.rules_for(user, self.namespace(namespace).as_deref()))
+        let mut rules = self.policy.as_ref().map(|policy| policy.rules_for(user, self.namespace(namespace).as_deref()))?;
+        if let Some((own, space)) = &self.own {
+            rules.extend(own.rules_for(&user.in_space(space.as_str()), namespace));
+        }
+        Some(rules)
     }
 }
 
@@ -301,7 +321,7 @@ mod tests {
             name: "p".into(), namespace: Some("default".into()),
         };
         let judge = |objects: &[serde_json::Value], tenant: Option<&str>| {
-            Judge { policy: Some(Arc::new(SpacePolicy::new(objects))), tenant: tenant.map(str::to_owned) }
+            Judge { policy: Some(Arc::new(SpacePolicy::new(objects))), tenant: tenant.map(str::to_owned), own: None }
         };
         let role_binding = [reader.clone(), binding("RoleBinding", Some("default"))];
         assert!(judge(&role_binding, None).decide(&ops, &get).allowed, "in the system space itself");
@@ -309,7 +329,7 @@ mod tests {
         assert_eq!(judge(&role_binding, Some("t1")).rules_for(&ops, Some("default")), Some(vec![]));
         let cluster_binding = [reader, binding("ClusterRoleBinding", None)];
         assert!(judge(&cluster_binding, Some("t1")).decide(&ops, &get).allowed, "a ClusterRoleBinding reaches every space");
-        assert!(Judge { policy: None, tenant: None }.decide(&ops, &get).allowed);
+        assert!(Judge { policy: None, tenant: None, own: None }.decide(&ops, &get).allowed);
     }
 
     fn info(method: &str, path: &str) -> RequestInfo {

@@ -3,12 +3,14 @@
 //! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage); then the
 //! audit event and the request's metrics.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
 use actix_web::http::header;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::{web, HttpRequest, HttpResponse};
+use futures::FutureExt;
 use kspaces_authz::policy::Decision;
 use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::SpaceName;
@@ -51,7 +53,13 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     let info = request_info::parse(req.method().as_str(), req.path(), req.query_string());
     server.metrics.start(&info);
     let mut trail = Trail::default();
-    let mut response = match serve(&req, payload, server.clone(), &info, &mut trail).await {
+    // kube's WithPanicRecovery: a bug met by one request is that request's 500, never a reset connection.
+    let served = AssertUnwindSafe(serve(&req, payload, server.clone(), &info, &mut trail)).catch_unwind().await;
+    let served = served.unwrap_or_else(|_| {
+        tracing::error!(method = %req.method(), path = %req.path(), "a request panicked");
+        Err(ApiError::internal(format!("an internal error occurred handling {} {}", req.method(), req.path())))
+    });
+    let mut response = match served {
         Ok(response) => response,
         Err(err) => {
             if server.auditor.enabled() {

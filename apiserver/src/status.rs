@@ -156,6 +156,14 @@ impl ApiError {
         err
     }
 
+    /// 429 `TooManyRequests` with `Retry-After: <seconds>` (and `retryAfterSeconds`), as kube answers a request
+    /// that is early rather than wrong.
+    pub fn too_many_requests(message: impl Into<String>, seconds: u32) -> ApiError {
+        let mut err = ApiError::new(429, "TooManyRequests", message);
+        err.details = Some(Box::new(Details { retry_after_seconds: Some(seconds), ..Details::default() }));
+        err
+    }
+
     /// A watch from a resourceVersion the store has not reached (kube's `NewTooLargeResourceVersionError`).
     pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
         let mut err = ApiError::new(504, "Timeout", format!("Timeout: Too large resource version: {requested}, current: {current}"));
@@ -300,6 +308,9 @@ impl ApiError {
         for value in self.details.iter().flat_map(|d| &d.warnings).filter_map(|text| warning_header(text)) {
             response.append_header((actix_web::http::header::WARNING, value));
         }
+        if let Some(seconds) = self.details.as_ref().and_then(|d| d.retry_after_seconds) {
+            response.insert_header((actix_web::http::header::RETRY_AFTER, seconds.to_string()));
+        }
         match crate::negotiate::status_format(accept) {
             Format::Protobuf => match crate::protobuf::encode_object(&status) {
                 Ok(body) => return response.content_type(crate::protobuf::PROTOBUF_MEDIA_TYPE).body(body),
@@ -327,3 +338,17 @@ impl ResponseError for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_early_request_is_told_when_to_come_back() {
+        let response = ApiError::too_many_requests("Creating the home workspace", 1).response_for(None);
+        assert_eq!(response.status().as_u16(), 429);
+        assert_eq!(response.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("1"));
+        let status = ApiError::too_many_requests("Creating the home workspace", 1).to_status();
+        assert_eq!(status["details"]["retryAfterSeconds"], 1);
+    }
+}

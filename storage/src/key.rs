@@ -1,6 +1,6 @@
 //! The only place storage keys are built. `docs/storage-keys.md` is this module's table.
 //!
-//! Every object key has exactly seven segments after the configurable prefix (default `/registry`):
+//! Every object key has exactly six segments after the configurable prefix (default `/registry`):
 //!
 //! ```text
 //! <prefix>/<group>/<resource>/<identity>/<space>/<namespace>/<name>

@@ -147,6 +147,28 @@ impl Server {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// For a server kept in a `static` (shared by a file's tests; statics are never dropped): a small shell loop
+    /// outlives this test process, then kills the server (SIGKILL, by its pid) and removes its data dir and
+    /// `also_remove`.
+    pub fn stop_when_tests_end(&self, also_remove: &[&Path]) {
+        let mut doomed = vec![self.data_dir.path().to_owned()];
+        doomed.extend(also_remove.iter().map(|path| path.to_path_buf()));
+        let quoted: Vec<String> = doomed.iter().map(|path| format!("'{}'", path.display().to_string().replace('\'', "'\\''"))).collect();
+        let script = format!(
+            "while kill -0 {tests} 2>/dev/null; do sleep 1; done; kill -9 {server} 2>/dev/null; rm -rf {paths}",
+            tests = std::process::id(),
+            server = self.pid(),
+            paths = quoted.join(" "),
+        );
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the server's reaper");
+    }
 }
 
 impl Drop for Server {

@@ -34,6 +34,10 @@ pub async fn get(server: Arc<ApiServer>, req: &HttpRequest, info: &RequestInfo, 
         return Err(ApiError::not_found("tenancy.kcp.io", "workspaces", "~"));
     }
     let config = &server.homes;
+    if !config.enabled {
+        // As kcp without home workspaces: `~` is a name like any other, and no workspace has it.
+        return Err(ApiError::not_found("tenancy.kcp.io", "workspaces", "~"));
+    }
     if !config.may_have_home(&caller) {
         return Err(forbidden(&caller, "home workspaces are for the home-creator groups only"));
     }
@@ -67,7 +71,7 @@ pub async fn get(server: Arc<ApiServer>, req: &HttpRequest, info: &RequestInfo, 
             }
         }
         let node = server.tree.resolve(&child_path)
-            .ok_or_else(|| ApiError::new(429, "TooManyRequests", "Creating the home workspace"))?;
+            .ok_or_else(|| ApiError::too_many_requests("Creating the home workspace", 1))?;
         if depth + 1 < names.len() {
             parent = node.cluster;
             path = child_path;

@@ -28,7 +28,7 @@ use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operatio
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::tenancy::tree::{Tree, ROOT, TENANT_DEFAULT_TYPE, TENANT_TYPE_ANNOTATION};
+use crate::tenancy::tree::{Node, Tree, ROOT, TENANT_DEFAULT_TYPE, TENANT_TYPE_ANNOTATION};
 use crate::tenancy::types::{is_home_type, TypeError, TypeName, WorkspaceTypes, USABLE_BY_EVERYONE};
 use crate::tenancy::{space, ALL, SYSTEM};
 
@@ -152,11 +152,26 @@ pub fn base36(bytes: &[u8]) -> String {
 }
 
 impl WorkspaceStrategy {
+    /// A new workspace's `spec.cluster` (given by a system administrator, or made up) names a logical cluster that
+    /// is not there yet: a DNS label that no tenant or workspace has.
+    fn check_new_cluster(&self, object: &Value, causes: &mut Vec<Cause>) {
+        let Some(cluster) = object.pointer("/spec/cluster").filter(|c| !c.is_null()) else { return };
+        let Some(name) = cluster.as_str().filter(|c| crate::registry::validate::is_dns_label(c)) else {
+            causes.push(Cause::invalid("spec.cluster", &cluster.to_string(), "must be a logical cluster name: a lower case DNS label"));
+            return;
+        };
+        let taken = name == SYSTEM || name == ROOT || SpaceName::new(name).map_or(true, |space| self.tree.cluster(&space).is_some());
+        if taken {
+            causes.push(Cause::invalid("spec.cluster", name, "logical cluster already exists"));
+        }
+    }
+
     /// The type a new workspace in `parent` gets: its own (completed with the path it resolves at), else the
     /// parent type's default child type.
     fn type_of_new(&self, parent: &SpaceName, object: &Value) -> Option<TypeName> {
         let parent = self.tree.cluster(parent)?;
-        let (path, name) = match object.pointer("/spec/type").filter(|t| t.is_object()) {
+        let (path, name) = match object.pointer("/spec/type") {
+            Some(given) if !given.is_object() => return None,
             Some(given) => (given.get("path").and_then(Value::as_str).unwrap_or_default().to_owned(),
                 given.get("name").and_then(Value::as_str)?.to_owned()),
             None => {
@@ -179,8 +194,11 @@ impl Strategy for WorkspaceStrategy {
         if !object.is_object() {
             return;
         }
-        if let Some(kind) = self.type_of_new(space, object) {
-            object["spec"]["type"] = kind.to_json();
+        // A spec that is no object is left as written, for `validate` to refuse.
+        if object.get("spec").is_none_or(Value::is_object) {
+            if let Some(kind) = self.type_of_new(space, object) {
+                object["spec"]["type"] = kind.to_json();
+            }
         }
         let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
         spec.remove("URL");
@@ -228,14 +246,25 @@ impl Strategy for WorkspaceStrategy {
         }
     }
 
-    fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
+    fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
         let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
         if name == ALL || name == SYSTEM || name == "any" {
             causes.push(Cause::invalid("metadata.name", name, &format!("{name:?} is a reserved name")));
         }
+        match object.get("spec") {
+            Some(spec) if !spec.is_object() => {
+                causes.push(Cause::invalid("spec", &spec.to_string(), "must be an object"));
+                return;
+            }
+            _ => {}
+        }
+        if old.is_none() {
+            self.check_new_cluster(object, causes);
+        }
         match object.pointer("/spec/type") {
             Some(kind) if kind.is_object() => super::workspace_type::check_reference(kind, "spec.type", causes),
-            _ => causes.push(Cause { message: "Required value: the workspace's type could not be determined: name one in spec.type, or \
+            Some(kind) => causes.push(Cause::invalid("spec.type", &kind.to_string(), "must be an object with a name and a path")),
+            None => causes.push(Cause { message: "Required value: the workspace's type could not be determined: name one in spec.type, or \
                 give the parent's type a defaultChildWorkspaceType".into(), ..Cause::required("spec.type") }),
         }
     }
@@ -351,6 +380,11 @@ impl Admission for WorkspaceAdmission {
         let kind = object.pointer("/spec/type").cloned().unwrap_or(Value::Null);
         let path = kind.get("path").and_then(Value::as_str).unwrap_or_default();
         let type_name = kind.get("name").and_then(Value::as_str).unwrap_or_default();
+        // Another tenant's types are as absent to a tenant's users as types that are not there.
+        let foreign = |node: Node| caller.tenant.as_deref() != Some(node.tenant.as_str());
+        if !caller.system && !path.is_empty() && path != ROOT && self.tree.resolve(path).is_some_and(foreign) {
+            return Err(forbidden(name, &format!("workspace type {path}:{type_name} not found")));
+        }
         let child = self.types.resolve(&self.tree, &parent, path, type_name).map_err(|err| match err {
             TypeError::NotFound(why) | TypeError::Unusable(why) => forbidden(name, &why),
         })?;
@@ -363,7 +397,7 @@ impl Admission for WorkspaceAdmission {
     }
 }
 
-/// Only a system administrator (`system:masters`) sets `spec.cluster` and `spec.URL` of a new workspace, or
+/// Only a system administrator (`system:masters` of the system tenant) sets `spec.cluster` and `spec.URL` of a new workspace, or
 /// changes `spec.cluster` (checked on the object as written, before the strategy fills them in).
 pub struct SystemFields;
 
@@ -375,7 +409,8 @@ impl Admission for SystemFields {
 
     async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
         let (Some(object), Some(caller)) = (attributes.object, attributes.caller) else { return Ok(()) };
-        if caller.user.in_group(MASTERS) {
+        // `system:masters` counts only in the system's own credentials, never in a tenant's.
+        if caller.system && caller.user.in_group(MASTERS) {
             return Ok(());
         }
         let field = |o: &Value, f: &str| o.pointer(&format!("/spec/{f}")).filter(|v| !v.is_null()).cloned();

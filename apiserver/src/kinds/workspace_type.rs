@@ -3,9 +3,9 @@
 //! children (checked both ways when a workspace is created), name the type a parent's children get by default,
 //! and make new and deleted workspaces wait for initializers and terminators.
 //!
-//! Validation here is of one object (names, references, `none` beside `types`, a type extending itself); whether
-//! a chain of `extend` resolves (cycles through other types, missing bases) is judged when a workspace uses the
-//! type (`tenancy::types`), as kcp judges it, and the type's status says so.
+//! Validation here is of one object (names, references, `none` beside `types`, a type extending itself); the
+//! `ExtensionChain` admission refuses a user's type whose `extend` chain misses a base or loops when it is written
+//! (kcp finds out only when a workspace uses the type), and `tenancy::types` judges the chain again at use.
 
 use std::sync::Arc;
 

@@ -123,7 +123,7 @@ pub enum NameRule {
 
 pub fn name_rule(resource: &ResourceInfo) -> NameRule {
     match (resource.group.as_str(), resource.plural.as_str()) {
-        ("", "namespaces" | "services" | "tenants") => NameRule::Label,
+        ("", "namespaces" | "services" | "tenants") | ("tenancy.kcp.io", "workspaces") => NameRule::Label,
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
         _ => NameRule::Subdomain,
     }
