@@ -386,7 +386,7 @@ fn kspaces_tenant_workspaces() {
     let kubectl = PluginKubectl::new(&kubeconfig);
 
     let moved = kubectl.ok(&["ws", ":root:t-a"]);
-    assert!(moved.stdout.starts_with("Current workspace is 'root:t-a'"), "{moved:?}");
+    assert_eq!((moved.stdout.as_str(), moved.stderr.as_str()), ("Current workspace is 'root:t-a' (type root:organization).\n", ""));
     assert_eq!(current_server(&kubeconfig), format!("{}/clusters/root:t-a", server.url));
     let namespaces = kspaces_tests::Kubectl::new(&kubeconfig).ok(&["get", "namespaces", "-o", "name"]);
     assert!(namespaces.contains("namespace/default"), "{namespaces}");

@@ -406,6 +406,7 @@ fn built_in_types_keep_their_parents_and_children() {
     refused("a-token", "root:t-a:bt-uni", "bt-org", "organization", "does not allow parents");
     create_workspace("root-token", "root:t-a", "bt-homes", Some(("root", "homeroot")));
     refused("root-token", "root:t-a:bt-homes", "bt-uni", "universal", "does not allow children");
+    refused("root-token", "root:t-a:bt-uni", "bt-deep-homes", "homeroot", "allowed only in root or a tenant's workspace");
 
     // No type: the parent type's default child, filled into the create response with its path.
     let (code, in_org) = post("a-token", &workspaces_of("root:t-a"), &workspace("bt-default", None));
@@ -805,6 +806,18 @@ fn system_workspaces_hold_leases_for_system_users_only() {
         let (code, body) = post(token, leases, &lease);
         assert!(code == 403 || code == 404, "{token} POST a lease: {code} {body}");
     }
+
+    // A service account of system:admin (a leader-election client's) authenticates there, as itself.
+    let accounts = "/clusters/system:admin/api/v1/namespaces/kube-system/serviceaccounts";
+    let account = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "lease-bot"}});
+    assert_eq!(post("root-token", accounts, &account).0, 201);
+    let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}});
+    let (code, issued) = post("root-token", &format!("{accounts}/lease-bot/token"), &request);
+    assert_eq!(code, 201, "{issued}");
+    let token = issued["status"]["token"].as_str().expect("a token").to_owned();
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let (code, me) = post(&token, "/clusters/system:admin/apis/authentication.k8s.io/v1/selfsubjectreviews", &review);
+    assert_eq!((code, &me["status"]["userInfo"]["username"]), (201, &json!("system:serviceaccount:kube-system:lease-bot")), "{me}");
 }
 
 #[test]

@@ -147,9 +147,11 @@ async fn service_account_user(auth: &Authenticator, token: &VerifiedToken) -> Re
         return Err(invalid("unknown tenant"));
     }
     let space = match &account.cluster {
-        // An account of a nested workspace: its logical cluster must still be one of its tenant's.
+        // An account of a nested workspace: its logical cluster must still be one of its tenant's (a system
+        // workspace, which the tree does not hold, is the system tenant's).
         Some(cluster) => SpaceName::new(cluster).ok()
-            .filter(|space| auth.tree.cluster(space).is_some() && auth.tree.tenant_of(space) == account.tenant)
+            .filter(|space| auth.tree.cluster(space).is_some() || space.as_str().starts_with("system:"))
+            .filter(|space| auth.tree.tenant_of(space) == account.tenant)
             .ok_or_else(|| invalid("unknown logical cluster"))?,
         None => tenancy::space_of(&account.tenant).map_err(|_| invalid("unknown tenant"))?,
     };

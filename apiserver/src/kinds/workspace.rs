@@ -393,7 +393,13 @@ impl Admission for WorkspaceAdmission {
         }
         let parent_type = self.types.of_workspace(&self.tree, &parent)
             .map_err(|err| forbidden(name, &format!("the parent workspace's type cannot be used: {err}")))?;
-        self.types.allowed(&self.tree, &parent, &parent_type, &child).map_err(|why| forbidden(name, &why))
+        self.types.allowed(&self.tree, &parent, &parent_type, &child).map_err(|why| forbidden(name, &why))?;
+        // decisions.md: homes hang from root or from a tenant's workspace, never deeper (the type's parent limit
+        // names universal, which nearly every type extends).
+        if child.is_a(&[TypeName::new(ROOT, "homeroot")]) && parent.path.matches(':').count() > 1 {
+            return Err(forbidden(name, &format!("workspace type root:homeroot is allowed only in root or a tenant's workspace, not in {}", parent.path)));
+        }
+        Ok(())
     }
 }
 

@@ -233,10 +233,29 @@ pub async fn initialize(registry: &GenericStore, resources: &ResourceTable, tena
     let mut objects = initial_objects(tenant);
     let last = objects.pop();
     futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
-    if let Some(logical_cluster) = last {
+    if let Some(mut logical_cluster) = last {
+        // A tenant made as a root Workspace of another type than organization says so in its annotation.
+        if let Some(kind) = tenant_type(registry, resources, tenant).await? {
+            logical_cluster["metadata"]["annotations"][TYPE_ANNOTATION] = json!(kind);
+        }
         create(registry, resources, &space, logical_cluster).await?;
     }
     Ok(())
+}
+
+/// The workspace type a stored Tenant names in its annotation, if it names one.
+async fn tenant_type(registry: &GenericStore, resources: &ResourceTable, tenant: &str) -> ApiResult<Option<String>> {
+    let Some(tenants) = resources.by_kind("", "Tenant") else { return Ok(None) };
+    if tenant == SYSTEM {
+        return Ok(None);
+    }
+    let stored = match registry.reader().get(tenants, &Scope::one(SpaceName::system(), None), tenant).await {
+        Ok(stored) => stored,
+        Err(ApiError { code: 404, .. }) => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let pointer = format!("/metadata/annotations/{}", super::tree::TENANT_TYPE_ANNOTATION.replace('/', "~1"));
+    Ok(stored.pointer(&pointer).and_then(Value::as_str).map(str::to_owned))
 }
 
 /// Creates one initial object; one that exists already is fine.

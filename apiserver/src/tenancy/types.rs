@@ -117,7 +117,8 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    fn is_a(&self, allowed: &[TypeName]) -> bool {
+    /// True if this type is, or extends, one of `allowed`.
+    pub fn is_a(&self, allowed: &[TypeName]) -> bool {
         self.aliases.iter().any(|(alias, _)| allowed.contains(alias))
     }
 }
