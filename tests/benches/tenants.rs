@@ -10,7 +10,6 @@
 //! `KSPACES_BIN`). `KSPACES_BENCH_TENANTS` sets the number of tenants (default 100,000); the whole run is
 //! bounded by `KSPACES_BENCH_DEADLINE_SECS` (default 1,200 s) and aborts with a message when it passes.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,7 +20,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::{cpu_seconds, millis, percentile, start, status_kib, BoxError, Result};
+use support::{cpu_seconds, dir_size, env_usize, mib, millis, percentile, start, status_kib, BoxError, Result};
 
 const CONCURRENCY: usize = 48;
 const IDLE: Duration = Duration::from_secs(5);
@@ -32,13 +31,6 @@ const ATTEMPTS: usize = 3;
 const TARGET_KIB_PER_TENANT: f64 = 16.0;
 /// The Tenant and the 21 objects of its space.
 const WRITES_PER_TENANT: f64 = 22.0;
-
-fn env_usize(name: &str, default: usize) -> Result<usize> {
-    match std::env::var(name) {
-        Ok(value) => Ok(value.trim().replace('_', "").parse().map_err(|e| format!("{name}={value:?}: {e}"))?),
-        Err(_) => Ok(default),
-    }
-}
 
 /// Memory and disk at one checkpoint.
 struct Sample {
@@ -217,25 +209,6 @@ fn sample(server: &Server, tenants: usize) -> Result<Sample> {
     Ok(Sample { tenants, rss_kib, hwm_kib, disk_bytes, apparent_bytes })
 }
 
-/// (allocated bytes as `du` counts them, apparent bytes) of every file under `dir`.
-fn dir_size(dir: &Path) -> Result<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let (mut allocated, mut apparent) = (0, 0);
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let metadata = entry.metadata()?;
-        if metadata.is_dir() {
-            let (a, b) = dir_size(&entry.path())?;
-            allocated += a;
-            apparent += b;
-        } else {
-            allocated += metadata.blocks() * 512;
-            apparent += metadata.len();
-        }
-    }
-    Ok((allocated, apparent))
-}
-
 fn print_tables(samples: &[Sample], segments: &mut [Segment], errors: &Errors) {
     let base = &samples[0];
     println!("\n| tenants | RSS (VmRSS) | RSS growth per tenant (RSS_N − RSS_0) / N | marginal RSS per tenant since the previous row | peak RSS (VmHWM) | data dir (du) | data dir per tenant (du) | data dir (apparent size) | target < 16 KiB/tenant |");
@@ -322,8 +295,4 @@ async fn sanity_check(client: &Client, tenants: usize) -> Result<()> {
         return Err(format!("GET {path} listed {names:?}, expected the 3 tenant namespaces").into());
     }
     Ok(())
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
 }

@@ -112,3 +112,34 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
 pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
+
+/// A count from the environment (`_` separators allowed), or `default` when unset.
+pub fn env_usize(name: &str, default: usize) -> Result<usize> {
+    match std::env::var(name) {
+        Ok(value) => Ok(value.trim().replace('_', "").parse().map_err(|e| format!("{name}={value:?}: {e}"))?),
+        Err(_) => Ok(default),
+    }
+}
+
+/// (allocated bytes as `du` counts them, apparent bytes) of every file under `dir`.
+pub fn dir_size(dir: &std::path::Path) -> Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let (mut allocated, mut apparent) = (0, 0);
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let metadata = entry.metadata()?;
+        if metadata.is_dir() {
+            let (a, b) = dir_size(&entry.path())?;
+            allocated += a;
+            apparent += b;
+        } else {
+            allocated += metadata.blocks() * 512;
+            apparent += metadata.len();
+        }
+    }
+    Ok((allocated, apparent))
+}
+
+pub fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
