@@ -970,3 +970,87 @@ async fn kube_rs_lists_creates_watches_and_patches_in_a_nested_workspace() -> Te
     assert_eq!(listed, ["kr-child"]);
     Ok(())
 }
+
+/// A merge patch as `token`'s user: the status and the body.
+fn merge_patch(token: &str, path: &str, patch: &Value) -> (u16, Value) {
+    let output = std::process::Command::new("curl")
+        .args(["-sk", "-w", "\n%{http_code}", "-X", "PATCH", "-H", &format!("Authorization: Bearer {token}")])
+        .args(["-H", "Content-Type: application/merge-patch+json", "--data-binary", &patch.to_string()])
+        .arg(format!("{}{path}", fixture().server.url))
+        .output()
+        .expect("curl");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (code.trim().parse().unwrap_or(0), serde_json::from_str(body).unwrap_or(Value::String(body.to_owned())))
+}
+
+/// Issue 17's lifecycle without its virtual workspaces: a type with `initializer` and `terminator` (inherited by a
+/// type extending it) holds new workspaces `Initializing` and deleted ones `Terminating` until the entry
+/// `<cluster>:<type>` is removed from the LogicalCluster's status by a caller with the verb `initialize` or
+/// `terminate` on the type; the lists only shrink and the phase is the system's.
+#[test]
+fn initializers_and_terminators_hold_a_workspace_until_removed() {
+    let f = fixture();
+    let admin = kubectl_at(&certificate_kubeconfig(&f.server, "t-a", "admin", &[]), "root:t-a");
+    admin.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata: {name: lc-guarded}\n\
+        spec: {initializer: true, terminator: true, extend: {with: [{name: universal, path: root}]}}\n---\n\
+        apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata: {name: lc-derived}\nspec: {extend: {with: [{name: lc-guarded, path: root:t-a}]}}\n");
+    let entry = "t-a:lc-guarded";
+    for (name, kind) in [("lc-held", "lc-guarded"), ("lc-heir", "lc-derived")] {
+        let (code, created) = post("a-token", &workspaces_of("root:t-a"), &workspace(name, Some(("root:t-a", kind))));
+        assert_eq!(code, 201, "{created}");
+        let path = format!("{}/{name}", workspaces_of("root:t-a"));
+        let mut seen = Value::Null;
+        assert!(eventually(TIMEOUT, || {
+            seen = get("a-token", &path).1;
+            seen["status"]["phase"] == "Initializing"
+        }), "{name} Initializing: {seen}");
+        assert_eq!((&seen["status"]["initializers"], &seen["status"]["terminators"]), (&json!([entry]), &json!([entry])), "{name}: {seen}");
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(get("a-token", &format!("{}/lc-held", workspaces_of("root:t-a"))).1["status"]["phase"], "Initializing", "it waits");
+
+    let base = "/clusters/root:t-a:lc-held";
+    let status = format!("{base}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster/status");
+    let (_, logical_cluster) = get("a-token", &format!("{base}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"));
+    assert_eq!((&logical_cluster["spec"]["initializers"], &logical_cluster["status"]["phase"]), (&json!([entry]), &json!("Initializing")), "{logical_cluster}");
+    assert_eq!(post("a-token", &format!("{base}/api/v1/namespaces/default/configmaps"), &configmap("lc-setup", "x")).0, 201, "content while initializing");
+
+    // carol administers the workspace but may not `initialize` t-a's type; nobody adds entries or sets the phase.
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "carol-admin"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "carol"}]});
+    assert_eq!(post("a-token", &format!("{base}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"), &binding).0, 201);
+    let refused = merge_patch("carol-token", &status, &json!({"status": {"initializers": []}}));
+    assert_status(&refused, 403, "missing verb='initialize' permission on workspacetypes", "carol removes the initializer");
+    let added = merge_patch("a-token", &status, &json!({"status": {"initializers": [entry, "t-a:other"]}}));
+    assert_status(&added, 403, "can only be removed", "an added initializer");
+    let phased = merge_patch("a-token", &status, &json!({"status": {"phase": "Ready"}}));
+    assert_status(&phased, 403, "status.phase is set by the system", "a phase set by a user");
+    assert_eq!(get("a-token", &format!("{base}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")).1["status"]["initializers"], json!([entry]), "nothing changed");
+
+    // The type's admin removes it: Ready, the list gone from the Workspace.
+    let (code, removed) = merge_patch("a-token", &status, &json!({"status": {"initializers": []}}));
+    assert_eq!(code, 200, "{removed}");
+    let path = format!("{}/lc-held", workspaces_of("root:t-a"));
+    let mut seen = Value::Null;
+    assert!(eventually(TIMEOUT, || {
+        seen = get("a-token", &path).1;
+        seen["status"]["phase"] == "Ready"
+    }), "Ready once initialized: {seen}");
+    assert!(seen["status"].get("initializers").is_none(), "{seen}");
+
+    // Deleted: Terminating with its content until the terminator is removed, then gone.
+    assert_eq!(call(Http::One, "a-token", "DELETE", &path, None).0, 200);
+    assert!(eventually(TIMEOUT, || {
+        seen = get("a-token", &path).1;
+        seen["status"]["phase"] == "Terminating"
+    }), "Terminating: {seen}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(get("a-token", &format!("{base}/api/v1/namespaces/default/configmaps/lc-setup")).0, 200, "content stays while terminating");
+    let refused = merge_patch("carol-token", &status, &json!({"status": {"terminators": []}}));
+    assert_status(&refused, 403, "missing verb='terminate' permission on workspacetypes", "carol removes the terminator");
+    let (code, removed) = merge_patch("a-token", &status, &json!({"status": {"terminators": []}}));
+    assert_eq!(code, 200, "{removed}");
+    assert!(eventually(TIMEOUT, || get("a-token", &path).0 == 404), "gone once terminated");
+}

@@ -1,6 +1,7 @@
 //! The workspace controller: completes the creation of workspaces a crash interrupted (their logical cluster and
-//! content, then `Ready`), and deletes deleted workspaces: their subtree and content first (each child workspace
-//! is content, deleted the same way), phase `Deleting`, then the `core.kcp.io/logicalcluster` finalizer is lifted,
+//! content), moves them from `Initializing` to `Ready` once their initializers are gone, and deletes deleted
+//! workspaces: `Terminating` while terminators are left, then `Deleting`: their subtree and content first (each
+//! child workspace is content, deleted the same way), then the `core.kcp.io/logicalcluster` finalizer is lifted,
 //! which removes the Workspace. It learns of such workspaces from the registry's write observer, and at startup
 //! from one priming scan, so a deletion in flight resumes after a restart.
 
@@ -116,11 +117,17 @@ impl WorkspaceController {
         if !is_deleting(&workspace) {
             return space::initialize_workspace(&self.registry, &self.resources, &self.tree, parent, &workspace).await;
         }
+        let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str).and_then(|c| SpaceName::new(c).ok());
+        // Terminating while terminators are left (kcp's phase), with the LogicalCluster and mirrored.
+        if let Some(cluster) = &cluster {
+            if space::await_terminators(&self.registry, &self.resources, parent, name, cluster).await? {
+                return Ok(());
+            }
+        }
         let phase = workspace.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default();
         if phase != "Deleting" {
             space::set_phase(&self.registry, &self.resources, parent, name, "Deleting").await?;
         }
-        let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str).and_then(|c| SpaceName::new(c).ok());
         if let Some(cluster) = cluster {
             if !empty_space(&self.registry, &self.resources, &self.resolver, &cluster).await? {
                 return Ok(());

@@ -2,18 +2,27 @@
 //! space; users may only change `spec.crdPolicy`, one of the CRD sharing policies. A tenant's or system space's
 //! is `Ready` at once; a nested workspace's names its initializers (`spec.initializers`) and starts
 //! `Initializing` with them in `status.initializers`, then becomes `Ready` once none is left
-//! (`tenancy::space::advance_workspace`). While its space is emptied it is `Deleting`, and it goes last.
+//! (`tenancy::space::advance_workspace`). A deleted workspace whose type has terminators (`spec.terminators`,
+//! copied to `status.terminators`) is `Terminating` until none is left. While its space is emptied it is
+//! `Deleting`, and it goes last. Callers may only remove entries of `status.initializers` and `status.terminators`
+//! (`Lifecycle`), each with the verb `initialize` or `terminate` on the workspace type it names.
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
+use kspaces_authz::rbac::Attributes as RbacAttributes;
 use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
 use super::{kind_schema, string, verbs, Context, Kind, Rules};
+use crate::authorization::Authorizer;
+use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::strategy::{Part, Strategy};
-use crate::registry::{ResourceInfo, Subresource};
-use crate::status::Cause;
+use crate::registry::{GenericStore, ResourceInfo, Subresource};
+use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy::types::lifecycle_type;
+use crate::tenancy::Tree;
 
 /// `core.kcp.io/v1alpha1 LogicalCluster`: its row, definition and strategy.
 pub const KIND: Kind = Kind { rows, definitions, rules };
@@ -61,18 +70,90 @@ fn definitions() -> Map<String, Value> {
                 "x-kubernetes-preserve-unknown-fields": true},
             "initializers": {"type": "array", "items": {"type": "string", "default": ""},
                 "description": "The initializers that must finish before the workspace is Ready (set by the system)."},
+            "terminators": {"type": "array", "items": {"type": "string", "default": ""},
+                "description": "The terminators that must finish before a deleted workspace's content is removed (set by the system)."},
         }}),
         json!({"type": "object", "description": "LogicalClusterStatus is the observed state of the space.", "properties": {
-            "phase": string("Initializing, Ready, or Deleting while the space is being deleted."),
+            "phase": string("Initializing, Ready, Terminating (deleted, terminators left) or Deleting while the space is emptied."),
             "initializers": {"type": "array", "items": {"type": "string", "default": ""},
                 "description": "The initializers that have not finished yet."},
+            "terminators": {"type": "array", "items": {"type": "string", "default": ""},
+                "description": "The terminators that have not finished yet."},
         }}),
     ));
     definitions
 }
 
-fn rules(_context: &Context, rules: &mut Rules) {
+fn rules(context: &Context, rules: &mut Rules) {
     rules.strategy("core.kcp.io", "LogicalCluster", Arc::new(LogicalClusterStrategy));
+    rules.admit(Arc::new(Lifecycle { tree: context.tree.clone(), authorizer: context.authorizer.clone() }));
+}
+
+/// kcp's rules for a caller's write of a LogicalCluster's status: the phase is the system's, and the lists of
+/// initializers and terminators only shrink, each entry removed by a caller allowed to `initialize` (or
+/// `terminate`) with the workspace type it names, in the workspace holding the type.
+pub struct Lifecycle {
+    tree: Arc<Tree>,
+    authorizer: Arc<Authorizer>,
+}
+
+#[async_trait]
+impl Admission for Lifecycle {
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
+        resource.is("core.kcp.io", "LogicalCluster") && operation == Operation::Update
+    }
+
+    fn phase(&self) -> AdmissionPhase {
+        AdmissionPhase::Validating
+    }
+
+    async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        let (Some(object), Some(old), Some(caller)) = (attributes.object, attributes.old, attributes.caller) else { return Ok(()) };
+        let forbidden = |why: String| ApiError::forbidden_object("core.kcp.io", "logicalclusters", attributes.name, &why);
+        let phase = |o: &Value| o.pointer("/status/phase").cloned();
+        if phase(object) != phase(old) {
+            return Err(forbidden("status.phase is set by the system".into()));
+        }
+        for (field, verb) in [("initializers", "initialize"), ("terminators", "terminate")] {
+            let list = |o: &Value| -> Vec<String> {
+                o.pointer(&format!("/status/{field}")).and_then(Value::as_array).into_iter().flatten()
+                    .filter_map(|v| v.as_str().map(str::to_owned)).collect()
+            };
+            let (now, before) = (list(object), list(old));
+            if let Some(added) = now.iter().find(|n| !before.contains(n)) {
+                return Err(forbidden(format!("status.{field} can only be removed, not added: {added}")));
+            }
+            for removed in before.iter().filter(|b| !now.contains(b)) {
+                self.check(caller, verb, removed).await.map_err(|why| forbidden(format!("cannot remove {removed} from status.{field}: {why}")))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Lifecycle {
+    /// Whether `caller` may `verb` (`initialize`, `terminate`) the workspace type `entry` names.
+    async fn check(&self, caller: &Caller, verb: &str, entry: &str) -> Result<(), String> {
+        let missing = || format!("missing verb='{verb}' permission on workspacetypes");
+        let (holder, kind) = lifecycle_type(entry).ok_or_else(missing)?;
+        // As with `use`: a tenant's users are judged in their own tenant's workspaces only.
+        if !caller.system && self.tree.tenant_of(&holder) != caller.tenant.as_deref().unwrap_or_default() {
+            return Err(missing());
+        }
+        let attributes = RbacAttributes::Resource {
+            verb: verb.into(),
+            group: "tenancy.kcp.io".into(),
+            resource: "workspacetypes".into(),
+            subresource: String::new(),
+            name: kind,
+            namespace: None,
+        };
+        match self.authorizer.authorize(caller, &holder, &attributes).await {
+            Ok(decision) if decision.allowed => Ok(()),
+            Ok(_) => Err(missing()),
+            Err(err) => Err(err.message),
+        }
+    }
 }
 
 pub struct LogicalClusterStrategy;
@@ -83,6 +164,9 @@ impl Strategy for LogicalClusterStrategy {
             Some(initializers) => json!({"phase": "Initializing", "initializers": initializers}),
             None => json!({"phase": "Ready"}),
         };
+        if let Some(terminators) = object.pointer("/spec/terminators").cloned() {
+            object["status"]["terminators"] = terminators;
+        }
     }
 
     /// Only `spec.crdPolicy` is the user's to change.

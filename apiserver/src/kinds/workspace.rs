@@ -29,7 +29,7 @@ use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy::tree::{Node, Tree, ROOT, TENANT_DEFAULT_TYPE, TENANT_TYPE_ANNOTATION};
-use crate::tenancy::types::{is_home_type, TypeError, TypeName, WorkspaceTypes, USABLE_BY_EVERYONE};
+use crate::tenancy::types::{is_home_type, Resolved, TypeError, TypeName, WorkspaceTypes, USABLE_BY_EVERYONE};
 use crate::tenancy::{space, ALL, SYSTEM};
 
 /// `tenancy.kcp.io/v1alpha1 Workspace`: its row, definition, strategy and type admission.
@@ -167,8 +167,8 @@ impl WorkspaceStrategy {
     }
 
     /// The type a new workspace in `parent` gets: its own (completed with the path it resolves at), else the
-    /// parent type's default child type.
-    fn type_of_new(&self, parent: &SpaceName, object: &Value) -> Option<TypeName> {
+    /// parent type's default child type; with it, the type resolved with everything it extends when it can be.
+    fn type_of_new(&self, parent: &SpaceName, object: &Value) -> Option<(TypeName, Option<Resolved>)> {
         let parent = self.tree.cluster(parent)?;
         let (path, name) = match object.pointer("/spec/type") {
             Some(given) if !given.is_object() => return None,
@@ -179,7 +179,9 @@ impl WorkspaceStrategy {
                 parent_type.spec.default_child?
             }
         };
-        self.types.find(&self.tree, &parent, &path, &name).ok().map(|(found, _)| found)
+        let (found, _) = self.types.find(&self.tree, &parent, &path, &name).ok()?;
+        let resolved = self.types.resolve(&self.tree, &parent, &found.path, &found.name).ok();
+        Some((found, resolved))
     }
 }
 
@@ -195,9 +197,17 @@ impl Strategy for WorkspaceStrategy {
             return;
         }
         // A spec that is no object is left as written, for `validate` to refuse.
+        let mut status = json!({"phase": "Scheduling"});
         if object.get("spec").is_none_or(Value::is_object) {
-            if let Some(kind) = self.type_of_new(space, object) {
+            if let Some((kind, resolved)) = self.type_of_new(space, object) {
                 object["spec"]["type"] = kind.to_json();
+                // What the new workspace will wait for, until its LogicalCluster holds the lists (kcp's
+                // `spec.initializers`, `spec.terminators`).
+                for (field, names) in resolved.map(|r| [("initializers", r.initializers(&self.tree)), ("terminators", r.terminators(&self.tree))]).into_iter().flatten() {
+                    if !names.is_empty() && !space.is_system() {
+                        status[field] = json!(names);
+                    }
+                }
             }
         }
         let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
@@ -205,7 +215,7 @@ impl Strategy for WorkspaceStrategy {
         if !space.is_system() {
             spec.entry("cluster").or_insert_with(|| json!(random_cluster_name()));
         }
-        object["status"] = json!({"phase": "Scheduling"});
+        object["status"] = status;
         let metadata = &mut object["metadata"];
         let mut finalizers = metadata.get("finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
         if !space.is_system() && !finalizers.iter().any(|f| f == FINALIZER) {

@@ -110,13 +110,16 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
         "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": path, TYPE_ANNOTATION: super::tree::type_of(workspace)}},
         "spec": {
             "crdPolicy": DEFAULT_CRD_POLICY,
-            "initializers": [],
+            "initializers": workspace.pointer("/status/initializers").cloned().unwrap_or_else(|| json!([])),
             "owner": {"apiVersion": "tenancy.kcp.io/v1alpha1", "resource": "workspaces", "name": text("/metadata/name"),
                 "cluster": crate::registry::store::cluster_name(parent), "uid": text("/metadata/uid")},
         },
     });
     if let Some(owner) = owner {
         logical_cluster["spec"]["createdBy"] = owner;
+    }
+    if let Some(terminators) = workspace.pointer("/status/terminators") {
+        logical_cluster["spec"]["terminators"] = terminators.clone();
     }
     objects.push(logical_cluster);
     objects
@@ -157,16 +160,43 @@ pub async fn advance_workspace(registry: &GenericStore, resources: &ResourceTabl
     Ok(())
 }
 
-/// Sets a Workspace's `status.phase` and `status.initializers` to its LogicalCluster's.
-async fn mirror_phase(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, logical_cluster: &Value) -> ApiResult<()> {
+/// For a deleted workspace: true while its LogicalCluster still lists terminators, the LogicalCluster and the
+/// Workspace then `Terminating`; false once none is left (or there is no LogicalCluster), for the deletion to go on.
+pub async fn await_terminators(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, space: &SpaceName) -> ApiResult<bool> {
+    let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
+    let scope = Scope::one(space.clone(), None);
+    let mut logical_cluster = match registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
+        Ok(logical_cluster) => logical_cluster,
+        Err(ApiError { code: 404, .. }) => return Ok(false),
+        Err(err) => return Err(err),
+    };
+    let left = logical_cluster.pointer("/status/terminators").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+    if !left {
+        return Ok(false);
+    }
+    if phase_of(&logical_cluster) != "Terminating" {
+        logical_cluster = set_status(registry, &logical_clusters, &scope, LOGICAL_CLUSTER_NAME, |status| status["phase"] = json!("Terminating")).await?;
+    }
+    mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
+    Ok(true)
+}
+
+/// Sets a Workspace's `status.phase`, `status.initializers` and `status.terminators` to its LogicalCluster's
+/// (an empty list is left out).
+pub async fn mirror_phase(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, logical_cluster: &Value) -> ApiResult<()> {
     let phase = phase_of(logical_cluster).to_owned();
-    let initializers = logical_cluster.pointer("/status/initializers").cloned();
+    let lists = ["initializers", "terminators"].map(|field| {
+        let list = logical_cluster.pointer(&format!("/status/{field}")).filter(|l| l.as_array().is_some_and(|l| !l.is_empty())).cloned();
+        (field, list)
+    });
     let workspaces = row(resources, "tenancy.kcp.io", "Workspace")?;
     set_status(registry, &workspaces, &Scope::one(parent.clone(), None), name, |status| {
         status["phase"] = json!(phase);
-        match &initializers {
-            Some(initializers) => status["initializers"] = initializers.clone(),
-            None => drop(status.as_object_mut().map(|s| s.remove("initializers"))),
+        for (field, list) in &lists {
+            match list {
+                Some(list) => status[*field] = list.clone(),
+                None => drop(status.as_object_mut().map(|s| s.remove(*field))),
+            }
         }
     }).await.map(drop)
 }

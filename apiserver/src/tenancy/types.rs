@@ -116,7 +116,34 @@ pub struct Resolved {
     pub aliases: Vec<(TypeName, TypeSpec)>,
 }
 
+/// An initializer or terminator as kcp names it: `<logical cluster holding the type>:<type name>` (`root:universal`
+/// for root's types; a tenant's `t-a:<name>`; a nested workspace's `<16-character id>:<name>`).
+pub fn lifecycle_name(tree: &Tree, kind: &TypeName) -> Option<String> {
+    if kind.path == ROOT {
+        return Some(format!("{ROOT}:{}", kind.name));
+    }
+    tree.resolve(&kind.path).map(|holder| format!("{}:{}", holder.cluster, kind.name))
+}
+
+/// The logical cluster holding the type an initializer or terminator names, and the type's name; `None` for a
+/// name of no such form.
+pub fn lifecycle_type(name: &str) -> Option<(SpaceName, String)> {
+    let (cluster, kind) = name.rsplit_once(':')?;
+    let holder = if cluster == ROOT { SpaceName::system() } else { SpaceName::new(cluster).ok()? };
+    (!kind.is_empty()).then(|| (holder, kind.to_owned()))
+}
+
 impl Resolved {
+    /// The initializers a new workspace of this type waits for: one per type it counts as with `initializer: true`.
+    pub fn initializers(&self, tree: &Tree) -> Vec<String> {
+        self.aliases.iter().filter(|(_, spec)| spec.initializer).filter_map(|(kind, _)| lifecycle_name(tree, kind)).collect()
+    }
+
+    /// The terminators a deleted workspace of this type waits for (inherited through `extend.with` as well).
+    pub fn terminators(&self, tree: &Tree) -> Vec<String> {
+        self.aliases.iter().filter(|(_, spec)| spec.terminator).filter_map(|(kind, _)| lifecycle_name(tree, kind)).collect()
+    }
+
     /// True if this type is, or extends, one of `allowed`.
     pub fn is_a(&self, allowed: &[TypeName]) -> bool {
         self.aliases.iter().any(|(alias, _)| allowed.contains(alias))
