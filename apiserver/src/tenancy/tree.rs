@@ -153,10 +153,16 @@ impl Tree {
             return "system".to_owned();
         }
         let inner = self.read();
-        match inner.names(space) {
-            Some(names) if !names.is_empty() => names[0].to_owned(),
-            _ => space.as_str().to_owned(),
+        // Up to the workspace whose parent is root, without collecting the path.
+        let mut current = space;
+        for _ in 0..64 {
+            match inner.parents.get(current) {
+                Some((parent, name)) if parent.is_system() => return name.clone(),
+                Some((parent, _)) => current = parent,
+                None => break,
+            }
         }
+        space.as_str().to_owned()
     }
 
     /// The children of `cluster`: name, logical cluster, type and phase.
