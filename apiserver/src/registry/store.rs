@@ -282,7 +282,6 @@ impl GenericStore {
             _ => {}
         }
         self.set_tenant(resource, space, metadata)?;
-        set_cluster(space, metadata, None);
         let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
         if name.is_empty() {
             match metadata.get("generateName").and_then(Value::as_str) {
@@ -314,6 +313,8 @@ impl GenericStore {
         strategy.prepare_create(resource, space, write.caller.as_deref(), object);
         check(strategy, resource, object, None)?;
         managed_fields::record(resource, write, None, object);
+        // After managedFields: the server's annotation is no manager's field (as kcp's storage sets it).
+        set_cluster(space, metadata_mut(object)?, None);
         Ok(())
     }
 

@@ -160,7 +160,7 @@ async fn generation_status_and_finalizers() {
         no new finalizer once it is being deleted
           403 Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers "example.com/other"
         lifting the last finalizer removes it
-          ok {"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","managedFields":["test Update"],"name":"held","namespace":"default","resourceVersion":"7","tenant":"t1","uid":"*"}}
+          ok {"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","name":"held","namespace":"default","resourceVersion":"7","tenant":"t1","uid":"*"}}
         gone
           404 NotFound: configmaps "held" not found
         a namespace with content finalizers
@@ -170,7 +170,7 @@ async fn generation_status_and_finalizers() {
         a second delete is kube's 409
           409 Conflict: Operation cannot be fulfilled on namespaces "dev": The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.
         lifting them through /finalize removes the namespace
-          ok {"apiVersion":"v1","kind":"Namespace","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","generation":2,"managedFields":["test Update","test Update finalize"],"name":"dev","resourceVersion":"10","tenant":"t1","uid":"*"},"spec":{"finalizers":[]},"status":{"phase":"Terminating"}}
+          ok {"apiVersion":"v1","kind":"Namespace","metadata":{"annotations":{"kcp.io/cluster":"t1"},"creationTimestamp":"*","deletionGracePeriodSeconds":0,"deletionTimestamp":"*","generation":2,"managedFields":["test Update finalize"],"name":"dev","resourceVersion":"10","tenant":"t1","uid":"*"},"spec":{"finalizers":[]},"status":{"phase":"Terminating"}}
         gone
           404 NotFound: namespaces "dev" not found
     "#]]).await;
