@@ -585,6 +585,16 @@ fn a_new_workspace_passes_through_initializing() {
     assert_eq!(phases(&workspaces_of("root:t-a"), "in-ws"), ["Scheduling", "Initializing", "Ready"], "the Workspace's phases");
     let mirrored = phases("/clusters/root:t-a:in-ws/apis/core.kcp.io/v1alpha1/logicalclusters", "cluster");
     assert!(mirrored.windows(2).any(|w| w == ["Initializing", "Ready"]), "the LogicalCluster's phases: {mirrored:?}");
+
+    // kcp's label follows the phase, so a label selector finds Ready workspaces (root's too: tenants).
+    let (_, ready) = get("a-token", &format!("{}?labelSelector=tenancy.kcp.io/phase%3DReady", workspaces_of("root:t-a")));
+    assert!(names(&ready).contains(&"in-ws".to_owned()), "{ready}");
+    let (_, initializing) = get("a-token", &format!("{}?labelSelector=tenancy.kcp.io/phase%3DInitializing", workspaces_of("root:t-a")));
+    assert!(!names(&initializing).contains(&"in-ws".to_owned()), "{initializing}");
+    let (_, tenant) = get("root-token", &format!("/clusters/root/{WORKSPACES}/t-a"));
+    assert_eq!(tenant["metadata"]["labels"]["tenancy.kcp.io/phase"], "Ready", "{tenant}");
+    let (_, stored) = get("root-token", "/api/v1/tenants/t-a");
+    assert!(stored["metadata"]["labels"].get("tenancy.kcp.io/phase").is_none(), "not a Tenant's label: {stored}");
 }
 
 /// What a t-b identity gets for every way into t-a's subtree, and that the answer is the same for what exists and

@@ -229,10 +229,12 @@ impl Strategy for WorkspaceStrategy {
             let owner = json!({"username": caller.user.name, "uid": caller.user.uid, "groups": caller.user.groups});
             metadata["annotations"][OWNER_ANNOTATION] = json!(owner.to_string());
         }
+        label_phase(object);
     }
 
-    /// `spec.type` and `spec.cluster` never change; the owner stays.
+    /// `spec.type` and `spec.cluster` never change; the owner stays; the phase label follows the phase.
     fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, old: &Value, new: &mut Value, part: Part) {
+        label_phase(new);
         if part != Part::Main || !new.is_object() {
             return;
         }
@@ -314,6 +316,19 @@ impl Strategy for WorkspaceStrategy {
     }
 }
 
+/// kcp's label `tenancy.kcp.io/phase`: the Workspace's `status.phase`, so `-l tenancy.kcp.io/phase=Ready` selects.
+pub const PHASE_LABEL: &str = "tenancy.kcp.io/phase";
+
+/// Sets the phase label from `status.phase` (nothing when either is missing or malformed: validation speaks).
+fn label_phase(object: &mut Value) {
+    let Some(phase) = object.pointer("/status/phase").and_then(Value::as_str).map(str::to_owned) else { return };
+    let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    let labels = metadata.entry("labels").or_insert_with(|| json!({}));
+    if let Some(labels) = labels.as_object_mut() {
+        labels.insert(PHASE_LABEL.into(), json!(phase));
+    }
+}
+
 /// The Workspace a stored Tenant is: its metadata, its type from the annotation, its logical cluster (its own
 /// name), and its phase (`Ready` while Active).
 pub fn workspace_of_tenant(tenant: &Value) -> Value {
@@ -329,13 +344,15 @@ pub fn workspace_of_tenant(tenant: &Value) -> Value {
     let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
     let kind = TypeName::parse(&kind).unwrap_or_else(|| TypeName::new(ROOT, "organization"));
     let terminating = tenant.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
-    json!({
+    let mut workspace = json!({
         "apiVersion": "tenancy.kcp.io/v1alpha1",
         "kind": NAME,
         "metadata": metadata,
         "spec": {"type": kind.to_json(), "cluster": name},
         "status": {"phase": if terminating { "Terminating" } else { "Ready" }},
-    })
+    });
+    label_phase(&mut workspace);
+    workspace
 }
 
 /// The Tenant a Workspace written in root is stored as: its metadata, its type as an annotation, and what only a
@@ -343,6 +360,13 @@ pub fn workspace_of_tenant(tenant: &Value) -> Value {
 pub fn tenant_of_workspace(workspace: &Value, old: Option<&Value>) -> Value {
     let mut metadata = workspace.get("metadata").cloned().unwrap_or_else(|| json!({}));
     let kind = crate::tenancy::tree::type_of(workspace);
+    // The phase label is the view's (from the Tenant's phase), never a Tenant's label.
+    if let Some(labels) = metadata.get_mut("labels").and_then(Value::as_object_mut) {
+        labels.remove(PHASE_LABEL);
+        if labels.is_empty() {
+            metadata.as_object_mut().map(|m| m.remove("labels"));
+        }
+    }
     if !metadata.get("annotations").is_some_and(Value::is_object) {
         metadata["annotations"] = json!({});
     }
