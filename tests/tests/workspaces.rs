@@ -684,6 +684,14 @@ fn spec_cluster_must_be_a_new_valid_logical_cluster_name() {
     assert_eq!(get("root-token", &format!("{}/sc-alias", workspaces_of("root:t-a"))).0, 404, "nothing left behind");
     assert_eq!(get("a-token", "/clusters/t-b/api/v1/namespaces").0, 403, "t-a's admin still cannot reach t-b");
 
+    // Nor may a new tenant take a nested workspace's logical cluster name, as a Tenant or as a root Workspace.
+    create_workspace("root-token", "root:t-a", "sc-nested", Some(("root", "universal")));
+    let nested = cluster_of("root:t-a", "sc-nested");
+    let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": nested}, "spec": {"storageClusterId": "0"}});
+    assert_status(&post("root-token", "/api/v1/tenants", &tenant), 422, "a logical cluster of this name already exists", "a Tenant");
+    assert_status(&post("root-token", &workspaces_of("root"), &workspace(&nested, None)), 422, "a logical cluster of this name already exists", "a root Workspace");
+    assert_eq!(get("root-token", &format!("/api/v1/tenants/{nested}")).0, 404, "no tenant left behind");
+
     let mut invalid = workspace("sc-invalid", Some(("root", "universal")));
     invalid["spec"]["cluster"] = json!("Bad/Name");
     let answer = post("root-token", &workspaces_of("root:t-a"), &invalid);

@@ -66,16 +66,18 @@ fn definitions() -> Map<String, Value> {
 }
 
 fn rules(context: &Context, rules: &mut Rules) {
-    rules.strategy("", "Tenant", Arc::new(TenantStrategy { resources: context.resources.clone() }));
+    rules.strategy("", "Tenant", Arc::new(TenantStrategy { resources: context.resources.clone(), tree: context.tree.clone() }));
     rules.admit(Arc::new(TenantLifecycle { tenants: context.tenants.clone() }));
 }
 
 /// The finalizer a tenant keeps until its space is empty (Arktos' `FinalizerArktos`).
 pub const TENANT_FINALIZER: &str = "arktos";
 
-/// The Tenant kind's rules; `resources` are the rows a new space's objects are created through.
+/// The Tenant kind's rules; `resources` are the rows a new space's objects are created through; `tree` knows the
+/// nested workspaces' logical clusters, whose names a new tenant's space may not take.
 pub struct TenantStrategy {
     pub resources: ResourceTable,
+    pub tree: Arc<crate::tenancy::Tree>,
 }
 
 #[async_trait]
@@ -113,8 +115,14 @@ impl Strategy for TenantStrategy {
         }
     }
 
-    fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
+    fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
         check_tenant(object, causes);
+        // A tenant's space is named after it: a nested workspace's logical cluster of that name would be shared.
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let nested = SpaceName::new(name).ok().and_then(|space| self.tree.cluster(&space)).is_some_and(|node| node.path.matches(':').count() > 1);
+        if old.is_none() && nested {
+            causes.push(Cause::invalid("metadata.name", name, "a logical cluster of this name already exists"));
+        }
     }
 
     async fn after_create(&self, registry: &GenericStore, _space: &SpaceName, object: &Value) -> ApiResult<()> {

@@ -411,6 +411,11 @@ impl Admission for WorkspaceAdmission {
         if parent.deleting {
             return Err(forbidden(name, &format!("unable to create a workspace in {} because it is being deleted", parent.path)));
         }
+        // In root a workspace is a tenant, whose space is named after it: not after a nested logical cluster.
+        let nested = |node: Node| node.path.matches(':').count() > 1;
+        if attributes.space.is_system() && SpaceName::new(name).ok().and_then(|space| self.tree.cluster(&space)).is_some_and(nested) {
+            return Err(ApiError::invalid(GROUP, NAME, name, vec![Cause::invalid("metadata.name", name, "a logical cluster of this name already exists")]));
+        }
         let kind = object.pointer("/spec/type").cloned().unwrap_or(Value::Null);
         let path = kind.get("path").and_then(Value::as_str).unwrap_or_default();
         let type_name = kind.get("name").and_then(Value::as_str).unwrap_or_default();
