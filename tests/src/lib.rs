@@ -549,6 +549,15 @@ pub fn token_kubeconfig(server: &Server, token: &str) -> PathBuf {
 }
 
 /// A copy of `kubeconfig` whose cluster `server:` is `url`.
+/// The server URL of `kubeconfig`'s current context, read as kube-rs reads it (what the kubectl plugins wrote).
+pub fn current_server(kubeconfig: &Path) -> String {
+    let config = kube::config::Kubeconfig::read_from(kubeconfig).expect("kube-rs reads the kubeconfig");
+    let context_name = config.current_context.clone().expect("a current context");
+    let context = config.contexts.iter().find(|c| c.name == context_name).and_then(|c| c.context.clone()).expect("the current context");
+    let cluster = config.clusters.iter().find(|c| c.name == context.cluster).and_then(|c| c.cluster.clone()).expect("its cluster");
+    cluster.server.expect("a server URL")
+}
+
 pub fn kubeconfig_with_server_url(server: &Server, kubeconfig: &Path, url: &str) -> PathBuf {
     let original = std::fs::read_to_string(kubeconfig).expect("read kubeconfig");
     let rewritten: Vec<String> = original

@@ -9,7 +9,7 @@ mod fake_kcp;
 use std::path::{Path, PathBuf};
 
 use fake_kcp::FakeKcp;
-use kspaces_tests::PluginKubectl;
+use kspaces_tests::{current_server, PluginKubectl};
 use serde_json::json;
 
 /// A fake kcp holding a tree, and kubectl with a kubeconfig pointing at one workspace of it:
@@ -76,14 +76,6 @@ impl Fixture {
         assert_eq!(self.kubectl.fails(args), stderr, "kubectl {args:?}");
         assert_eq!(self.text(), before, "a failed kubectl {args:?} left the kubeconfig alone");
     }
-}
-
-fn current_server(kubeconfig: &Path) -> String {
-    let config = kube::config::Kubeconfig::read_from(kubeconfig).expect("kube-rs reads the kubeconfig the plugins wrote");
-    let context_name = config.current_context.clone().expect("a current context");
-    let context = config.contexts.iter().find(|c| c.name == context_name).and_then(|c| c.context.clone()).expect("the current context");
-    let cluster = config.clusters.iter().find(|c| c.name == context.cluster).and_then(|c| c.cluster.clone()).expect("its cluster");
-    cluster.server.expect("a server URL")
 }
 
 /// The server URL of cluster `name`.

@@ -15,7 +15,7 @@ use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Object
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
 use kspaces_tests::{
-    certificate_kubeconfig, certificate_kubeconfig_with, contains, create_tenant, curl, eventually, kube_client, kubeconfig_with_server_url,
+    certificate_kubeconfig, certificate_kubeconfig_with, contains, create_tenant, curl, current_server, eventually, kube_client, kubeconfig_with_server_url,
     token_file, Http, Kubectl, PluginKubectl, Server, WatchOutput, WIDGET_CRD,
 };
 use serde_json::{json, Value};
@@ -95,13 +95,17 @@ fn create_workspace(token: &str, parent: &str, name: &str, kind: Option<(&str, &
 }
 
 fn wait_ready(token: &str, parent: &str, name: &str) -> Value {
-    let path = format!("{}/{name}", workspaces_of(parent));
+    wait_phase(token, &format!("{}/{name}", workspaces_of(parent)), "Ready")
+}
+
+/// GETs the Workspace at `path` until its `status.phase` is `phase`; returns it as last seen.
+fn wait_phase(token: &str, path: &str, phase: &str) -> Value {
     let mut last = Value::Null;
-    let ready = eventually(TIMEOUT, || {
-        last = get(token, &path).1;
-        last["status"]["phase"] == "Ready"
+    let reached = eventually(TIMEOUT, || {
+        last = get(token, path).1;
+        last["status"]["phase"] == phase
     });
-    assert!(ready, "{parent}:{name} never became Ready: {last}");
+    assert!(reached, "{path} never became {phase}: {last}");
     last
 }
 
@@ -151,15 +155,6 @@ fn plugin_kubectl(kubeconfig: &Path) -> (PluginKubectl, PathBuf, tempfile::TempD
     let copy = dir.path().join("kubeconfig");
     std::fs::copy(kubeconfig, &copy).expect("copy the kubeconfig");
     (PluginKubectl::new(&copy), copy, dir)
-}
-
-/// The server URL of the kubeconfig's current context, read as kube-rs reads it.
-fn current_server(kubeconfig: &Path) -> String {
-    let config = kube::config::Kubeconfig::read_from(kubeconfig).expect("kube-rs reads the kubeconfig");
-    let context_name = config.current_context.clone().expect("a current context");
-    let context = config.contexts.iter().find(|c| c.name == context_name).and_then(|c| c.context.clone()).expect("the current context");
-    let cluster = config.clusters.iter().find(|c| c.name == context.cluster).and_then(|c| c.cluster.clone()).expect("its cluster");
-    cluster.server.expect("a server URL")
 }
 
 fn prints(kubectl: &PluginKubectl, args: &[&str], stdout: &str) {
@@ -857,11 +852,7 @@ fn deleting_a_workspace_deletes_its_subtree_first_and_nothing_else() {
     let (code, deleted) = call(Http::One, "a-token", "DELETE", &format!("{}/d-top", workspaces_of("root:t-a")), None);
     assert_eq!(code, 200, "{deleted}");
     let top = format!("{}/d-top", workspaces_of("root:t-a"));
-    let mut seen = Value::Null;
-    assert!(eventually(TIMEOUT, || {
-        seen = get("a-token", &top).1;
-        seen["status"]["phase"] == "Deleting"
-    }), "phase Deleting: {seen}");
+    let seen = wait_phase("a-token", &top, "Deleting");
     assert_eq!(seen["metadata"]["finalizers"], json!(["core.kcp.io/logicalcluster"]), "held by the finalizer: {seen}");
     assert!(seen["metadata"]["deletionTimestamp"].is_string());
     assert!(eventually(TIMEOUT, || get("a-token", &format!("{}/child", workspaces_of("root:t-a:d-top"))).1["status"]["phase"] == "Deleting"),
@@ -871,13 +862,8 @@ fn deleting_a_workspace_deletes_its_subtree_first_and_nothing_else() {
     assert_eq!(get("a-token", &format!("{}/late", workspaces_of("root:t-a:d-top"))).0, 404);
     // The held ConfigMap keeps the tree: still there after a while, then released.
     assert!(!eventually(Duration::from_secs(1), || get("a-token", &top).0 == 404), "the top waits for its content");
-    let release = std::process::Command::new("curl")
-        .args(["-sk", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-H", "Authorization: Bearer a-token"])
-        .args(["-H", "Content-Type: application/merge-patch+json", "--data-binary", r#"{"metadata":{"finalizers":null}}"#])
-        .arg(format!("{}{grand_configmaps}/d-held", fixture().server.url))
-        .output()
-        .expect("curl");
-    assert_eq!(String::from_utf8_lossy(&release.stdout), "200");
+    let (code, released) = merge_patch("a-token", &format!("{grand_configmaps}/d-held"), &json!({"metadata": {"finalizers": null}}));
+    assert_eq!(code, 200, "{released}");
     assert!(eventually(TIMEOUT, || get("a-token", &top).0 == 404), "the top goes once its subtree is empty");
     for cluster in &clusters {
         assert_eq!(get("root-token", &format!("/clusters/{cluster}/api/v1/namespaces")).0, 404, "logical cluster {cluster} is gone");
@@ -1018,11 +1004,7 @@ fn initializers_and_terminators_hold_a_workspace_until_removed() {
         let (code, created) = post("a-token", &workspaces_of("root:t-a"), &workspace(name, Some(("root:t-a", kind))));
         assert_eq!(code, 201, "{created}");
         let path = format!("{}/{name}", workspaces_of("root:t-a"));
-        let mut seen = Value::Null;
-        assert!(eventually(TIMEOUT, || {
-            seen = get("a-token", &path).1;
-            seen["status"]["phase"] == "Initializing"
-        }), "{name} Initializing: {seen}");
+        let seen = wait_phase("a-token", &path, "Initializing");
         assert_eq!((&seen["status"]["initializers"], &seen["status"]["terminators"]), (&json!([entry]), &json!([entry])), "{name}: {seen}");
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -1051,19 +1033,12 @@ fn initializers_and_terminators_hold_a_workspace_until_removed() {
     let (code, removed) = merge_patch("a-token", &status, &json!({"status": {"initializers": []}}));
     assert_eq!(code, 200, "{removed}");
     let path = format!("{}/lc-held", workspaces_of("root:t-a"));
-    let mut seen = Value::Null;
-    assert!(eventually(TIMEOUT, || {
-        seen = get("a-token", &path).1;
-        seen["status"]["phase"] == "Ready"
-    }), "Ready once initialized: {seen}");
+    let seen = wait_phase("a-token", &path, "Ready");
     assert!(seen["status"].get("initializers").is_none(), "{seen}");
 
     // Deleted: Terminating with its content until the terminator is removed, then gone.
     assert_eq!(call(Http::One, "a-token", "DELETE", &path, None).0, 200);
-    assert!(eventually(TIMEOUT, || {
-        seen = get("a-token", &path).1;
-        seen["status"]["phase"] == "Terminating"
-    }), "Terminating: {seen}");
+    wait_phase("a-token", &path, "Terminating");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(get("a-token", &format!("{base}/api/v1/namespaces/default/configmaps/lc-setup")).0, 200, "content stays while terminating");
     let refused = merge_patch("carol-token", &status, &json!({"status": {"terminators": []}}));
