@@ -1,5 +1,6 @@
 //! The handler chain, one line per stage, in order: parse the request → authenticate → impersonate (the
-//! `Caller`, computed once) → resolve the space → authorize → resolve the resource → system-only resources →
+//! `Caller`, computed once) → a virtual workspace's decision (who, where, whether RBAC is still asked), else
+//! resolve the space → authorize → resolve the resource → system-only resources →
 //! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage); then the
 //! audit event and the request's metrics.
 
@@ -20,12 +21,13 @@ use crate::audit::{AuditOutcome, AuditRequest, Level};
 use crate::filters::authenticate::PeerIdentity;
 use crate::filters::impersonate;
 use crate::filters::request_info::{self, RequestInfo, SpacePath};
-use crate::handlers::{self, Body, Ctx};
+use crate::handlers::{self, Body, Ctx, Unread};
 use crate::metrics::{self, RequestLabels};
+use crate::registry::selector::LabelSelector;
 use crate::registry::{ResourceInfo, Scope, Spaces};
 use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
-use crate::{authorization, routes, tenancy};
+use crate::{authorization, routes, tenancy, virtual_workspace};
 
 /// What the chain learned about a request, for the audit log.
 #[derive(Default)]
@@ -54,7 +56,9 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     server.metrics.start(&info);
     let mut trail = Trail::default();
     // kube's WithPanicRecovery: a bug met by one request is that request's 500, never a reset connection.
-    let served = AssertUnwindSafe(serve(&req, payload, server.clone(), &info, &mut trail)).catch_unwind().await;
+    let payload = Unread::new(payload);
+    let served = AssertUnwindSafe(serve(&req, payload.clone(), server.clone(), &info, &mut trail)).catch_unwind().await;
+    payload.drain().await;
     let served = served.unwrap_or_else(|_| {
         tracing::error!(method = %req.method(), path = %req.path(), "a request panicked");
         Err(ApiError::internal(format!("an internal error occurred handling {} {}", req.method(), req.path())))
@@ -77,7 +81,7 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     response
 }
 
-async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail) -> ApiResult<HttpResponse> {
+async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail) -> ApiResult<HttpResponse> {
     if let Some(why) = &info.invalid_path {
         return Err(ApiError::bad_request(why.clone()));
     }
@@ -89,6 +93,24 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
         trail.impersonator = Some(impersonator.user);
         trail.user = Some(impersonated.clone());
         caller = Some(server.caller(impersonated));
+    }
+    // A virtual workspace decides who the request acts as, where, and whether RBAC is still to be asked.
+    let access = match &info.virtual_workspace {
+        Some((lifecycle, entry)) => {
+            let caller = caller.take().ok_or_else(ApiError::unauthorized)?;
+            let access = server.virtual_workspaces.admit(info, *lifecycle, entry, caller).await?;
+            trail.user = Some(access.caller.user.clone());
+            if access.authorized {
+                trail.decision = Some(Decision { allowed: true, reason: format!("{} virtual workspace", lifecycle.kind()) });
+            } else {
+                authorize(&server, trail, &access.caller, &access.spaces, info).await?;
+            }
+            Some(access)
+        }
+        None => None,
+    };
+    if let Some(access) = access {
+        return serve_virtual(req, payload, server, info, trail, access).await;
     }
     if handlers::home::is_home_request(info) {
         let caller = caller.ok_or_else(ApiError::unauthorized)?;
@@ -115,26 +137,56 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
                 Err(err) => return Err(err),
             },
         }
-        let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
-        let host = req.connection_info().host().to_owned();
-        // Discovery and OpenAPI show the space's resources: the built-in ones and its resolved CRDs.
-        let system_user = caller.as_ref().is_some_and(|c| c.system);
-        let view = space.as_ref().map(|space| server.resolver.view(space));
-        let table = match &view {
-            Some(view) if system_user => &view.system,
-            Some(view) => &view.tenant,
-            None => server.resources_for(caller.as_ref()),
-        };
-        let openapi = match route {
-            routes::Route::OpenApiV2 | routes::Route::OpenApiV3Index | routes::Route::OpenApiV3(_) => space.as_ref().and_then(|s| server.resolver.openapi(s)),
-            _ => None,
-        };
-        let openapi = openapi.as_deref().unwrap_or_else(|| server.openapi());
-        return routes::serve(&server, table, openapi, route, accept, req.query_string(), &host);
+        return serve_non_resource(req, &server, caller.as_ref(), space, route);
     }
     let caller = caller.ok_or_else(ApiError::unauthorized)?;
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
+    serve_resource(req, payload, server, info, trail, caller, spaces, None).await
+}
+
+/// A request through a virtual workspace, once admitted: discovery and OpenAPI of its space, or a resource.
+async fn serve_virtual(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
+    access: virtual_workspace::Access) -> ApiResult<HttpResponse> {
+    if info.is_resource {
+        return serve_resource(req, payload, server, info, trail, access.caller, access.spaces, access.labels).await;
+    }
+    let route = routes::route(&info.path);
+    if route.is_server_wide() {
+        return Err(ApiError::no_route());
+    }
+    let space = match access.spaces {
+        Spaces::One(space) => Some(space),
+        Spaces::All => None,
+    };
+    serve_non_resource(req, &server, Some(&access.caller), space, route)
+}
+
+/// Discovery, OpenAPI and the other non-resource routes, as `space` shows them (its resources: the built-in ones
+/// and its resolved CRDs).
+fn serve_non_resource(req: &HttpRequest, server: &ApiServer, caller: Option<&Caller>, space: Option<SpaceName>, route: routes::Route) -> ApiResult<HttpResponse> {
+    let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let host = req.connection_info().host().to_owned();
+    let system_user = caller.is_some_and(|c| c.system);
+    let view = space.as_ref().map(|space| server.resolver.view(space));
+    let table = match &view {
+        Some(view) if system_user => &view.system,
+        Some(view) => &view.tenant,
+        None => server.resources_for(caller),
+    };
+    let openapi = match route {
+        routes::Route::OpenApiV2 | routes::Route::OpenApiV3Index | routes::Route::OpenApiV3(_) => space.as_ref().and_then(|s| server.resolver.openapi(s)),
+        _ => None,
+    };
+    let openapi = openapi.as_deref().unwrap_or_else(|| server.openapi());
+    routes::serve(server, table, openapi, route, accept, req.query_string(), &host)
+}
+
+/// A resource request, its caller and spaces known and authorized: the resource, then the verb's handler.
+/// `narrowed`: the labels a list or watch is narrowed to (a virtual workspace's selection).
+#[allow(clippy::too_many_arguments)]
+async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
+    caller: Caller, spaces: Spaces, narrowed: Option<LabelSelector>) -> ApiResult<HttpResponse> {
     let resource = server.resource(&spaces, &info.group, &info.version, &info.resource).ok_or_else(ApiError::no_route)?;
     trail.resource = Some(resource.clone());
     if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
@@ -153,7 +205,8 @@ async fn serve(req: &HttpRequest, payload: web::Payload, server: Arc<ApiServer>,
             body = Body::Read(bytes);
         }
     }
-    let ctx = Ctx::new(server, req, info.clone(), resource, scope, caller);
+    let mut ctx = Ctx::new(server, req, info.clone(), resource, scope, caller);
+    ctx.narrowed = narrowed;
     handlers::dispatch(ctx, body).await
 }
 

@@ -17,7 +17,9 @@ pub mod token;
 pub mod update;
 pub mod watch;
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use actix_web::http::header;
@@ -29,6 +31,7 @@ use serde_json::Value;
 
 use crate::filters::request_info::RequestInfo;
 use crate::negotiate::{self, Endpoint, Format, Output, Target};
+use crate::registry::selector::LabelSelector;
 use crate::registry::{ResourceInfo, Scope, Subresource};
 use crate::server::ApiServer;
 use crate::status::{warning_header, ApiError, ApiResult};
@@ -51,6 +54,8 @@ pub struct Ctx {
     pub warnings: Warnings,
     /// Writes without a `fieldManager` are recorded under the User-Agent's product name.
     pub user_agent: Option<String>,
+    /// What a list or watch is narrowed to whatever it asks (a virtual workspace's selection).
+    pub narrowed: Option<LabelSelector>,
 }
 
 /// Warnings a request collects for its response, each once, in the order given.
@@ -82,6 +87,7 @@ impl Ctx {
             content_type: header(header::CONTENT_TYPE),
             warnings: Warnings::default(),
             user_agent: header(header::USER_AGENT),
+            narrowed: None,
         }
     }
 
@@ -176,20 +182,55 @@ pub fn protobuf_error(err: crate::protobuf::EncodeError) -> ApiError {
 
 /// A request body: still streaming, or already read (when the audit log records it).
 pub enum Body {
-    Stream(web::Payload),
+    Stream(Unread),
     Read(Bytes),
+}
+
+/// The request's payload until someone reads it. The chain keeps a handle and drains what nobody read before it
+/// answers (`drain`): over HTTP/2, a stream whose body is dropped unread is reset with `CANCEL` before the answer
+/// goes out, and clients (curl, Go's) then report a framing error instead of the answer.
+#[derive(Clone)]
+pub struct Unread(Rc<RefCell<Option<web::Payload>>>);
+
+/// How long the chain waits for the rest of a body nobody read.
+const DRAIN_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Unread {
+    pub fn new(payload: web::Payload) -> Unread {
+        Unread(Rc::new(RefCell::new(Some(payload))))
+    }
+
+    fn take(&self) -> Option<web::Payload> {
+        self.0.borrow_mut().take()
+    }
+
+    /// Puts back what a reader stopped reading (a body too large), for `drain`.
+    fn put_back(&self, payload: web::Payload) {
+        *self.0.borrow_mut() = Some(payload);
+    }
+
+    /// Reads and drops what is left of an unread body, for up to [`DRAIN_WITHIN`] (past that the answer goes out
+    /// anyway).
+    pub async fn drain(&self) {
+        let Some(mut payload) = self.take() else { return };
+        let _ = tokio::time::timeout(DRAIN_WITHIN, async { while let Some(Ok(_)) = payload.next().await {} }).await;
+    }
 }
 
 /// Reads the request body, refusing more than [`MAX_BODY_BYTES`] with 413.
 pub async fn read_body(body: Body) -> ApiResult<Bytes> {
-    let mut payload = match body {
+    let (unread, mut payload) = match body {
         Body::Read(bytes) => return Ok(bytes),
-        Body::Stream(payload) => payload,
+        Body::Stream(unread) => match unread.take() {
+            Some(payload) => (unread, payload),
+            None => return Ok(Bytes::new()),
+        },
     };
     let mut body = BytesMut::new();
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|err| ApiError::bad_request(format!("error reading the request body: {err}")))?;
         if body.len() + chunk.len() > MAX_BODY_BYTES {
+            unread.put_back(payload);
             return Err(ApiError::too_large(MAX_BODY_BYTES));
         }
         body.extend_from_slice(&chunk);

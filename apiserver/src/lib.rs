@@ -28,3 +28,4 @@ pub mod server;
 pub mod status;
 pub mod table;
 pub mod tenancy;
+pub mod virtual_workspace;

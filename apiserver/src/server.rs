@@ -35,6 +35,7 @@ use crate::status::{ApiError, ApiResult};
 use crate::tenancy::home::HomeConfig;
 use crate::tenancy::types::WorkspaceTypes;
 use crate::tenancy::{self, TenantCache, Tree};
+use crate::virtual_workspace::VirtualWorkspaces;
 use crate::{chain, controllers, kinds};
 
 /// What the request path shares: the registry, and the narrow handles each stage uses.
@@ -57,6 +58,8 @@ pub struct ApiServer {
     pub base_url: Arc<BaseUrl>,
     /// `~`: who gets a home workspace, and where.
     pub homes: HomeConfig,
+    /// `/services/initializingworkspaces/...` and `/services/terminatingworkspaces/...`.
+    pub virtual_workspaces: VirtualWorkspaces,
     pub metrics: Metrics,
     openapi: OnceLock<OpenApi>,
 }
@@ -197,7 +200,7 @@ impl Core {
 pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.prime().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, tree, types: _, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc } = core;
+    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let controllers = Controllers {
         namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
@@ -222,6 +225,14 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         reader: registry.reader().clone(),
         resources: resources.clone(),
     };
+    let virtual_workspaces = VirtualWorkspaces {
+        registry: registry.clone(),
+        logical_clusters: row("core.kcp.io", "LogicalCluster")?,
+        tree: tree.clone(),
+        types,
+        authorizer: authorizer.clone(),
+        default_tenant: settings.default_tenant.clone(),
+    };
     let server = Arc::new(ApiServer {
         registry,
         resources,
@@ -233,6 +244,7 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         tree,
         base_url,
         homes: settings.homes,
+        virtual_workspaces,
         default_tenant: settings.default_tenant,
         metrics: Metrics::default(),
         openapi: OnceLock::new(),

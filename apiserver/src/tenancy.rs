@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod home;
+pub mod lifecycle;
 pub mod space;
 pub mod tree;
 pub mod types;

@@ -19,6 +19,16 @@ pub mod rbac;
 pub const AUTHENTICATED: &str = "system:authenticated";
 /// The all-powerful group of the system space.
 pub const MASTERS: &str = "system:masters";
+/// kcp's synthetic groups: the initializing and terminating virtual workspaces add
+/// `system:kcp:initializer:<initializer>` (or `terminator`) to a caller they have authorized. No credential may
+/// claim them: `UserInfo::authenticated` drops them, as kcp's front proxy does.
+pub const INITIALIZER_GROUP_PREFIX: &str = "system:kcp:initializer:";
+pub const TERMINATOR_GROUP_PREFIX: &str = "system:kcp:terminator:";
+
+/// True for a group only the server may give (`INITIALIZER_GROUP_PREFIX`, `TERMINATOR_GROUP_PREFIX`).
+pub fn is_synthetic_group(group: &str) -> bool {
+    group.starts_with(INITIALIZER_GROUP_PREFIX) || group.starts_with(TERMINATOR_GROUP_PREFIX)
+}
 
 /// An authenticated identity. Users are identified by (tenant, name): `admin` of t1 and of t2 differ.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -46,8 +56,10 @@ pub struct Caller {
 }
 
 impl UserInfo {
-    /// Adds `system:authenticated` (as kube-apiserver does for every authenticated user).
+    /// Adds `system:authenticated` (as kube-apiserver does for every authenticated user) and drops the synthetic
+    /// groups (`is_synthetic_group`) whatever the credentials claim.
     pub fn authenticated(name: String, uid: String, mut groups: Vec<String>, tenant: Option<String>) -> UserInfo {
+        groups.retain(|g| !is_synthetic_group(g));
         if !groups.iter().any(|g| g == AUTHENTICATED) {
             groups.push(AUTHENTICATED.to_owned());
         }
@@ -105,5 +117,12 @@ mod tests {
         let user = UserInfo::authenticated("a".into(), String::new(), vec![AUTHENTICATED.into(), MASTERS.into()], None);
         assert_eq!(user.groups.iter().filter(|g| *g == AUTHENTICATED).count(), 1);
         assert!(user.in_group(MASTERS));
+    }
+
+    #[test]
+    fn no_credential_claims_a_synthetic_group() {
+        let groups = vec!["system:kcp:initializer:root:org".into(), "dev".into(), "system:kcp:terminator:t:x".into(), "system:kcp:other".into()];
+        let user = UserInfo::authenticated("a".into(), String::new(), groups, None);
+        assert_eq!(user.groups, ["dev", "system:kcp:other", AUTHENTICATED]);
     }
 }

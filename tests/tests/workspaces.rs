@@ -1047,3 +1047,124 @@ fn initializers_and_terminators_hold_a_workspace_until_removed() {
     assert_eq!(code, 200, "{removed}");
     assert!(eventually(TIMEOUT, || get("a-token", &path).0 == 404), "gone once terminated");
 }
+
+// ---- Issue 17: the initializing and terminating virtual workspaces ----
+
+const LOGICAL_CLUSTERS: &str = "apis/core.kcp.io/v1alpha1/logicalclusters";
+
+/// `/services/<service>/<entry>/clusters/<cluster>/<rest>`.
+fn virtual_path(service: &str, entry: &str, cluster: &str, rest: &str) -> String {
+    format!("/services/{service}/{entry}/clusters/{cluster}/{rest}")
+}
+
+/// The `kcp.io/path` of each LogicalCluster a list holds, sorted.
+fn paths(list: &Value) -> Vec<String> {
+    let mut paths: Vec<String> = list["items"].as_array().into_iter().flatten()
+        .filter_map(|i| i["metadata"]["annotations"]["kcp.io/path"].as_str().map(str::to_owned)).collect();
+    paths.sort();
+    paths
+}
+
+/// kcp's virtual workspaces as a controller uses them: the URL published in the type's status; with the verb
+/// `initialize` (`terminate`) on the type, a list of the LogicalClusters waiting for the entry across every
+/// workspace (kubectl too), their status patched to remove that entry only, and content reached only while the
+/// workspace waits: as its creator, or by the type's `initializerPermissions` with the synthetic group, which no
+/// credential can claim. Another tenant, a caller without the verb, and everything outside the served shapes are
+/// refused with kube's Status.
+#[test]
+fn virtual_workspaces_serve_initializers_and_terminators() {
+    let f = fixture();
+    let admin = kubectl_at(&certificate_kubeconfig(&f.server, "t-a", "admin", &[]), "root:t-a");
+    admin.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata: {name: vw-init}\n\
+        spec: {initializer: true, terminator: true, extend: {with: [{name: universal, path: root}]}}\n---\n\
+        apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata: {name: vw-perm}\n\
+        spec: {initializer: true, extend: {with: [{name: vw-init, path: root:t-a}]},\n  \
+        initializerPermissions: [{apiGroups: [\"\"], resources: [configmaps], verbs: [create, get, list]}]}\n---\n\
+        apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: vw-initializer}\n\
+        rules: [{apiGroups: [tenancy.kcp.io], resources: [workspacetypes], resourceNames: [vw-init], verbs: [initialize, terminate]}]\n---\n\
+        apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: vw-initializer-carol}\n\
+        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: vw-initializer}\n\
+        subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]\n");
+    let (init, perm) = ("t-a:vw-init", "t-a:vw-perm");
+    let (_, kind) = get("a-token", &format!("/clusters/root:t-a/{WORKSPACE_TYPES}/vw-init"));
+    let published: Vec<&str> = kind["status"]["virtualWorkspaces"].as_array().into_iter().flatten().filter_map(|v| v["url"].as_str()).collect();
+    assert_eq!(published, [format!("{}/services/initializingworkspaces/{init}", f.server.url), format!("{}/services/terminatingworkspaces/{init}", f.server.url)], "{kind}");
+    let ready = create_workspace("a-token", "root:t-a", "vw-ready", None);
+    for (name, kind) in [("vw-one", "vw-init"), ("vw-two", "vw-perm")] {
+        assert_eq!(post("a-token", &workspaces_of("root:t-a"), &workspace(name, Some(("root:t-a", kind)))).0, 201);
+        wait_phase("a-token", &format!("{}/{name}", workspaces_of("root:t-a")), "Initializing");
+    }
+    let (one, two) = (cluster_of("root:t-a", "vw-one"), cluster_of("root:t-a", "vw-two"));
+    let ready = ready["spec"]["cluster"].as_str().expect("a logical cluster").to_owned();
+
+    // Listing across every workspace: only those waiting for the entry; kubectl lists them at the published URL.
+    let list = virtual_path("initializingworkspaces", init, "*", LOGICAL_CLUSTERS);
+    let (code, listed) = get("carol-token", &list);
+    assert_eq!((code, paths(&listed)), (200, vec!["root:t-a:vw-one".to_owned(), "root:t-a:vw-two".to_owned()]), "{listed}");
+    let (_, listed) = get("a-token", &virtual_path("initializingworkspaces", perm, "*", LOGICAL_CLUSTERS));
+    assert_eq!(paths(&listed), ["root:t-a:vw-two"]);
+    let carol = Kubectl::new(&kubeconfig_with_server_url(&f.server, &certificate_kubeconfig(&f.server, "t-a", "carol", &[]),
+        &format!("{}/services/initializingworkspaces/{init}/clusters/*", f.server.url)));
+    let printed = carol.ok(&["get", "logicalclusters.core.kcp.io", "-o", "jsonpath={.items[*].metadata.annotations.kcp\\.io/path}"]);
+    let mut printed: Vec<&str> = printed.split_whitespace().collect();
+    printed.sort_unstable();
+    assert_eq!(printed, ["root:t-a:vw-one", "root:t-a:vw-two"]);
+
+    // Who may not: another tenant, a caller without the verb, a credential claiming the synthetic group.
+    assert_status(&get("b-token", &list), 403, "cannot initialize resource \"workspacetypes\"", "tenant b");
+    assert_status(&get("carol-token", &virtual_path("initializingworkspaces", perm, "*", LOGICAL_CLUSTERS)), 403,
+        "missing verb='initialize' permission on workspacetypes", "carol without the verb on vw-perm");
+    let forged = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "initializer-group"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": format!("system:kcp:initializer:{init}")}]});
+    assert_eq!(post("a-token", &format!("/clusters/{one}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"), &forged).0, 201);
+    let mallory = kubectl_at(&certificate_kubeconfig(&f.server, "t-a", "mallory", &[&format!("system:kcp:initializer:{init}")]), "root:t-a:vw-one");
+    assert!(mallory.fails(&["get", "configmaps"]).contains("forbidden"), "a certificate cannot claim the synthetic group");
+
+    // Only the shapes kcp serves.
+    assert_status(&call(Http::Two, "carol-token", "POST", &virtual_path("initializingworkspaces", init, "*", "api/v1/namespaces/default/configmaps"),
+        Some(&configmap("x", "y"))), 404, "", "content across every workspace");
+    let logical_cluster = virtual_path("initializingworkspaces", init, &one, &format!("{LOGICAL_CLUSTERS}/cluster"));
+    assert_eq!(get("carol-token", &logical_cluster).1["status"]["initializers"], json!([init]));
+    assert_status(&merge_patch("carol-token", &logical_cluster, &json!({"spec": {"crdPolicy": "SystemCRDFirst"}})), 405, "", "the main resource");
+    assert_status(&get("carol-token", &virtual_path("initializingworkspaces", init, &ready, &format!("{LOGICAL_CLUSTERS}/cluster"))), 404, "not found", "a Ready one");
+    assert_status(&get("carol-token", &virtual_path("initializingworkspaces", init, &ready, "api/v1/namespaces/default/configmaps")), 403,
+        &format!("initializer \"{init}\" cannot access this workspace"), "content of a Ready workspace");
+
+    // Content while it waits: as the creator (vw-init has no permissions listed), or by vw-perm's rules.
+    let made = call(Http::Two, "carol-token", "POST", &virtual_path("initializingworkspaces", init, &one, "api/v1/namespaces/default/configmaps"), Some(&configmap("setup", "1")));
+    assert_eq!(made.0, 201, "{}", made.1);
+    assert_eq!(get("a-token", "/clusters/root:t-a:vw-one/api/v1/namespaces/default/configmaps/setup").0, 200, "written in the workspace");
+    let by_rules = |method: &str, rest: &str, body: Option<&Value>| call(Http::One, "a-token", method, &virtual_path("initializingworkspaces", perm, &two, rest), body);
+    assert_eq!(by_rules("POST", "api/v1/namespaces/default/configmaps", Some(&configmap("setup", "2"))).0, 201);
+    assert_status(&by_rules("DELETE", "api/v1/namespaces/default/configmaps/setup", None), 403,
+        &format!("initializer \"{perm}\" denied by initializerPermissions: no rule allows delete on core/configmaps (setup) in namespace default"), "beyond the rules");
+    assert_status(&by_rules("GET", "api/v1/namespaces/default/secrets", None), 403, "no rule allows list on core/secrets", "secrets");
+
+    // The status: the caller's own entry only, then Ready; the list and the content close.
+    let status = virtual_path("initializingworkspaces", init, &two, &format!("{LOGICAL_CLUSTERS}/cluster/status"));
+    let both = merge_patch("carol-token", &status, &json!({"status": {"initializers": []}}));
+    assert_status(&both, 422, &format!("only removing the \"{init}\" initializer is supported"), "removing vw-perm's entry too");
+    assert_eq!(merge_patch("carol-token", &status, &json!({"status": {"initializers": [perm]}})).0, 200, "its own entry");
+    assert_eq!(get("a-token", &format!("{}/vw-two", workspaces_of("root:t-a"))).1["status"]["phase"], "Initializing", "vw-perm's entry is left");
+    let status = virtual_path("initializingworkspaces", init, &one, &format!("{LOGICAL_CLUSTERS}/cluster/status"));
+    assert_eq!(merge_patch("carol-token", &status, &json!({"status": {"initializers": []}})).0, 200);
+    wait_ready("a-token", "root:t-a", "vw-one");
+    let (_, listed) = get("carol-token", &list);
+    assert!(paths(&listed).is_empty(), "nothing waits for {init} now: {listed}");
+    assert_status(&get("carol-token", &virtual_path("initializingworkspaces", init, &one, "api/v1/namespaces/default/configmaps")), 403,
+        "cannot access this workspace", "content once Ready");
+
+    // Terminating: the terminating virtual workspace lists it once deleted; the terminator removed, it goes.
+    let terminating = virtual_path("terminatingworkspaces", init, "*", LOGICAL_CLUSTERS);
+    assert!(paths(&get("carol-token", &terminating).1).is_empty(), "nothing is deleted yet");
+    let path = format!("{}/vw-one", workspaces_of("root:t-a"));
+    assert_eq!(call(Http::One, "a-token", "DELETE", &path, None).0, 200);
+    wait_phase("a-token", &path, "Terminating");
+    assert_eq!(paths(&get("carol-token", &terminating).1), ["root:t-a:vw-one"]);
+    let cleanup = virtual_path("terminatingworkspaces", init, &one, "api/v1/namespaces/default/configmaps/setup");
+    assert_eq!(call(Http::Two, "carol-token", "DELETE", &cleanup, None).0, 200, "the terminator cleans up as the creator");
+    let status = virtual_path("terminatingworkspaces", init, &one, &format!("{LOGICAL_CLUSTERS}/cluster/status"));
+    assert_eq!(merge_patch("carol-token", &status, &json!({"status": {"terminators": []}})).0, 200);
+    assert!(eventually(TIMEOUT, || get("a-token", &path).0 == 404), "gone once terminated");
+}

@@ -226,3 +226,52 @@ fn a_tree_deletion_cut_by_kill_9_finishes_after_the_restart() {
     assert_eq!(left, 0, "no key of the deleted tree is left");
 }
 
+
+/// Issue 17 across restarts: a workspace waiting for its initializer, and then for its terminator, is still served
+/// by the virtual workspaces after a kill -9, and moves on once the entry is removed there.
+#[test]
+fn a_waiting_workspace_resumes_after_a_restart_in_each_phase() {
+    let (server, tokens) = start();
+    let kind = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceType", "metadata": {"name": "held"},
+        "spec": {"initializer": true, "terminator": true, "extend": {"with": [{"name": "universal", "path": "root"}]}}});
+    assert_eq!(request(&server, "a-token", "POST", "/clusters/root:t-a/apis/tenancy.kcp.io/v1alpha1/workspacetypes", Some(&kind)).0, 201);
+    let held = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": "held"},
+        "spec": {"type": {"name": "held", "path": "root:t-a"}}});
+    assert_eq!(request(&server, "a-token", "POST", &format!("/clusters/root:t-a/{WORKSPACES}"), Some(&held)).0, 201);
+    let path = format!("/clusters/root:t-a/{WORKSPACES}/held");
+    let phase = |server: &Server| request(server, "a-token", "GET", &path, None).1["status"]["phase"].as_str().unwrap_or_default().to_owned();
+    assert!(eventually(Duration::from_secs(20), || phase(&server) == "Initializing"));
+    let cluster = request(&server, "a-token", "GET", &path, None).1["spec"]["cluster"].as_str().expect("a logical cluster").to_owned();
+    let restart = |server: Server| {
+        let killed = std::process::Command::new("kill").args(["-9", &server.pid().to_string()]).status().expect("run kill");
+        assert!(killed.success());
+        Server::start_in(server.stop(), &["--token-auth-file", path_str(tokens.path())])
+    };
+    let listed = |server: &Server, service: &str| {
+        let list = request(server, "a-token", "GET", &format!("/services/{service}/t-a:held/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters"), None).1;
+        list["items"].as_array().into_iter().flatten().filter_map(|i| i["metadata"]["annotations"]["kcp.io/cluster"].as_str().map(str::to_owned)).collect::<Vec<_>>()
+    };
+    let remove = |server: &Server, service: &str, field: &str| {
+        let status = format!("/services/{service}/t-a:held/clusters/{cluster}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster/status");
+        let output = std::process::Command::new("curl")
+            .args(["-sk", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-H", "Authorization: Bearer a-token"])
+            .args(["-H", "Content-Type: application/merge-patch+json", "--data-binary", &json!({"status": {field: []}}).to_string()])
+            .arg(format!("{}{status}", server.url)).output().expect("curl");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+
+    let server = restart(server);
+    assert_eq!(phase(&server), "Initializing", "still waiting after the restart");
+    assert_eq!(listed(&server, "initializingworkspaces"), [cluster.clone()]);
+    assert_eq!(remove(&server, "initializingworkspaces", "initializers"), "200");
+    assert!(eventually(Duration::from_secs(20), || phase(&server) == "Ready"), "Ready once the initializer is gone");
+
+    assert_eq!(request(&server, "a-token", "DELETE", &path, None).0, 200);
+    assert!(eventually(Duration::from_secs(20), || phase(&server) == "Terminating"));
+    let server = restart(server);
+    assert_eq!(phase(&server), "Terminating", "still waiting after the restart");
+    assert_eq!(listed(&server, "terminatingworkspaces"), [cluster.clone()]);
+    assert_eq!(remove(&server, "terminatingworkspaces", "terminators"), "200");
+    assert!(eventually(Duration::from_secs(30), || request(&server, "a-token", "GET", &path, None).0 == 404), "gone once terminated");
+    drop(server.stop());
+}

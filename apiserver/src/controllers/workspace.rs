@@ -20,6 +20,7 @@ use crate::registry::observe::WriteObserver;
 use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
+use crate::tenancy::lifecycle::Lifecycle;
 use crate::tenancy::{space, Tree};
 
 /// How many workspaces one pass works on at once.
@@ -30,6 +31,8 @@ const CONCURRENCY: usize = 32;
 pub struct PendingWorkspaces {
     pending: Mutex<BTreeSet<(SpaceName, String)>>,
     wake: Notify,
+    /// A LogicalCluster's last initializer or terminator is gone: its workspace moves on now, not at the next tick.
+    advance: Notify,
 }
 
 impl PendingWorkspaces {
@@ -52,13 +55,20 @@ impl PendingWorkspaces {
 
 impl WriteObserver for PendingWorkspaces {
     fn follows(&self) -> &[(&'static str, &'static str)] {
-        &[("tenancy.kcp.io", "Workspace")]
+        &[("tenancy.kcp.io", "Workspace"), ("core.kcp.io", "LogicalCluster")]
     }
 
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, _revision: Revision) {
         if resource.is("tenancy.kcp.io", "Workspace") {
             let pending = object.is_some_and(|o| is_deleting(o) || o.pointer("/status/phase").and_then(Value::as_str) != Some("Ready"));
             self.set(space, name, pending);
+        } else if let Some(object) = object.filter(|_| resource.is("core.kcp.io", "LogicalCluster")) {
+            let done = Lifecycle::ALL.into_iter().any(|l| {
+                object.pointer("/status/phase").and_then(Value::as_str) == Some(l.phase()) && l.entries(object).is_empty()
+            });
+            if done {
+                self.advance.notify_one();
+            }
         }
     }
 }
@@ -95,7 +105,10 @@ impl WorkspaceController {
                     tracing::warn!(%err, %parent, name, "workspace controller");
                 }
             }).await;
-            tokio::time::sleep(interval).await;
+            tokio::select! {
+                () = tokio::time::sleep(interval) => {}
+                () = self.queue.advance.notified() => {}
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 //! `fieldSelector` pins `metadata.name` names that object, as kube's does, so RBAC's `resourceNames` apply to it.
 
 use super::query;
+use crate::tenancy::lifecycle::{Lifecycle, SERVICES};
 use crate::registry::selector::{FieldSelector, LabelSelector};
 
 /// Which space a path names, before identity is considered.
@@ -41,6 +42,9 @@ pub struct RequestInfo {
     pub name_from_field_selector: bool,
     /// Why the path could not be decoded (an escape that is not `%XX`): the request is a 400.
     pub invalid_path: Option<String>,
+    /// `/services/initializingworkspaces/<initializer>/clusters/<x>/...` (or `terminatingworkspaces`): the
+    /// virtual workspace and its entry; `space` is then `Workspace(x)`.
+    pub virtual_workspace: Option<(Lifecycle, String)>,
 }
 
 /// Namespaces' own subresources: `/namespaces/<ns>/status` is about the namespace, not a resource in it.
@@ -74,7 +78,8 @@ pub fn parse(method: &str, raw_path: &str, query: &str) -> RequestInfo {
         Ok(decoded) => (decoded, None),
         Err(err) => (raw_path.to_owned(), Some(err.0)),
     };
-    let (space, path) = split_cluster_prefix(&full_path);
+    let (virtual_workspace, path) = split_virtual_workspace(&full_path);
+    let (space, path) = split_cluster_prefix(path);
     let mut info = RequestInfo {
         is_resource: false,
         path: path.to_owned(),
@@ -89,6 +94,7 @@ pub fn parse(method: &str, raw_path: &str, query: &str) -> RequestInfo {
         name: String::new(),
         name_from_field_selector: false,
         invalid_path,
+        virtual_workspace,
     };
     if info.invalid_path.is_some() {
         return info;
@@ -157,6 +163,22 @@ pub fn parse(method: &str, raw_path: &str, query: &str) -> RequestInfo {
         }
     }
     info
+}
+
+/// Splits `/services/<lifecycle>/<entry>` off a path that goes on with `/clusters/<x>/...`; any other
+/// `/services/...` path is left whole (no such route: 404).
+fn split_virtual_workspace(path: &str) -> (Option<(Lifecycle, String)>, &str) {
+    let split = || {
+        let after = path.strip_prefix(SERVICES)?.strip_prefix('/')?;
+        let (service, after) = after.split_once('/')?;
+        let (entry, rest) = after.split_once('/')?;
+        let lifecycle = Lifecycle::of_service(service)?;
+        (!entry.is_empty() && rest.starts_with("clusters/")).then(|| ((lifecycle, entry.to_owned()), &after[entry.len()..]))
+    };
+    match split() {
+        Some((virtual_workspace, rest)) => (Some(virtual_workspace), rest),
+        None => (None, path),
+    }
 }
 
 /// Splits `/clusters/<path>/rest` into the workspace path and `/rest`.
@@ -234,6 +256,21 @@ mod tests {
         let info = parse("GET", "/clusters/root:a/apis", "");
         assert_eq!((info.path.as_str(), info.space), ("/apis", SpacePath::Workspace("root:a".to_owned())));
         assert_eq!(parse("GET", "/m%65trics", "").path, "/metrics", "non-resource paths are decoded too");
+    }
+
+    #[test]
+    fn virtual_workspace_paths() {
+        let info = parse("GET", "/services/initializingworkspaces/root:org/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters", "watch=true");
+        assert_eq!(info.virtual_workspace, Some((Lifecycle::Initializing, "root:org".to_owned())));
+        assert_eq!((info.space, info.verb.as_str(), info.resource.as_str()), (SpacePath::Workspace("*".into()), "watch", "logicalclusters"));
+        let info = parse("PATCH", "/services/terminatingworkspaces/t%3Ax/clusters/abc/apis/core.kcp.io/v1alpha1/logicalclusters/cluster/status", "");
+        assert_eq!(info.virtual_workspace, Some((Lifecycle::Terminating, "t:x".to_owned())));
+        assert_eq!((info.space, info.name.as_str(), info.subresource.as_str()), (SpacePath::Workspace("abc".into()), "cluster", "status"));
+        for path in ["/services/initializingworkspaces/root:org/api/v1/pods", "/services/other/x/clusters/a/api/v1/pods",
+            "/services/initializingworkspaces//clusters/a/api/v1/pods", "/services/initializingworkspaces/x"] {
+            let info = parse("GET", path, "");
+            assert_eq!((info.virtual_workspace, info.is_resource, info.path.as_str()), (None, false, path), "{path}");
+        }
     }
 
     #[test]

@@ -50,7 +50,11 @@ impl Decoded {
         let fields = if self.fields.is_empty() { FieldSelector::default() } else {
             FieldSelector::parse(ctx.query.get("fieldSelector").map(String::as_str).unwrap_or_default(), &ctx.resource.kind)?
         };
-        Ok(ListOptions { labels: self.labels.clone(), fields, ..ListOptions::default() })
+        let labels = match &ctx.narrowed {
+            Some(narrowed) => self.labels.and(narrowed),
+            None => self.labels.clone(),
+        };
+        Ok(ListOptions { labels, fields, ..ListOptions::default() })
     }
 }
 

@@ -21,6 +21,7 @@ use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operatio
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy::lifecycle::{label_logical_cluster, Lifecycle};
 use crate::tenancy::types::lifecycle_type;
 use crate::tenancy::Tree;
 
@@ -86,19 +87,19 @@ fn definitions() -> Map<String, Value> {
 
 fn rules(context: &Context, rules: &mut Rules) {
     rules.strategy("core.kcp.io", "LogicalCluster", Arc::new(LogicalClusterStrategy));
-    rules.admit(Arc::new(Lifecycle { tree: context.tree.clone(), authorizer: context.authorizer.clone() }));
+    rules.admit(Arc::new(LifecycleAdmission { tree: context.tree.clone(), authorizer: context.authorizer.clone() }));
 }
 
 /// kcp's rules for a caller's write of a LogicalCluster's status: the phase is the system's, and the lists of
 /// initializers and terminators only shrink, each entry removed by a caller allowed to `initialize` (or
 /// `terminate`) with the workspace type it names, in the workspace holding the type.
-pub struct Lifecycle {
+pub struct LifecycleAdmission {
     tree: Arc<Tree>,
     authorizer: Arc<Authorizer>,
 }
 
 #[async_trait]
-impl Admission for Lifecycle {
+impl Admission for LifecycleAdmission {
     fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
         resource.is("core.kcp.io", "LogicalCluster") && operation == Operation::Update
     }
@@ -114,45 +115,54 @@ impl Admission for Lifecycle {
         if phase(object) != phase(old) {
             return Err(forbidden("status.phase is set by the system".into()));
         }
-        for (field, verb) in [("initializers", "initialize"), ("terminators", "terminate")] {
-            let list = |o: &Value| -> Vec<String> {
-                o.pointer(&format!("/status/{field}")).and_then(Value::as_array).into_iter().flatten()
-                    .filter_map(|v| v.as_str().map(str::to_owned)).collect()
-            };
-            let (now, before) = (list(object), list(old));
+        // A virtual workspace's caller (its synthetic group) may remove its own entry and nothing else.
+        let through = Lifecycle::ALL.into_iter()
+            .find_map(|l| caller.user.groups.iter().find_map(|g| l.entry_of_group(g)).map(|entry| (l, entry)));
+        for lifecycle in Lifecycle::ALL {
+            let field = lifecycle.field();
+            let (now, before) = (lifecycle.entries(object), lifecycle.entries(old));
             if let Some(added) = now.iter().find(|n| !before.contains(n)) {
                 return Err(forbidden(format!("status.{field} can only be removed, not added: {added}")));
             }
-            for removed in before.iter().filter(|b| !now.contains(b)) {
-                self.check(caller, verb, removed).await.map_err(|why| forbidden(format!("cannot remove {removed} from status.{field}: {why}")))?;
+            let removed: Vec<&str> = before.iter().copied().filter(|b| !now.contains(b)).collect();
+            if let Some((served, entry)) = through {
+                if !removed.is_empty() && (served != lifecycle || removed != [entry]) {
+                    let why = format!("only removing the {entry:?} {} is supported", served.noun());
+                    let value = serde_json::to_string(&now).unwrap_or_default();
+                    return Err(ApiError::invalid("core.kcp.io", "LogicalCluster", attributes.name, vec![Cause::invalid(format!("status.{field}"), &value, &why)]));
+                }
+            }
+            for removed in removed {
+                check_entry(&self.authorizer, &self.tree, caller, lifecycle, removed).await
+                    .map_err(|why| forbidden(format!("cannot remove {removed} from status.{field}: {why}")))?;
             }
         }
         Ok(())
     }
 }
 
-impl Lifecycle {
-    /// Whether `caller` may `verb` (`initialize`, `terminate`) the workspace type `entry` names.
-    async fn check(&self, caller: &Caller, verb: &str, entry: &str) -> Result<(), String> {
-        let missing = || format!("missing verb='{verb}' permission on workspacetypes");
-        let (holder, kind) = lifecycle_type(entry).ok_or_else(missing)?;
-        // As with `use`: a tenant's users are judged in their own tenant's workspaces only.
-        if !caller.system && self.tree.tenant_of(&holder) != caller.tenant.as_deref().unwrap_or_default() {
-            return Err(missing());
-        }
-        let attributes = RbacAttributes::Resource {
-            verb: verb.into(),
-            group: "tenancy.kcp.io".into(),
-            resource: "workspacetypes".into(),
-            subresource: String::new(),
-            name: kind,
-            namespace: None,
-        };
-        match self.authorizer.authorize(caller, &holder, &attributes).await {
-            Ok(decision) if decision.allowed => Ok(()),
-            Ok(_) => Err(missing()),
-            Err(err) => Err(err.message),
-        }
+/// Whether `caller` may act for the initializer or terminator `entry`: the verb `initialize` (`terminate`) on the
+/// workspace type it names, in the workspace holding the type. As with `use`, a tenant's users are judged in their
+/// own tenant's workspaces only.
+pub async fn check_entry(authorizer: &Authorizer, tree: &Tree, caller: &Caller, lifecycle: Lifecycle, entry: &str) -> Result<(), String> {
+    let verb = lifecycle.verb();
+    let missing = || format!("missing verb='{verb}' permission on workspacetypes");
+    let (holder, kind) = lifecycle_type(entry).ok_or_else(missing)?;
+    if !caller.system && tree.tenant_of(&holder) != caller.tenant.as_deref().unwrap_or_default() {
+        return Err(missing());
+    }
+    let attributes = RbacAttributes::Resource {
+        verb: verb.into(),
+        group: "tenancy.kcp.io".into(),
+        resource: "workspacetypes".into(),
+        subresource: String::new(),
+        name: kind,
+        namespace: None,
+    };
+    match authorizer.authorize(caller, &holder, &attributes).await {
+        Ok(decision) if decision.allowed => Ok(()),
+        Ok(_) => Err(missing()),
+        Err(err) => Err(err.message),
     }
 }
 
@@ -167,10 +177,12 @@ impl Strategy for LogicalClusterStrategy {
         if let Some(terminators) = object.pointer("/spec/terminators").cloned() {
             object["status"]["terminators"] = terminators;
         }
+        label_logical_cluster(object);
     }
 
-    /// Only `spec.crdPolicy` is the user's to change.
+    /// Only `spec.crdPolicy` is the user's to change; the phase and lifecycle labels follow the status.
     fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, old: &Value, new: &mut Value, part: Part) {
+        label_logical_cluster(new);
         if part != Part::Main || !new.is_object() {
             return;
         }

@@ -25,9 +25,14 @@ fn invalid(field: String, values: &[&str], why: &str) -> Cause {
 
 /// Checks the `rules` of a Role (`namespaced`) or ClusterRole, adding every problem to `causes`.
 pub fn check(object: &Value, namespaced: bool, causes: &mut Vec<Cause>) {
-    let Some(rules) = object.get("rules").and_then(Value::as_array) else { return };
+    check_rules(object.get("rules"), "rules", namespaced, causes);
+}
+
+/// Checks a list of PolicyRules at `field` (a Role's `rules`, a WorkspaceType's `spec.initializerPermissions`).
+pub fn check_rules(rules: Option<&Value>, field: &str, namespaced: bool, causes: &mut Vec<Cause>) {
+    let Some(rules) = rules.and_then(Value::as_array) else { return };
     for (i, rule) in rules.iter().enumerate() {
-        let path = format!("rules[{i}]");
+        let path = format!("{field}[{i}]");
         if strings(rule, "verbs").is_empty() {
             causes.push(required(format!("{path}.verbs"), "verbs must contain at least one value"));
         }

@@ -28,6 +28,7 @@ use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operatio
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy::lifecycle::PHASE_LABEL;
 use crate::tenancy::tree::{Node, Tree, ROOT, TENANT_DEFAULT_TYPE, TENANT_TYPE_ANNOTATION};
 use crate::tenancy::types::{is_home_type, Resolved, TypeError, TypeName, WorkspaceTypes, USABLE_BY_EVERYONE};
 use crate::tenancy::{space, ALL, SYSTEM};
@@ -316,10 +317,7 @@ impl Strategy for WorkspaceStrategy {
     }
 }
 
-/// kcp's label `tenancy.kcp.io/phase`: the Workspace's `status.phase`, so `-l tenancy.kcp.io/phase=Ready` selects.
-pub const PHASE_LABEL: &str = "tenancy.kcp.io/phase";
-
-/// Sets the phase label from `status.phase` (nothing when either is missing or malformed: validation speaks).
+/// Sets kcp's phase label (`tenancy.kcp.io/phase`, so `-l tenancy.kcp.io/phase=Ready` selects) from `status.phase` (nothing when either is missing or malformed: validation speaks).
 fn label_phase(object: &mut Value) {
     let Some(phase) = object.pointer("/status/phase").and_then(Value::as_str).map(str::to_owned) else { return };
     let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return };

@@ -19,6 +19,8 @@ use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operatio
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
+use crate::kinds::workspace::BaseUrl;
+use crate::tenancy::lifecycle::virtual_workspaces;
 use crate::tenancy::types::{TypeName, TypeSpec, WorkspaceTypes};
 use crate::tenancy::Tree;
 
@@ -105,7 +107,7 @@ fn definitions() -> Map<String, Value> {
 }
 
 fn rules(context: &Context, rules: &mut Rules) {
-    rules.strategy(GROUP, NAME, Arc::new(WorkspaceTypeStrategy));
+    rules.strategy(GROUP, NAME, Arc::new(WorkspaceTypeStrategy { base_url: context.base_url.clone() }));
     rules.admit(Arc::new(ExtensionChain { tree: context.tree.clone(), types: context.types.clone() }));
 }
 
@@ -147,7 +149,9 @@ impl Admission for ExtensionChain {
     }
 }
 
-pub struct WorkspaceTypeStrategy;
+pub struct WorkspaceTypeStrategy {
+    base_url: Arc<BaseUrl>,
+}
 
 /// The spec every stored type has: kcp's CRD defaults `defaultChildWorkspaceType` to `root:universal`, so a
 /// workspace made without a type inside a workspace of any type is universal unless its type says otherwise.
@@ -172,6 +176,21 @@ impl Strategy for WorkspaceTypeStrategy {
 
     fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
         check(object, causes);
+    }
+
+    /// `status.virtualWorkspaces` (and kcp's `VirtualWorkspaceURLsReady`) from the server's address, when read:
+    /// the URL of the initializing and terminating virtual workspace of this type's entry.
+    fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {
+        let cluster = object.pointer("/metadata/annotations/kcp.io~1cluster").and_then(Value::as_str).map(str::to_owned);
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).map(str::to_owned);
+        let (Some(cluster), Some(name), Some(spec)) = (cluster, name, object.get("spec").and_then(Value::as_object)) else { return };
+        let urls = virtual_workspaces(&self.base_url.get(), &format!("{cluster}:{name}"), spec);
+        if !object.get("status").is_some_and(Value::is_object) {
+            object["status"] = json!({});
+        }
+        let created = object.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null);
+        object["status"]["conditions"] = json!([{"type": "VirtualWorkspaceURLsReady", "status": "True", "lastTransitionTime": created}]);
+        object["status"]["virtualWorkspaces"] = json!(urls);
     }
 }
 
@@ -242,5 +261,8 @@ fn check(object: &Value, causes: &mut Vec<Cause>) {
         for (index, allowed) in types.into_iter().flatten().enumerate() {
             check_reference(allowed, &format!("spec.{limit}.types[{index}]"), causes);
         }
+    }
+    for permissions in ["initializerPermissions", "terminatorPermissions"] {
+        super::roles::check_rules(spec.get(permissions), &format!("spec.{permissions}"), false, causes);
     }
 }

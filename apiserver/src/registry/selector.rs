@@ -24,6 +24,11 @@ impl LabelSelector {
         self.requirements.is_empty()
     }
 
+    /// Both selectors' requirements.
+    pub fn and(&self, other: &LabelSelector) -> LabelSelector {
+        LabelSelector { requirements: self.requirements.iter().chain(&other.requirements).cloned().collect() }
+    }
+
     /// Matches the object's `metadata.labels`, with kube's `Requirement.Matches` rules.
     pub fn matches(&self, object: &Value) -> bool {
         let labels = object.pointer("/metadata/labels").and_then(Value::as_object);

@@ -6,6 +6,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::RwLock;
 
+use kspaces_authz::rbac::PolicyRule;
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::{json, Value};
 
@@ -54,6 +55,15 @@ pub struct TypeSpec {
     pub default_child: Option<(String, String)>,
     pub initializer: bool,
     pub terminator: bool,
+    /// `initializerPermissions`: what its initializer may do inside a workspace it initializes, through the
+    /// initializing virtual workspace (empty: act as the workspace's creator).
+    pub initializer_permissions: Vec<PolicyRule>,
+    /// `terminatorPermissions`, likewise for the terminating virtual workspace.
+    pub terminator_permissions: Vec<PolicyRule>,
+}
+
+fn rules(value: Option<&Value>) -> Vec<PolicyRule> {
+    value.and_then(Value::as_array).into_iter().flatten().filter_map(PolicyRule::from_json).collect()
 }
 
 fn reference(value: &Value) -> Option<(String, String)> {
@@ -86,6 +96,8 @@ impl TypeSpec {
             default_child: spec.get("defaultChildWorkspaceType").and_then(reference).or_else(|| Some((ROOT.to_owned(), "universal".to_owned()))),
             initializer: spec.get("initializer").and_then(Value::as_bool).unwrap_or(false),
             terminator: spec.get("terminator").and_then(Value::as_bool).unwrap_or(false),
+            initializer_permissions: rules(spec.get("initializerPermissions")),
+            terminator_permissions: rules(spec.get("terminatorPermissions")),
         }
     }
 }
@@ -163,7 +175,8 @@ impl std::fmt::Debug for WorkspaceTypes {
 }
 
 impl WorkspaceTypes {
-    fn get(&self, cluster: &SpaceName, name: &str) -> Option<TypeSpec> {
+    /// The type `name` held by the logical cluster `cluster`.
+    pub fn get(&self, cluster: &SpaceName, name: &str) -> Option<TypeSpec> {
         self.types.read().unwrap_or_else(|e| e.into_inner()).get(&(cluster.clone(), name.to_owned())).cloned()
     }
 
