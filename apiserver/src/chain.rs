@@ -101,6 +101,9 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
             let access = server.virtual_workspaces.admit(info, *lifecycle, entry, caller).await?;
             trail.user = Some(access.caller.user.clone());
             if access.authorized {
+                if let Spaces::One(space) = &access.spaces {
+                    trail.tenant = Some(server.tree.tenant_of(space));
+                }
                 trail.decision = Some(Decision { allowed: true, reason: format!("{} virtual workspace", lifecycle.kind()) });
             } else {
                 authorize(&server, trail, &access.caller, &access.spaces, info).await?;

@@ -1,6 +1,8 @@
 //! Black-box test harness: starts the real `kspaces` binary on `127.0.0.1:0` with a fresh data dir and
 //! drives it with real clients (kubectl 1.32 here; kube-rs and the Python client in the tests).
 
+pub mod initializer;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
