@@ -204,7 +204,14 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let controllers = Controllers {
         namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
-        tenant: TenantController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tenants: tenants.clone() },
+        tenant: TenantController {
+            registry: registry.clone(),
+            resources: resources.clone(),
+            resolver: resolver.clone(),
+            tenants: tenants.clone(),
+            types: types.clone(),
+            tree: tree.clone(),
+        },
         workspace: WorkspaceController {
             registry: registry.clone(),
             resources: resources.clone(),
@@ -308,7 +315,10 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
         match server.registry.create(&tenants, &system, tenant, &WriteContext::server(SERVER_MANAGER, "")).await {
             Ok(_) => {}
             // Made by an earlier run; its space may not be complete.
-            Err(ApiError { code: 409, .. }) => tenancy::space::initialize(&server.registry, &server.resources, &name).await.map_err(failed)?,
+            Err(ApiError { code: 409, .. }) => {
+                let spaces = &server.virtual_workspaces;
+                tenancy::space::initialize(&server.registry, &server.resources, &spaces.types, &server.tree, &name).await.map_err(failed)?
+            }
             Err(err) => return Err(failed(err)),
         }
     }

@@ -1168,3 +1168,33 @@ fn virtual_workspaces_serve_initializers_and_terminators() {
     assert_eq!(merge_patch("carol-token", &status, &json!({"status": {"terminators": []}})).0, 200);
     assert!(eventually(TIMEOUT, || get("a-token", &path).0 == 404), "gone once terminated");
 }
+
+/// Arktos' tenant lifecycle under a terminator: a tenant whose type (a root type) has `terminator: true` is
+/// deleted the Arktos way (`Terminating`, the `arktos` finalizer) but its space stays untouched, its LogicalCluster
+/// `Terminating`, until the terminator is removed through the terminating virtual workspace; then it goes.
+#[test]
+fn a_tenant_of_a_terminator_type_waits_for_its_terminator() {
+    let _ = fixture();
+    let kind = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceType", "metadata": {"name": "vw-tenant"},
+        "spec": {"terminator": true, "extend": {"with": [{"name": "organization", "path": "root"}]}}});
+    assert_eq!(post("root-token", &format!("/clusters/root/{WORKSPACE_TYPES}"), &kind).0, 201);
+    create_workspace("root-token", "root", "t-held", Some(("root", "vw-tenant")));
+    let logical_cluster = format!("/clusters/root:t-held/{LOGICAL_CLUSTERS}/cluster");
+    assert_eq!(get("root-token", &logical_cluster).1["status"]["terminators"], json!(["root:vw-tenant"]));
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "keep"}});
+    assert_eq!(post("root-token", "/clusters/root:t-held/api/v1/namespaces", &namespace).0, 201);
+    assert_eq!(post("root-token", "/clusters/root:t-held/api/v1/namespaces/keep/configmaps", &configmap("kept", "1")).0, 201);
+
+    assert_eq!(call(Http::One, "root-token", "DELETE", "/api/v1/tenants/t-held", None).0, 200);
+    assert!(eventually(TIMEOUT, || get("root-token", &logical_cluster).1["status"]["phase"] == "Terminating"), "the LogicalCluster waits");
+    std::thread::sleep(Duration::from_millis(1500));
+    let (_, tenant) = get("root-token", "/api/v1/tenants/t-held");
+    assert_eq!((&tenant["status"]["phase"], &tenant["spec"]["finalizers"]), (&json!("Terminating"), &json!(["arktos"])), "{tenant}");
+    assert_eq!(get("root-token", "/clusters/root:t-held/api/v1/namespaces/keep/configmaps/kept").0, 200, "content stays");
+    let (_, listed) = get("root-token", &virtual_path("terminatingworkspaces", "root:vw-tenant", "*", LOGICAL_CLUSTERS));
+    assert_eq!(paths(&listed), ["root:t-held"]);
+
+    let status = virtual_path("terminatingworkspaces", "root:vw-tenant", "t-held", &format!("{LOGICAL_CLUSTERS}/cluster/status"));
+    assert_eq!(merge_patch("root-token", &status, &json!({"status": {"terminators": []}})).0, 200);
+    assert!(eventually(Duration::from_secs(40), || get("root-token", "/api/v1/tenants/t-held").0 == 404), "gone once terminated");
+}

@@ -11,7 +11,8 @@ use std::time::Duration;
 use crate::registry::{GenericStore, ResourceTable, Scope};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
-use crate::tenancy::{self, space_of, Phase, TenantCache};
+use crate::tenancy::types::WorkspaceTypes;
+use crate::tenancy::{self, space_of, Phase, TenantCache, Tree};
 
 /// The tenant controller: what it reads and writes through.
 pub struct TenantController {
@@ -22,6 +23,9 @@ pub struct TenantController {
     pub resolver: Arc<Resolver>,
     /// Which tenants are Terminating.
     pub tenants: Arc<TenantCache>,
+    /// A new tenant's type and its terminators (completing an interrupted space).
+    pub types: Arc<WorkspaceTypes>,
+    pub tree: Arc<Tree>,
 }
 
 impl TenantController {
@@ -37,6 +41,18 @@ impl TenantController {
             let terminating = self.tenants.terminating();
             empty_before.retain(|t| terminating.contains(t));
             for tenant in terminating {
+                // Its type's terminators first (kcp's Terminating): the space stays as it is until they are gone.
+                match self.held(&tenant).await {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        empty_before.remove(&tenant);
+                        continue;
+                    }
+                    Err(err) => {
+                        tracing::warn!(%err, tenant, "tenant controller");
+                        continue;
+                    }
+                }
                 match self.empty_space(&tenant).await {
                     // A create admitted just before the tenant turned Terminating may still be landing: finalize
                     // only after two empty passes in a row, `interval` apart.
@@ -66,12 +82,17 @@ impl TenantController {
             let done = tenancy::space::is_initialized(&self.registry, &self.resources, &tenant).await;
             if let Err(err) = match done {
                 Ok(true) => Ok(()),
-                Ok(false) => tenancy::space::initialize(&self.registry, &self.resources, &tenant).await,
+                Ok(false) => tenancy::space::initialize(&self.registry, &self.resources, &self.types, &self.tree, &tenant).await,
                 Err(err) => Err(err),
             } {
                 tracing::warn!(%err, tenant, "completing a tenant space");
             }
         }
+    }
+
+    /// True while the tenant's LogicalCluster lists terminators (it is then `Terminating`).
+    async fn held(&self, tenant: &str) -> ApiResult<bool> {
+        Ok(tenancy::space::hold_for_terminators(&self.registry, &self.resources, &space_of(tenant)?).await?.is_some())
     }
 
     /// One pass over a Terminating tenant's space: deletes what is left; true if nothing was left. ClusterRoles

@@ -66,7 +66,7 @@ fn definitions() -> Map<String, Value> {
 }
 
 fn rules(context: &Context, rules: &mut Rules) {
-    rules.strategy("", "Tenant", Arc::new(TenantStrategy { resources: context.resources.clone(), tree: context.tree.clone() }));
+    rules.strategy("", "Tenant", Arc::new(TenantStrategy { resources: context.resources.clone(), tree: context.tree.clone(), types: context.types.clone() }));
     rules.admit(Arc::new(TenantLifecycle { tenants: context.tenants.clone() }));
 }
 
@@ -78,6 +78,8 @@ pub const TENANT_FINALIZER: &str = "arktos";
 pub struct TenantStrategy {
     pub resources: ResourceTable,
     pub tree: Arc<crate::tenancy::Tree>,
+    /// The type's terminators, for the tenant's LogicalCluster.
+    pub types: Arc<crate::tenancy::types::WorkspaceTypes>,
 }
 
 #[async_trait]
@@ -127,7 +129,7 @@ impl Strategy for TenantStrategy {
 
     async fn after_create(&self, registry: &GenericStore, _space: &SpaceName, object: &Value) -> ApiResult<()> {
         let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        tenancy::space::initialize(registry, &self.resources, name).await
+        tenancy::space::initialize(registry, &self.resources, &self.types, &self.tree, name).await
     }
 }
 

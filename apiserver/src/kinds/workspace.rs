@@ -311,7 +311,7 @@ impl Strategy for WorkspaceStrategy {
     async fn after_create(&self, registry: &GenericStore, parent: &SpaceName, object: &Value) -> ApiResult<()> {
         let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
         if parent.is_system() {
-            return space::initialize(registry, &self.resources, name).await;
+            return space::initialize(registry, &self.resources, &self.types, &self.tree, name).await;
         }
         space::initialize_workspace(registry, &self.resources, &self.tree, parent, object).await
     }

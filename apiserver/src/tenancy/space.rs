@@ -13,6 +13,7 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
 use super::tree::{Tree, TENANT_DEFAULT_TYPE};
+use super::types::WorkspaceTypes;
 use super::{space_of, SYSTEM};
 use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
 use crate::kinds::workspace::OWNER_ANNOTATION;
@@ -163,22 +164,33 @@ pub async fn advance_workspace(registry: &GenericStore, resources: &ResourceTabl
 /// For a deleted workspace: true while its LogicalCluster still lists terminators, the LogicalCluster and the
 /// Workspace then `Terminating`; false once none is left (or there is no LogicalCluster), for the deletion to go on.
 pub async fn await_terminators(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, space: &SpaceName) -> ApiResult<bool> {
+    match hold_for_terminators(registry, resources, space).await? {
+        Some(logical_cluster) => {
+            mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// The LogicalCluster of `space`, made `Terminating`, while it lists terminators; `None` once none is left (or
+/// there is none). A deleted tenant waits on this alone: its Tenant is already Arktos' `Terminating`.
+pub async fn hold_for_terminators(registry: &GenericStore, resources: &ResourceTable, space: &SpaceName) -> ApiResult<Option<Value>> {
     let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
     let scope = Scope::one(space.clone(), None);
-    let mut logical_cluster = match registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
+    let logical_cluster = match registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
         Ok(logical_cluster) => logical_cluster,
-        Err(ApiError { code: 404, .. }) => return Ok(false),
+        Err(ApiError { code: 404, .. }) => return Ok(None),
         Err(err) => return Err(err),
     };
     let left = logical_cluster.pointer("/status/terminators").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
     if !left {
-        return Ok(false);
+        return Ok(None);
     }
-    if phase_of(&logical_cluster) != "Terminating" {
-        logical_cluster = set_status(registry, &logical_clusters, &scope, LOGICAL_CLUSTER_NAME, |status| status["phase"] = json!("Terminating")).await?;
+    if phase_of(&logical_cluster) == "Terminating" {
+        return Ok(Some(logical_cluster));
     }
-    mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
-    Ok(true)
+    set_status(registry, &logical_clusters, &scope, LOGICAL_CLUSTER_NAME, |status| status["phase"] = json!("Terminating")).await.map(Some)
 }
 
 /// Sets a Workspace's `status.phase`, `status.initializers` and `status.terminators` to its LogicalCluster's
@@ -258,15 +270,21 @@ pub async fn set_logical_cluster_phase(registry: &GenericStore, resources: &Reso
 
 /// Creates whatever of the initial objects the space lacks. Idempotent. Everything but the LogicalCluster is
 /// written at once (one group commit, not one per object); the LogicalCluster goes last.
-pub async fn initialize(registry: &GenericStore, resources: &ResourceTable, tenant: &str) -> ApiResult<()> {
+pub async fn initialize(registry: &GenericStore, resources: &ResourceTable, types: &WorkspaceTypes, tree: &Tree, tenant: &str) -> ApiResult<()> {
     let space = space_of(tenant)?;
     let mut objects = initial_objects(tenant);
     let last = objects.pop();
     futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
     if let Some(mut logical_cluster) = last {
         // A tenant made as a root Workspace of another type than organization says so in its annotation.
-        if let Some(kind) = tenant_type(registry, resources, tenant).await? {
+        let kind = tenant_type(registry, resources, tenant).await?;
+        if let Some(kind) = &kind {
             logical_cluster["metadata"]["annotations"][TYPE_ANNOTATION] = json!(kind);
+        }
+        // Its type's terminators hold its deletion, as a nested workspace's do (the tenant controller waits).
+        let terminators = if tenant == SYSTEM { Vec::new() } else { types.tenant_terminators(tree, kind.as_deref().unwrap_or(TENANT_DEFAULT_TYPE)) };
+        if !terminators.is_empty() {
+            logical_cluster["spec"]["terminators"] = json!(terminators);
         }
         create(registry, resources, &space, logical_cluster).await?;
     }

@@ -230,6 +230,14 @@ impl WorkspaceTypes {
         Ok(Resolved { name: type_name, spec, aliases })
     }
 
+    /// The terminators a tenant (a workspace in root) of type `kind` (`root:<name>`) waits for when deleted; none
+    /// for a type that does not resolve.
+    pub fn tenant_terminators(&self, tree: &Tree, kind: &str) -> Vec<String> {
+        let Some(kind) = TypeName::parse(kind) else { return Vec::new() };
+        let Some(root) = tree.resolve(ROOT) else { return Vec::new() };
+        self.resolve(tree, &root, &kind.path, &kind.name).map(|resolved| resolved.terminators(tree)).unwrap_or_default()
+    }
+
     /// The type of the workspace `node` itself (`root:root` for root).
     pub fn of_workspace(&self, tree: &Tree, node: &Node) -> Result<Resolved, TypeError> {
         let kind = TypeName::parse(&node.kind).unwrap_or_else(|| TypeName::new(ROOT, "universal"));
