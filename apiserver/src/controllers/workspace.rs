@@ -3,9 +3,11 @@
 //! workspaces: `Terminating` while terminators are left, then `Deleting`: their subtree and content first (each
 //! child workspace is content, deleted the same way), then the `core.kcp.io/logicalcluster` finalizer is lifted,
 //! which removes the Workspace. It learns of such workspaces from the registry's write observer, and at startup
-//! from one priming scan, so a deletion in flight resumes after a restart.
+//! from one priming scan, so a deletion in flight resumes after a restart. A workspace that waits for initializers
+//! or terminators is set aside (no work while it waits, however many wait) until its LogicalCluster's last entry
+//! goes; the LogicalCluster's `spec.owner` names the workspace to take back.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,10 +28,11 @@ use crate::tenancy::{space, Tree};
 /// How many workspaces one pass works on at once.
 const CONCURRENCY: usize = 32;
 
-/// Workspaces being created or deleted, by (parent space, name).
+/// Workspaces being created or deleted, by (parent space, name), each with the count of the last write that made
+/// it pending (a workspace set aside while it waits comes back only if nothing made it pending meanwhile).
 #[derive(Debug, Default)]
 pub struct PendingWorkspaces {
-    pending: Mutex<BTreeSet<(SpaceName, String)>>,
+    pending: Mutex<(BTreeMap<(SpaceName, String), u64>, u64)>,
     wake: Notify,
     /// A LogicalCluster's last initializer or terminator is gone: its workspace moves on now, not at the next tick.
     advance: Notify,
@@ -37,19 +40,36 @@ pub struct PendingWorkspaces {
 
 impl PendingWorkspaces {
     fn set(&self, parent: &SpaceName, name: &str, pending: bool) {
-        let mut set = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let (set, count) = &mut *guard;
         let key = (parent.clone(), name.to_owned());
         if pending {
-            set.insert(key);
-            drop(set);
+            *count += 1;
+            set.insert(key, *count);
+            drop(guard);
             self.wake.notify_one();
         } else {
             set.remove(&key);
         }
     }
 
+    /// The count a reconcile starts from (0: not pending).
+    fn seen(&self, parent: &SpaceName, name: &str) -> u64 {
+        let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0.get(&(parent.clone(), name.to_owned())).copied().unwrap_or(0)
+    }
+
+    /// Sets a waiting workspace aside, unless a write made it pending again since `seen`.
+    fn set_aside(&self, parent: &SpaceName, name: &str, seen: u64) {
+        let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (parent.clone(), name.to_owned());
+        if guard.0.get(&key) == Some(&seen) {
+            guard.0.remove(&key);
+        }
+    }
+
     fn snapshot(&self) -> Vec<(SpaceName, String)> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).0.keys().cloned().collect()
     }
 }
 
@@ -63,14 +83,26 @@ impl WriteObserver for PendingWorkspaces {
             let pending = object.is_some_and(|o| is_deleting(o) || o.pointer("/status/phase").and_then(Value::as_str) != Some("Ready"));
             self.set(space, name, pending);
         } else if let Some(object) = object.filter(|_| resource.is("core.kcp.io", "LogicalCluster")) {
+            // Its workspace (`spec.owner`) was set aside while it waited; it moves on now.
             let done = Lifecycle::ALL.into_iter().any(|l| {
                 object.pointer("/status/phase").and_then(Value::as_str) == Some(l.phase()) && l.entries(object).is_empty()
             });
-            if done {
+            if let Some((parent, name)) = owner(object).filter(|_| done) {
+                self.set(&parent, &name, true);
                 self.advance.notify_one();
             }
         }
     }
+}
+
+/// The Workspace a nested workspace's LogicalCluster belongs to: its parent space and name (`spec.owner`).
+fn owner(logical_cluster: &Value) -> Option<(SpaceName, String)> {
+    let owner = logical_cluster.pointer("/spec/owner")?;
+    let parent = match owner.get("cluster").and_then(Value::as_str)? {
+        "root" => SpaceName::system(),
+        cluster => SpaceName::new(cluster).ok()?,
+    };
+    Some((parent, owner.get("name").and_then(Value::as_str)?.to_owned()))
 }
 
 /// The workspace controller: what it reads and writes through.
@@ -118,6 +150,7 @@ impl WorkspaceController {
 
     /// One step for one workspace: complete its creation, or move its deletion on.
     pub async fn reconcile(&self, parent: &SpaceName, name: &str) -> ApiResult<()> {
+        let seen = self.queue.seen(parent, name);
         let scope = Scope::one(parent.clone(), None);
         let workspace = match self.registry.reader().get(self.workspaces()?, &scope, name).await {
             Ok(workspace) => workspace,
@@ -127,13 +160,18 @@ impl WorkspaceController {
             }
             Err(err) => return Err(err),
         };
+        // A workspace waiting for its initializers or terminators is set aside until its LogicalCluster changes.
         if !is_deleting(&workspace) {
-            return space::initialize_workspace(&self.registry, &self.resources, &self.tree, parent, &workspace).await;
+            if space::initialize_workspace(&self.registry, &self.resources, &self.tree, parent, &workspace).await? {
+                self.queue.set_aside(parent, name, seen);
+            }
+            return Ok(());
         }
         let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str).and_then(|c| SpaceName::new(c).ok());
         // Terminating while terminators are left (kcp's phase), with the LogicalCluster and mirrored.
         if let Some(cluster) = &cluster {
             if space::await_terminators(&self.registry, &self.resources, parent, name, cluster).await? {
+                self.queue.set_aside(parent, name, seen);
                 return Ok(());
             }
         }

@@ -126,39 +126,47 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
     objects
 }
 
-/// Makes a nested workspace's logical cluster (whatever of it is missing), then moves the workspace on as far as
-/// it can go (`advance_workspace`). Idempotent: the workspace controller completes a creation a crash interrupted.
-pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceTable, tree: &Tree, parent: &SpaceName, workspace: &Value) -> ApiResult<()> {
+/// Makes a nested workspace's logical cluster (whatever of it is missing: nothing once its LogicalCluster, made
+/// last, exists), then moves the workspace on as far as it can go (`advance_workspace`). Idempotent: the workspace
+/// controller completes a creation a crash interrupted. True while it waits for initializers.
+pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceTable, tree: &Tree, parent: &SpaceName, workspace: &Value) -> ApiResult<bool> {
     let name = workspace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str)
         .ok_or_else(|| ApiError::internal(format!("workspace {name} has no logical cluster")))?;
     let space = SpaceName::new(cluster).map_err(|e| ApiError::internal(e.to_string()))?;
-    let parent_path = tree.cluster(parent).map(|n| n.path).ok_or_else(|| ApiError::not_found("tenancy.kcp.io", "workspaces", parent.as_str()))?;
-    let mut objects = workspace_objects(&format!("{parent_path}:{name}"), workspace, parent);
-    let last = objects.pop();
-    futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
-    if let Some(logical_cluster) = last {
-        create(registry, resources, &space, logical_cluster).await?;
-    }
-    advance_workspace(registry, resources, parent, name, &space).await
+    let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
+    let logical_cluster = match registry.reader().get(&logical_clusters, &Scope::one(space.clone(), None), LOGICAL_CLUSTER_NAME).await {
+        Ok(logical_cluster) => logical_cluster,
+        Err(ApiError { code: 404, .. }) => {
+            let parent_path = tree.cluster(parent).map(|n| n.path).ok_or_else(|| ApiError::not_found("tenancy.kcp.io", "workspaces", parent.as_str()))?;
+            let mut objects = workspace_objects(&format!("{parent_path}:{name}"), workspace, parent);
+            let last = objects.pop();
+            futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
+            if let Some(logical_cluster) = last {
+                create(registry, resources, &space, logical_cluster).await?;
+            }
+            registry.reader().get(&logical_clusters, &Scope::one(space.clone(), None), LOGICAL_CLUSTER_NAME).await?
+        }
+        Err(err) => return Err(err),
+    };
+    advance_workspace(registry, resources, parent, name, &space, logical_cluster).await
 }
 
 /// Moves a workspace being created on, as kcp's phases go: the Workspace mirrors its LogicalCluster's phase and
 /// initializers (`Initializing`); a LogicalCluster with no initializers left becomes `Ready`, and the Workspace
-/// with it. Writes only what changes.
-pub async fn advance_workspace(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, space: &SpaceName) -> ApiResult<()> {
-    let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
-    let scope = Scope::one(space.clone(), None);
-    let mut logical_cluster = registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await?;
+/// with it. Writes only what changes. True while initializers are left.
+async fn advance_workspace(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, space: &SpaceName,
+    mut logical_cluster: Value) -> ApiResult<bool> {
     mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
     let initializers_left = logical_cluster.pointer("/status/initializers").and_then(Value::as_array).is_some_and(|i| !i.is_empty());
     if phase_of(&logical_cluster) == "Initializing" && !initializers_left {
-        logical_cluster = set_status(registry, &logical_clusters, &scope, LOGICAL_CLUSTER_NAME, |status| {
+        let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
+        logical_cluster = set_status(registry, &logical_clusters, &Scope::one(space.clone(), None), LOGICAL_CLUSTER_NAME, |status| {
             status["phase"] = json!("Ready");
         }).await?;
         mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
     }
-    Ok(())
+    Ok(initializers_left && phase_of(&logical_cluster) == "Initializing")
 }
 
 /// For a deleted workspace: true while its LogicalCluster still lists terminators, the LogicalCluster and the
