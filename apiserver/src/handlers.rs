@@ -153,6 +153,38 @@ pub fn has_protobuf_form(resource: &ResourceInfo) -> bool {
     resource.custom.is_none() && crate::protobuf::has_protobuf_form(&resource.api_version(), &resource.kind)
 }
 
+/// `body` as JSON, in a buffer sized up front for a list (its first item's size times the number of items, and a
+/// margin), so that a large list is not copied over and over as its buffer grows.
+fn json_bytes(body: &Value) -> Vec<u8> {
+    let items = body.get("items").or_else(|| body.get("rows")).and_then(Value::as_array);
+    let estimate = items.and_then(|items| Some((items.len(), items.first()?))).map_or(0, |(count, first)| {
+        let mut sized = SizeCounter(0);
+        let _ = serde_json::to_writer(&mut sized, first);
+        count.saturating_mul(sized.0 + 1).saturating_add(count / 8 * sized.0).saturating_add(1024)
+    });
+    let mut buffer = Vec::with_capacity(estimate.min(MAX_LIST_RESERVE));
+    // Writing a `Value` into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut buffer, body);
+    buffer
+}
+
+/// The most a list's buffer reserves up front (past it, the buffer grows as it must).
+const MAX_LIST_RESERVE: usize = 256 * 1024 * 1024;
+
+/// Counts the bytes written to it.
+struct SizeCounter(usize);
+
+impl std::io::Write for SizeCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Serializes `body` as JSON (Table too), YAML or protobuf.
 pub fn respond(code: u16, output: Output, body: &Value) -> ApiResult<HttpResponse> {
     let status = actix_web::http::StatusCode::from_u16(code).unwrap_or(actix_web::http::StatusCode::OK);
@@ -163,8 +195,8 @@ pub fn respond(code: u16, output: Output, body: &Value) -> ApiResult<HttpRespons
         }
         Format::Json if output.target == Target::Table => Ok(HttpResponse::build(status)
             .content_type("application/json;as=Table;v=v1;g=meta.k8s.io")
-            .body(body.to_string())),
-        Format::Json => Ok(HttpResponse::build(status).content_type("application/json").body(body.to_string())),
+            .body(json_bytes(body))),
+        Format::Json => Ok(HttpResponse::build(status).content_type("application/json").body(json_bytes(body))),
         Format::Protobuf => {
             let encoded = crate::protobuf::encode_object(body).map_err(protobuf_error)?;
             Ok(HttpResponse::build(status).content_type(crate::protobuf::PROTOBUF_MEDIA_TYPE).body(encoded))
@@ -306,5 +338,22 @@ async fn dispatch_verb(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
         ("delete", "") => delete::handle(ctx, read_body(payload).await?).await,
         ("deletecollection", "") => delete::collection(ctx, read_body(payload).await?).await,
         _ => Err(ApiError::method_not_supported(&verb, &ctx.resource.plural)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_bodies_are_the_values_text_whatever_their_buffer() {
+        let items: Vec<Value> = (0..50).map(|i| json!({"metadata": {"name": format!("cm-{i}")}, "data": {"k": "v".repeat(i)}})).collect();
+        for body in [json!({"kind": "ConfigMapList", "items": items}), json!({"kind": "ConfigMapList", "items": []}),
+            json!({"kind": "Table", "rows": [{"cells": ["a", 1]}]}), json!({"kind": "ConfigMap"}), json!("text"), json!({"items": "no list"})] {
+            assert_eq!(String::from_utf8(json_bytes(&body)).unwrap(), body.to_string());
+        }
+        let list = json!({"items": (0..100).map(|_| json!({"a": "0123456789"})).collect::<Vec<_>>()});
+        assert!(json_bytes(&list).capacity() >= list.to_string().len(), "a list's buffer is sized up front");
     }
 }

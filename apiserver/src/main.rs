@@ -6,6 +6,11 @@ use clap::Parser;
 use kspaces_apiserver::config::{Cli, Command};
 use kspaces_apiserver::{kubeconfig, server};
 
+/// mimalloc instead of glibc's allocator: a server that builds and drops many small JSON values spent a third of
+/// its CPU in glibc's malloc and free (docs/benchmarks.md, Workspaces).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
