@@ -58,7 +58,10 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     // kube's WithPanicRecovery: a bug met by one request is that request's 500, never a reset connection.
     let payload = Unread::new(payload);
     let served = AssertUnwindSafe(serve(&req, payload.clone(), server.clone(), &info, &mut trail)).catch_unwind().await;
-    payload.drain().await;
+    // HTTP/1.1 copes with an unread body on its own (and draining would answer an `Expect: 100-continue`).
+    if req.version() == actix_web::http::Version::HTTP_2 {
+        payload.drain().await;
+    }
     let served = served.unwrap_or_else(|_| {
         tracing::error!(method = %req.method(), path = %req.path(), "a request panicked");
         Err(ApiError::internal(format!("an internal error occurred handling {} {}", req.method(), req.path())))
@@ -98,7 +101,12 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     let access = match &info.virtual_workspace {
         Some((lifecycle, entry)) => {
             let caller = caller.take().ok_or_else(ApiError::unauthorized)?;
+            let user = caller.user.clone();
             let access = server.virtual_workspaces.admit(info, *lifecycle, entry, caller).await?;
+            // Acting as the workspace's creator: the audit log names the controller as the impersonator.
+            if access.caller.user.name != user.name {
+                trail.impersonator = Some(user);
+            }
             trail.user = Some(access.caller.user.clone());
             if access.authorized {
                 if let Spaces::One(space) = &access.spaces {

@@ -218,9 +218,9 @@ pub enum Body {
     Read(Bytes),
 }
 
-/// The request's payload until someone reads it. The chain keeps a handle and drains what nobody read before it
-/// answers (`drain`): over HTTP/2, a stream whose body is dropped unread is reset with `CANCEL` before the answer
-/// goes out, and clients (curl, Go's) then report a framing error instead of the answer.
+/// The request's payload until someone reads it. The chain keeps a handle and, over HTTP/2, drains what nobody read
+/// before it answers (`drain`): a stream whose body is dropped unread is reset with `CANCEL` before the answer goes
+/// out, and clients (curl, Go's) then report a framing error instead of the answer.
 #[derive(Clone)]
 pub struct Unread(Rc<RefCell<Option<web::Payload>>>);
 
