@@ -17,6 +17,10 @@ use kspaces_apiserver::tenancy::tree::Edge;
 use kspaces_apiserver::tenancy::Tree;
 use kspaces_storage::{Revision, SpaceName};
 
+/// The server's allocator (`src/main.rs`), so the figures are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const TENANTS: usize = 10;
 const FANOUT: usize = 10;
 const DEPTH: usize = 5;

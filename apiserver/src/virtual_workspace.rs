@@ -93,11 +93,7 @@ impl VirtualWorkspaces {
         let waits = logical_cluster.pointer("/status/phase").and_then(Value::as_str) == Some(lifecycle.phase())
             && lifecycle.entries(&logical_cluster).contains(&entry);
         if is_logical_cluster {
-            let allowed = match (info.verb.as_str(), info.subresource.as_str()) {
-                ("get", "" | "status") => true,
-                ("update" | "patch", "status") => true,
-                _ => false,
-            };
+            let allowed = matches!((info.verb.as_str(), info.subresource.as_str()), ("get", "" | "status") | ("update" | "patch", "status"));
             if !allowed {
                 let what = if info.subresource.is_empty() { RESOURCE.to_owned() } else { format!("{RESOURCE}/{}", info.subresource) };
                 return Err(ApiError::method_not_supported(&info.verb, &what));
@@ -202,7 +198,7 @@ mod tests {
 
     #[test]
     fn the_wildcard_selects_the_phase_and_the_entry() {
-        let initializing = selector(Lifecycle::Initializing, "root:org").unwrap();
+        let initializing = selector(Lifecycle::Initializing, "root:org").expect("a selector");
         let mut waiting = serde_json::json!({"metadata": {}, "status": {"phase": "Initializing", "initializers": ["root:org"]}});
         crate::tenancy::lifecycle::label_logical_cluster(&mut waiting);
         assert!(initializing.matches(&waiting));
@@ -211,9 +207,9 @@ mod tests {
         assert!(!initializing.matches(&other));
         let mut terminating = serde_json::json!({"metadata": {}, "status": {"phase": "Ready", "terminators": ["root:org"]}});
         crate::tenancy::lifecycle::label_logical_cluster(&mut terminating);
-        assert!(!selector(Lifecycle::Terminating, "root:org").unwrap().matches(&terminating), "not deleted yet");
+        assert!(!selector(Lifecycle::Terminating, "root:org").expect("a selector").matches(&terminating), "not deleted yet");
         terminating["status"]["phase"] = "Terminating".into();
         crate::tenancy::lifecycle::label_logical_cluster(&mut terminating);
-        assert!(selector(Lifecycle::Terminating, "root:org").unwrap().matches(&terminating));
+        assert!(selector(Lifecycle::Terminating, "root:org").expect("a selector").matches(&terminating));
     }
 }

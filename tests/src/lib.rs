@@ -163,6 +163,8 @@ impl Server {
             server = self.pid(),
             paths = quoted.join(" "),
         );
+        // The reaper outlives the tests on purpose (it waits for this process to end): nobody waits for it.
+        #[allow(clippy::zombie_processes)]
         Command::new("sh")
             .args(["-c", &script])
             .stdin(Stdio::null())

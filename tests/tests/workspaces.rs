@@ -639,9 +639,9 @@ fn a_tenant_b_identity_reaches_nothing_in_tenant_a_subtree_and_learns_nothing() 
     }
 
     // t-b's certificate user through kubectl, and impersonating a t-a identity.
-    let path = format!("/clusters/root:t-a:iso-ws/api/v1/namespaces/default/configmaps/secret-cm");
+    let path = "/clusters/root:t-a:iso-ws/api/v1/namespaces/default/configmaps/secret-cm";
     for extra in [&[][..], &["--as", "admin", "--as-group", "tenant:t-a"][..], &["--as", "admin"][..]] {
-        let args: Vec<&str> = ["get", "--raw", &path].into_iter().chain(extra.iter().copied()).collect();
+        let args: Vec<&str> = ["get", "--raw", path].into_iter().chain(extra.iter().copied()).collect();
         let refused = b.fails(&args);
         assert!(refused.contains("(Forbidden)") || refused.contains("(NotFound)"), "{extra:?}: {refused}");
         assert!(!refused.contains("\"k\""), "{extra:?}: {refused}");

@@ -262,7 +262,7 @@ fn a_waiting_workspace_resumes_after_a_restart_in_each_phase() {
 
     let server = restart(server);
     assert_eq!(phase(&server), "Initializing", "still waiting after the restart");
-    assert_eq!(listed(&server, "initializingworkspaces"), [cluster.clone()]);
+    assert_eq!(listed(&server, "initializingworkspaces"), std::slice::from_ref(&cluster));
     assert_eq!(remove(&server, "initializingworkspaces", "initializers"), "200");
     assert!(eventually(Duration::from_secs(20), || phase(&server) == "Ready"), "Ready once the initializer is gone");
 
@@ -270,7 +270,7 @@ fn a_waiting_workspace_resumes_after_a_restart_in_each_phase() {
     assert!(eventually(Duration::from_secs(20), || phase(&server) == "Terminating"));
     let server = restart(server);
     assert_eq!(phase(&server), "Terminating", "still waiting after the restart");
-    assert_eq!(listed(&server, "terminatingworkspaces"), [cluster.clone()]);
+    assert_eq!(listed(&server, "terminatingworkspaces"), std::slice::from_ref(&cluster));
     assert_eq!(remove(&server, "terminatingworkspaces", "terminators"), "200");
     assert!(eventually(Duration::from_secs(30), || request(&server, "a-token", "GET", &path, None).0 == 404), "gone once terminated");
     drop(server.stop());

@@ -28,11 +28,14 @@ use crate::tenancy::{space, Tree};
 /// How many workspaces one pass works on at once.
 const CONCURRENCY: usize = 32;
 
+/// The pending workspaces, each with the count of the write that made it pending, and the last count given.
+type Pending = (BTreeMap<(SpaceName, String), u64>, u64);
+
 /// Workspaces being created or deleted, by (parent space, name), each with the count of the last write that made
 /// it pending (a workspace set aside while it waits comes back only if nothing made it pending meanwhile).
 #[derive(Debug, Default)]
 pub struct PendingWorkspaces {
-    pending: Mutex<(BTreeMap<(SpaceName, String), u64>, u64)>,
+    pending: Mutex<Pending>,
     wake: Notify,
     /// A LogicalCluster's last initializer or terminator is gone: its workspace moves on now, not at the next tick.
     advance: Notify,

@@ -5,8 +5,9 @@
 //! newer one (priming runs while writes already land).
 
 use std::borrow::Borrow;
+use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
@@ -35,18 +36,19 @@ pub fn revision_of(object: &Value) -> Revision {
 }
 
 /// A map whose entries only move forward in revisions; a removed key is remembered as a tombstone.
+/// `S` is the hasher (std's SipHash unless a cache on a hot path picks another).
 #[derive(Debug)]
-pub struct RevisionMap<K, V> {
-    entries: HashMap<K, (Option<V>, Revision)>,
+pub struct RevisionMap<K, V, S = RandomState> {
+    entries: HashMap<K, (Option<V>, Revision), S>,
 }
 
-impl<K, V> Default for RevisionMap<K, V> {
-    fn default() -> RevisionMap<K, V> {
-        RevisionMap { entries: HashMap::new() }
+impl<K, V, S: Default> Default for RevisionMap<K, V, S> {
+    fn default() -> RevisionMap<K, V, S> {
+        RevisionMap { entries: HashMap::default() }
     }
 }
 
-impl<K: Eq + Hash, V> RevisionMap<K, V> {
+impl<K: Eq + Hash, V, S: BuildHasher> RevisionMap<K, V, S> {
     /// Records `key` as of `revision` (`None`: removed). False, and nothing changes, when the map already
     /// knows a newer state of `key`.
     pub fn apply(&mut self, key: K, value: Option<V>, revision: Revision) -> bool {
@@ -78,7 +80,7 @@ mod tests {
 
     #[test]
     fn older_news_never_wins_and_deletions_leave_tombstones() {
-        let mut map = RevisionMap::default();
+        let mut map: RevisionMap<&str, &str> = RevisionMap::default();
         assert!(map.apply("t", Some("active"), Revision(5)));
         assert!(map.apply("t", Some("terminating"), Revision(7)));
         assert!(!map.apply("t", Some("active"), Revision(6)), "older than what is known");

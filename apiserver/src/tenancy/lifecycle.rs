@@ -188,7 +188,7 @@ mod tests {
         let mut lc = json!({"metadata": {"labels": {"team": "a", forged.clone(): "x", PHASE_LABEL: "Ready"}},
             "status": {"phase": "Initializing", "initializers": ["root:org"], "terminators": ["t:x"]}});
         label_logical_cluster(&mut lc);
-        let labels = lc["metadata"]["labels"].as_object().unwrap();
+        let labels = lc["metadata"]["labels"].as_object().expect("labels");
         assert_eq!(labels[PHASE_LABEL], "Initializing");
         assert_eq!(labels["team"], "a");
         assert!(!labels.contains_key(&forged));
@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(Lifecycle::Initializing.entry_of_group("system:kcp:terminator:t:x"), None);
         assert_eq!(Lifecycle::Terminating.path("t:x"), "/services/terminatingworkspaces/t:x");
         let spec = json!({"initializer": true, "terminator": true});
-        assert_eq!(virtual_workspaces("https://h:1", "root:org", spec.as_object().unwrap()), [
+        assert_eq!(virtual_workspaces("https://h:1", "root:org", spec.as_object().expect("an object")), [
             json!({"url": "https://h:1/services/initializingworkspaces/root:org", "type": "initializing"}),
             json!({"url": "https://h:1/services/terminatingworkspaces/root:org", "type": "terminating"})]);
     }
