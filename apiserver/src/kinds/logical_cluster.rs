@@ -2,10 +2,12 @@
 //! space; users may only change `spec.crdPolicy`, one of the CRD sharing policies. A tenant's or system space's
 //! is `Ready` at once; a nested workspace's names its initializers (`spec.initializers`) and starts
 //! `Initializing` with them in `status.initializers`, then becomes `Ready` once none is left
-//! (`tenancy::space::advance_workspace`). A deleted workspace whose type has terminators (`spec.terminators`,
-//! copied to `status.terminators`) is `Terminating` until none is left. While its space is emptied it is
-//! `Deleting`, and it goes last. Callers may only remove entries of `status.initializers` and `status.terminators`
-//! (`Lifecycle`), each with the verb `initialize` or `terminate` on the workspace type it names.
+//! (`tenancy::space::initialize_workspace`). A deleted workspace (or tenant) whose type has terminators
+//! (`spec.terminators`, copied to `status.terminators`) is `Terminating` until none is left. While its space is
+//! emptied it is `Deleting`, and it goes last. Its labels follow its status (kcp's phase and entry labels, which
+//! the virtual workspaces select by). Callers may only remove entries of `status.initializers` and
+//! `status.terminators` (`LifecycleAdmission`), each with the verb `initialize` or `terminate` on the workspace
+//! type it names; a virtual workspace's caller only its own entry.
 
 use std::sync::Arc;
 
