@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 use super::empty_space;
 use crate::kinds::workspace::FINALIZER;
 use crate::registry::observe::WriteObserver;
+use crate::registry::store::space_of_cluster;
 use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
@@ -101,10 +102,7 @@ impl WriteObserver for PendingWorkspaces {
 /// The Workspace a nested workspace's LogicalCluster belongs to: its parent space and name (`spec.owner`).
 fn owner(logical_cluster: &Value) -> Option<(SpaceName, String)> {
     let owner = logical_cluster.pointer("/spec/owner")?;
-    let parent = match owner.get("cluster").and_then(Value::as_str)? {
-        "root" => SpaceName::system(),
-        cluster => SpaceName::new(cluster).ok()?,
-    };
+    let parent = space_of_cluster(owner.get("cluster").and_then(Value::as_str)?)?;
     Some((parent, owner.get("name").and_then(Value::as_str)?.to_owned()))
 }
 

@@ -42,6 +42,11 @@ pub fn cluster_name(space: &SpaceName) -> &str {
     if space.is_system() { "root" } else { space.as_str() }
 }
 
+/// The space a logical cluster name (as `cluster_name` gives it) stands for; `None` for no valid name.
+pub fn space_of_cluster(cluster: &str) -> Option<SpaceName> {
+    if cluster == "root" { Some(SpaceName::system()) } else { SpaceName::new(cluster).ok() }
+}
+
 /// What a delete did.
 pub enum DeleteOutcome {
     /// Gone from storage.

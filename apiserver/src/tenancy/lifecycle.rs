@@ -107,7 +107,7 @@ impl Lifecycle {
     /// kcp's label for `entry`: the prefix and as much of the entry's SHA-224 (hex) as fits a 63-character
     /// label, with the whole hash as the value.
     pub fn label(self, entry: &str) -> (String, String) {
-        let hash = hex(&Sha224::digest(entry.as_bytes()));
+        let hash = format!("{:x}", Sha224::digest(entry.as_bytes()));
         let prefix = self.label_prefix();
         (format!("{prefix}{}", &hash[..63 - prefix.len()]), hash)
     }
@@ -122,10 +122,6 @@ impl Lifecycle {
         logical_cluster.pointer(&format!("/status/{}", self.field())).and_then(Value::as_array).into_iter().flatten()
             .filter_map(Value::as_str).collect()
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A LogicalCluster's labels as kcp's metadata reconciler keeps them: `tenancy.kcp.io/phase` from `status.phase`
@@ -179,7 +175,7 @@ mod tests {
         assert_eq!(key.len(), 63);
         let (key, _) = Lifecycle::Terminating.label("root:org");
         assert_eq!(key.len(), 63);
-        assert_eq!(hex(&Sha224::digest(b"")), "d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f");
+        assert_eq!(format!("{:x}", Sha224::digest(b"")), "d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f");
     }
 
     #[test]

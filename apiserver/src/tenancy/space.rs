@@ -17,7 +17,7 @@ use super::types::WorkspaceTypes;
 use super::{space_of, SYSTEM};
 use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
 use crate::kinds::workspace::OWNER_ANNOTATION;
-use crate::registry::{GenericStore, Part, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
+use crate::registry::{GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::status::{ApiError, ApiResult};
 
 /// The namespaces of a tenant space (the system space also has `kube-node-lease`).
@@ -135,7 +135,8 @@ pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceT
         .ok_or_else(|| ApiError::internal(format!("workspace {name} has no logical cluster")))?;
     let space = SpaceName::new(cluster).map_err(|e| ApiError::internal(e.to_string()))?;
     let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
-    let logical_cluster = match registry.reader().get(&logical_clusters, &Scope::one(space.clone(), None), LOGICAL_CLUSTER_NAME).await {
+    let scope = Scope::one(space.clone(), None);
+    let logical_cluster = match registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
         Ok(logical_cluster) => logical_cluster,
         Err(ApiError { code: 404, .. }) => {
             let parent_path = tree.cluster(parent).map(|n| n.path).ok_or_else(|| ApiError::not_found("tenancy.kcp.io", "workspaces", parent.as_str()))?;
@@ -145,23 +146,22 @@ pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceT
             if let Some(logical_cluster) = last {
                 create(registry, resources, &space, logical_cluster).await?;
             }
-            registry.reader().get(&logical_clusters, &Scope::one(space.clone(), None), LOGICAL_CLUSTER_NAME).await?
+            registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await?
         }
         Err(err) => return Err(err),
     };
-    advance_workspace(registry, resources, parent, name, &space, logical_cluster).await
+    advance_workspace(registry, resources, parent, name, &logical_clusters, &scope, logical_cluster).await
 }
 
 /// Moves a workspace being created on, as kcp's phases go: the Workspace mirrors its LogicalCluster's phase and
 /// initializers (`Initializing`); a LogicalCluster with no initializers left becomes `Ready`, and the Workspace
 /// with it. Writes only what changes. True while initializers are left.
-async fn advance_workspace(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, space: &SpaceName,
-    mut logical_cluster: Value) -> ApiResult<bool> {
+async fn advance_workspace(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str,
+    logical_clusters: &ResourceInfo, scope: &Scope, mut logical_cluster: Value) -> ApiResult<bool> {
     mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
     let initializers_left = logical_cluster.pointer("/status/initializers").and_then(Value::as_array).is_some_and(|i| !i.is_empty());
     if phase_of(&logical_cluster) == "Initializing" && !initializers_left {
-        let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
-        logical_cluster = set_status(registry, &logical_clusters, &Scope::one(space.clone(), None), LOGICAL_CLUSTER_NAME, |status| {
+        logical_cluster = set_status(registry, logical_clusters, scope, LOGICAL_CLUSTER_NAME, |status| {
             status["phase"] = json!("Ready");
         }).await?;
         mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
@@ -225,12 +225,12 @@ fn phase_of(object: &Value) -> &str {
     object.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default()
 }
 
-fn row(resources: &ResourceTable, group: &str, kind: &str) -> ApiResult<std::sync::Arc<crate::registry::ResourceInfo>> {
+fn row(resources: &ResourceTable, group: &str, kind: &str) -> ApiResult<std::sync::Arc<ResourceInfo>> {
     resources.by_kind(group, kind).cloned().ok_or_else(|| ApiError::internal(format!("no {group}/{kind} resource")))
 }
 
 /// A status write by the server: `change` edits the current `status` (an object).
-async fn set_status(registry: &GenericStore, resource: &crate::registry::ResourceInfo, scope: &Scope, name: &str, change: impl Fn(&mut Value)) -> ApiResult<Value> {
+async fn set_status(registry: &GenericStore, resource: &ResourceInfo, scope: &Scope, name: &str, change: impl Fn(&mut Value)) -> ApiResult<Value> {
     let write = WriteContext::server(SERVER_MANAGER, "status");
     registry.guaranteed_update(resource, scope, name, Part::Status, &write, |current| {
         let mut desired = current.clone();

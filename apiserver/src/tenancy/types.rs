@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::tree::{Node, Tree, ROOT};
 use crate::registry::observe::{RevisionMap, WriteObserver};
+use crate::registry::store::space_of_cluster;
 use crate::registry::ResourceInfo;
 
 /// A WorkspaceType by the path of the workspace holding it and its name: `root:universal`.
@@ -141,7 +142,7 @@ pub fn lifecycle_name(tree: &Tree, kind: &TypeName) -> Option<String> {
 /// name of no such form.
 pub fn lifecycle_type(name: &str) -> Option<(SpaceName, String)> {
     let (cluster, kind) = name.rsplit_once(':')?;
-    let holder = if cluster == ROOT { SpaceName::system() } else { SpaceName::new(cluster).ok()? };
+    let holder = space_of_cluster(cluster)?;
     (!kind.is_empty()).then(|| (holder, kind.to_owned()))
 }
 
