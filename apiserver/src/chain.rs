@@ -20,11 +20,11 @@ use serde_json::Value;
 use crate::audit::{AuditOutcome, AuditRequest, Level};
 use crate::filters::authenticate::PeerIdentity;
 use crate::filters::impersonate;
-use crate::filters::request_info::{self, RequestInfo, SpacePath};
+use crate::filters::request_info::{self, RequestInfo, SpacePath, VirtualPath};
 use crate::handlers::{self, Body, Ctx, Unread};
 use crate::metrics::{self, RequestLabels};
 use crate::registry::selector::LabelSelector;
-use crate::registry::{ResourceInfo, Scope, Spaces};
+use crate::registry::{ResourceInfo, ResourceTable, Scope, Spaces};
 use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::{authorization, routes, tenancy, virtual_workspace};
@@ -99,10 +99,13 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     }
     // A virtual workspace decides who the request acts as, where, and whether RBAC is still to be asked.
     let access = match &info.virtual_workspace {
-        Some((lifecycle, entry)) => {
+        Some(path) => {
             let caller = caller.take().ok_or_else(ApiError::unauthorized)?;
             let user = caller.user.clone();
-            let access = server.virtual_workspaces.admit(info, *lifecycle, entry, caller).await?;
+            let (access, kind) = match path {
+                VirtualPath::Lifecycle(lifecycle, entry) => (server.virtual_workspaces.admit(info, *lifecycle, entry, caller).await?, lifecycle.kind()),
+                VirtualPath::ApiExport { cluster, export } => (server.virtual_workspaces.admit_export(info, cluster, export, caller).await?, "apiexport"),
+            };
             // Acting as the workspace's creator: the audit log names the controller as the impersonator.
             if access.caller.user.name != user.name {
                 trail.impersonator = Some(user);
@@ -112,7 +115,7 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
                 if let Spaces::One(space) = &access.spaces {
                     trail.tenant = Some(server.tree.tenant_of(space));
                 }
-                trail.decision = Some(Decision { allowed: true, reason: format!("{} virtual workspace", lifecycle.kind()) });
+                trail.decision = Some(Decision { allowed: true, reason: format!("{kind} virtual workspace") });
             } else {
                 authorize(&server, trail, &access.caller, &access.spaces, info).await?;
             }
@@ -153,18 +156,34 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     let caller = caller.ok_or_else(ApiError::unauthorized)?;
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
-    serve_resource(req, payload, server, info, trail, caller, spaces, None).await
+    serve_resource(req, payload, server, info, trail, caller, Served { spaces, narrowed: None, resources: None }).await
+}
+
+/// Where a resource request is served: its spaces, the labels a list or watch is narrowed to (a virtual
+/// workspace's selection), and the resources it may reach when not the space's own (an export's).
+struct Served {
+    spaces: Spaces,
+    narrowed: Option<LabelSelector>,
+    resources: Option<Vec<Arc<ResourceInfo>>>,
 }
 
 /// A request through a virtual workspace, once admitted: discovery and OpenAPI of its space, or a resource.
 async fn serve_virtual(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
     access: virtual_workspace::Access) -> ApiResult<HttpResponse> {
     if info.is_resource {
-        return serve_resource(req, payload, server, info, trail, access.caller, access.spaces, access.labels).await;
+        let served = Served { spaces: access.spaces, narrowed: access.labels, resources: access.resources };
+        return serve_resource(req, payload, server, info, trail, access.caller, served).await;
     }
     let route = routes::route(&info.path);
     if route.is_server_wide() {
         return Err(ApiError::no_route());
+    }
+    // An export's virtual workspace discovers the exported resources and the bindings, nothing else.
+    if let Some(exported) = &access.resources {
+        let table = ResourceTable::shared(exported.iter().cloned().chain([server.virtual_workspaces.bindings.clone()]).collect());
+        let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
+        let host = req.connection_info().host().to_owned();
+        return routes::serve(&server, &table, server.openapi(), route, accept, req.query_string(), &host);
     }
     let space = match access.spaces {
         Spaces::One(space) => Some(space),
@@ -194,11 +213,14 @@ fn serve_non_resource(req: &HttpRequest, server: &ApiServer, caller: Option<&Cal
 }
 
 /// A resource request, its caller and spaces known and authorized: the resource, then the verb's handler.
-/// `narrowed`: the labels a list or watch is narrowed to (a virtual workspace's selection).
-#[allow(clippy::too_many_arguments)]
 async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
-    caller: Caller, spaces: Spaces, narrowed: Option<LabelSelector>) -> ApiResult<HttpResponse> {
-    let resource = server.resource(&spaces, &info.group, &info.version, &info.resource).ok_or_else(ApiError::no_route)?;
+    caller: Caller, served: Served) -> ApiResult<HttpResponse> {
+    let Served { spaces, narrowed, resources } = served;
+    let resource = match &resources {
+        Some(exported) => virtual_workspace::exported_row(exported, &server.virtual_workspaces.bindings, &info.group, &info.version, &info.resource),
+        None => server.resource(&spaces, &info.group, &info.version, &info.resource),
+    };
+    let resource = resource.ok_or_else(ApiError::no_route)?;
     trail.resource = Some(resource.clone());
     if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
         return Err(ApiError::no_route());

@@ -4,6 +4,7 @@
 //! events and durability hold for them as for requests.
 
 pub mod aggregation;
+pub mod apis;
 pub mod compaction;
 pub mod crd;
 pub mod gc;
@@ -58,9 +59,10 @@ pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, res
     let scope = Scope::one(space.clone(), None);
     let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
     let logical_cluster = |r: &ResourceInfo| r.is("core.kcp.io", "LogicalCluster");
-    // Custom resources too: of the space's own CRDs and of system CRDs, whichever definition serves them now.
+    // Custom resources too, first: of the space's own CRDs, of system CRDs whichever definition serves them now,
+    // and of its APIBindings (which name them, so they go after them).
     let custom = resolver.stored_in(space);
-    let content = resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r) && !logical_cluster(r)).chain(&custom).map(|r| &**r);
+    let content = custom.iter().chain(resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r) && !logical_cluster(r))).map(|r| &**r);
     if !delete_content(registry, content, &scope).await? {
         return Ok(false);
     }

@@ -2,6 +2,10 @@
 //! definition; a kind with rules brings its `Strategy` and its admission plugins. `KINDS` is the table: a new
 //! kind is a file here plus one line in it, and the generic store does not change.
 
+pub mod api_binding;
+pub mod api_export;
+pub mod api_export_endpoint_slice;
+pub mod api_resource_schema;
 pub mod crd;
 pub mod custom_resource;
 pub mod logical_cluster;
@@ -58,6 +62,10 @@ const KINDS: &[Kind] = &[
     custom_resource::KIND,
     workloads::KIND,
     crd::KIND,
+    api_resource_schema::KIND,
+    api_export::KIND,
+    api_export_endpoint_slice::KIND,
+    api_binding::KIND,
     rbac::KIND,
     pod::KIND,
     service::KIND,

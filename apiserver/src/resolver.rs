@@ -13,6 +13,11 @@
 //! `local` identity, objects a tenant makes through a system CRD under that CRD's shared identity (derived
 //! from its uid), so the losing definition's objects stay stored, untouched, until resolution flips back.
 //! `docs/crd-sharing.md` is the user's view.
+//!
+//! APIBindings bind resources too (`docs/api-exports.md`): the resolver keeps every APIResourceSchema (compiled
+//! once, as the CRD it stands for) and every binding's `status.boundResources`, and serves a bound resource in the
+//! binding's space under the export's identity hash. Precedence: a forced system CRD in range, then a binding,
+//! then the space's policy between its own CRDs and the system's.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
@@ -30,6 +35,8 @@ use crate::registry::selector::LabelSelector;
 use crate::registry::{Custom, ResourceInfo, ResourceTable, Spaces, Subresource};
 use crate::table::custom_columns;
 use crate::tenancy::{TenantCache, Tree};
+
+const APIS: &str = crate::kinds::api_export::GROUP;
 
 /// Every verb a custom resource serves.
 const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -96,10 +103,39 @@ fn condition_false(crd: &Value, kind: &str) -> bool {
         .any(|c| c.get("type").and_then(Value::as_str) == Some(kind) && c.get("status").and_then(Value::as_str) == Some("False"))
 }
 
+/// An APIResourceSchema as the resolver keeps it: its uid and its definition (`None`: it does not compile).
+#[derive(Debug)]
+struct Schema {
+    uid: String,
+    definition: Option<Arc<Definition>>,
+}
+
+/// One resource an APIBinding binds, from its `status.boundResources`.
+#[derive(Debug)]
+struct BoundResource {
+    /// `<plural>.<group>`, as CRDs are named.
+    name: String,
+    /// The schema: where it is (the export's space), its name and uid.
+    schema_space: SpaceName,
+    schema: String,
+    uid: String,
+    /// The export's identity hash.
+    identity: String,
+    /// `<uid>/<identity>`: the key of its compiled rows in `Inner::bound`.
+    key: String,
+}
+
 struct Inner {
     /// CRDs by space, then by name (`<plural>.<group>`), with the tombstones of deleted ones (so a late, older
     /// write cannot bring one back). Only spaces that ever held a CRD.
     spaces: HashMap<SpaceName, RevisionMap<String, Arc<Served>>>,
+    /// APIResourceSchemas by space, then by name.
+    schemas: HashMap<SpaceName, RevisionMap<String, Arc<Schema>>>,
+    /// What each space's APIBindings bind, by space, then by binding name.
+    bindings: HashMap<SpaceName, RevisionMap<String, Arc<Vec<BoundResource>>>>,
+    /// Bound resources compiled for serving, by `<schema uid>/<identity>` (one per schema and export, shared
+    /// by every binding to it).
+    bound: HashMap<String, Arc<Served>>,
     /// Each space's policy, as its LogicalCluster says.
     policies: RevisionMap<SpaceName, CrdPolicy>,
     /// The tenants' labels (what system CRDs' applicable ranges select).
@@ -207,6 +243,23 @@ impl Served {
         Served { definition, local, shared, storage, applicable, accepted, names_accepted, serving }
     }
 
+    /// A schema's resource as one export serves it: every served version under the export's identity, in the
+    /// rows of both kinds of request (a bound resource is never the space's own, never the system's).
+    fn bound(definition: Arc<Definition>, identity: &ApiIdentity) -> Served {
+        let rows: Vec<Arc<ResourceInfo>> =
+            (0..definition.versions.len()).filter(|i| definition.versions[*i].served).map(|i| row(&definition, i, identity)).collect();
+        let storage = definition.versions.iter().position(|v| v.storage).map(|i| row(&definition, i, identity)).into_iter().collect();
+        let names = &definition.names;
+        let accepted = AcceptedNames {
+            plural: names.plural.clone(),
+            singular: names.singular.clone(),
+            short_names: names.short_names.clone(),
+            kind: names.kind.clone(),
+            list_kind: names.list_kind.clone(),
+        };
+        Served { local: rows.clone(), shared: rows, storage, applicable: None, accepted, names_accepted: true, serving: true, definition }
+    }
+
     fn applies(&self, labels: Option<&Value>) -> bool {
         match &self.applicable {
             None => true,
@@ -229,16 +282,43 @@ impl Inner {
 
     /// The CRD serving `name` in `space`, and whether it is the system's, shared in.
     fn resolve(&self, space: &SpaceName, name: &str) -> Option<(&Arc<Served>, bool)> {
+        let bound = self.bound(space, name).map(|(served, _)| (served, false));
         let local = self.served(space, name);
         if space.is_system() {
-            return local.map(|s| (s, false));
+            return bound.or(local.map(|s| (s, false)));
         }
         let system = self.served(&SpaceName::system(), name);
         let candidate = system.map(|s| SystemCandidate { forced: s.definition.forced, applies: self.applies(s, space) });
+        if candidate.is_some_and(|c| c.forced && c.applies) {
+            return system.map(|s| (s, true));
+        }
+        if bound.is_some() {
+            return bound;
+        }
         let policy = self.policies.get(space).copied().unwrap_or_default();
         match sharing::resolve(policy, local.is_some(), candidate)? {
             Source::Local => local.map(|s| (s, false)),
             Source::System => system.map(|s| (s, true)),
+        }
+    }
+
+    /// The resource `name` a binding of `space` binds (compiled), and the binding's name.
+    fn bound(&self, space: &SpaceName, name: &str) -> Option<(&Arc<Served>, &str)> {
+        let bindings = self.bindings.get(space)?;
+        bindings.iter().find_map(|(binding, resources)| {
+            resources.iter().filter(|r| r.name == name).find_map(|r| self.bound.get(&r.key)).map(|served| (served, binding.as_str()))
+        })
+    }
+
+    /// Compiles the bound resources of `resources` whose schemas are known and not compiled yet.
+    fn compile(&mut self, resources: &[BoundResource]) {
+        for resource in resources {
+            if self.bound.contains_key(&resource.key) {
+                continue;
+            }
+            let schema = self.schemas.get(&resource.schema_space).and_then(|m| m.get(&resource.schema)).filter(|s| s.uid == resource.uid);
+            let (Some(definition), Ok(identity)) = (schema.and_then(|s| s.definition.clone()), ApiIdentity::shared(resource.identity.clone())) else { continue };
+            self.bound.insert(resource.key.clone(), Arc::new(Served::bound(definition, &identity)));
         }
     }
 
@@ -249,6 +329,9 @@ impl Inner {
     /// Every CRD name either the space or the system space defines.
     fn names(&self, space: &SpaceName) -> BTreeSet<&str> {
         let mut names = BTreeSet::new();
+        if let Some(bindings) = self.bindings.get(space) {
+            names.extend(bindings.iter().flat_map(|(_, resources)| resources.iter().map(|r| r.name.as_str())));
+        }
         for s in [space.clone(), SpaceName::system()] {
             if let Some(crds) = self.spaces.get(&s) {
                 names.extend(crds.iter().filter(|(_, served)| served.serving).map(|(n, _)| n.as_str()));
@@ -276,6 +359,9 @@ impl Resolver {
         let builtin_view = Arc::new(View { tenant, system: builtin.clone(), custom: Vec::new() });
         let inner = Inner {
             spaces: HashMap::new(),
+            schemas: HashMap::new(),
+            bindings: HashMap::new(),
+            bound: HashMap::new(),
             policies: RevisionMap::default(),
             tenants,
             tree,
@@ -411,6 +497,10 @@ impl Resolver {
         for served in own {
             rows.extend(served.storage.iter().filter(|r| r.custom.as_ref().is_some_and(|c| c.identity == ApiIdentity::Local)).cloned());
         }
+        let bound = inner.bindings.get(space).into_iter().flat_map(|m| m.iter().flat_map(|(_, resources)| resources.iter()));
+        for resource in bound {
+            rows.extend(inner.bound.get(&resource.key).into_iter().flat_map(|served| served.storage.iter().cloned()));
+        }
         if !space.is_system() {
             let system = inner.spaces.get(&SpaceName::system()).into_iter().flat_map(|m| m.iter().map(|(_, served)| served));
             for served in system {
@@ -489,6 +579,105 @@ impl Resolver {
         self.read().policies.get(space).copied().unwrap_or_default()
     }
 
+    /// The APIBinding of `space` that binds resource `name` (`<plural>.<group>`), with the identity it binds.
+    pub fn bound_by(&self, space: &SpaceName, name: &str) -> Option<(String, String)> {
+        let inner = self.read();
+        let found = inner.bindings.get(space)?.iter().find_map(|(binding, resources)| {
+            resources.iter().find(|r| r.name == name).map(|r| (binding.clone(), r.identity.clone()))
+        });
+        found
+    }
+
+    /// The rows of the resources an export serves: schemas `schemas` of `space` under `identity` (what its
+    /// virtual workspace serves, bound anywhere or not).
+    pub fn exported(&self, space: &SpaceName, schemas: &[String], identity: &str) -> Vec<Arc<ResourceInfo>> {
+        let resources: Vec<BoundResource> = {
+            let inner = self.read();
+            schemas.iter().filter_map(|name| {
+                let schema = inner.schemas.get(space)?.get(name)?;
+                let definition = schema.definition.as_ref()?;
+                Some(BoundResource {
+                    name: definition.name.clone(),
+                    schema_space: space.clone(),
+                    schema: name.clone(),
+                    uid: schema.uid.clone(),
+                    identity: identity.to_owned(),
+                    key: format!("{}/{identity}", schema.uid),
+                })
+            }).collect()
+        };
+        let mut inner = self.write();
+        inner.compile(&resources);
+        resources.iter().filter_map(|r| inner.bound.get(&r.key)).flat_map(|served| served.local.iter().cloned()).collect()
+    }
+
+    /// The definition of APIResourceSchema `name` of `space`, with its uid, if it compiles.
+    pub fn schema(&self, space: &SpaceName, name: &str) -> Option<(String, Arc<Definition>)> {
+        let inner = self.read();
+        let schema = inner.schemas.get(space)?.get(name)?;
+        Some((schema.uid.clone(), schema.definition.clone()?))
+    }
+
+    /// Applies one APIResourceSchema write (`None`: deleted): compiled once, and the bindings waiting for it served.
+    pub fn apply_schema(&self, space: &SpaceName, name: &str, schema: Option<&Value>, revision: Revision) {
+        let parsed = schema.map(|schema| Arc::new(Schema {
+            uid: schema.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            definition: crate::kinds::api_resource_schema::parse(schema).ok().map(Arc::new),
+        }));
+        let mut inner = self.write();
+        if !inner.schemas.entry(space.clone()).or_default().apply(name.to_owned(), parsed, revision) {
+            return;
+        }
+        let waiting: Vec<Arc<Vec<BoundResource>>> = inner.bindings.values().flat_map(|m| m.iter().map(|(_, r)| r.clone()))
+            .filter(|resources| resources.iter().any(|r| r.schema == name && r.schema_space == *space)).collect();
+        if waiting.is_empty() {
+            return;
+        }
+        for resources in waiting {
+            inner.compile(&resources);
+        }
+        inner.changed(None);
+    }
+
+    /// Applies one APIBinding write (`None`: deleted): what its `status.boundResources` binds.
+    pub fn apply_binding(&self, space: &SpaceName, name: &str, binding: Option<&Value>, revision: Revision) {
+        let resources = binding.map(|binding| {
+            let cluster = binding.pointer("/status/apiExportClusterName").and_then(Value::as_str).unwrap_or_default();
+            let schema_space = crate::registry::store::space_of_cluster(cluster);
+            let bound = binding.pointer("/status/boundResources").and_then(Value::as_array).into_iter().flatten();
+            Arc::new(bound.filter_map(|r| {
+                let text = |pointer: &str| r.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_owned();
+                let (uid, identity) = (text("/schema/UID"), text("/schema/identityHash"));
+                Some(BoundResource {
+                    name: format!("{}.{}", text("/resource"), text("/group")),
+                    schema_space: schema_space.clone()?,
+                    schema: text("/schema/name"),
+                    key: format!("{uid}/{identity}"),
+                    uid,
+                    identity,
+                })
+            }).collect::<Vec<_>>())
+        });
+        let mut inner = self.write();
+        let map = inner.bindings.entry(space.clone()).or_default();
+        let before: Vec<String> = map.get(name).map(|r| r.iter().map(|r| r.key.clone()).collect()).unwrap_or_default();
+        let after: Vec<String> = resources.as_ref().map(|r| r.iter().map(|r| r.key.clone()).collect()).unwrap_or_default();
+        if !map.apply(name.to_owned(), resources.clone(), revision) {
+            return;
+        }
+        if let Some(resources) = &resources {
+            inner.compile(resources);
+        }
+        if before != after {
+            let used: std::collections::HashSet<&String> = inner.bindings.values().flat_map(|m| m.iter().flat_map(|(_, r)| r.iter().map(|r| &r.key))).collect();
+            let unused: Vec<String> = inner.bound.keys().filter(|k| !used.contains(k)).cloned().collect();
+            for key in unused {
+                inner.bound.remove(&key);
+            }
+            inner.changed(Some(space));
+        }
+    }
+
     /// Applies one CRD write (`None`: deleted). A CRD that does not parse (stored by an older build) is not
     /// served.
     pub fn apply_crd(&self, space: &SpaceName, name: &str, crd: Option<&Value>, revision: Revision) {
@@ -535,7 +724,7 @@ fn published_schema(mut schema: Value) -> Value {
 
 impl WriteObserver for Resolver {
     fn follows(&self) -> &[(&'static str, &'static str)] {
-        &[("apiextensions.k8s.io", "CustomResourceDefinition"), ("core.kcp.io", "LogicalCluster")]
+        &[("apiextensions.k8s.io", "CustomResourceDefinition"), ("core.kcp.io", "LogicalCluster"), (APIS, "APIResourceSchema"), (APIS, "APIBinding")]
     }
 
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
@@ -543,6 +732,10 @@ impl WriteObserver for Resolver {
             self.apply_crd(space, name, object, revision);
         } else if resource.is("core.kcp.io", "LogicalCluster") {
             self.apply_policy(space, object, revision);
+        } else if resource.is(APIS, "APIResourceSchema") {
+            self.apply_schema(space, name, object, revision);
+        } else if resource.is(APIS, "APIBinding") {
+            self.apply_binding(space, name, object, revision);
         } else if resource.is("", "Tenant") {
             // Its labels (in `TenantCache`, told first) may change which system CRDs apply to its spaces.
             let mut inner = self.write();
@@ -661,5 +854,44 @@ mod tests {
         assert!(view.tenant.lookup("", "v1", "nodes").is_none() && view.system.lookup("", "v1", "nodes").is_some());
         assert!(crds.view(&space("t2")).custom.len() == 1);
         assert!(crds.openapi(&space("t1")).is_some_and(|o| o.v3_document("apis/example.com/v1").is_some()));
+    }
+
+    fn schema(uid: &str) -> Value {
+        json!({"metadata": {"name": "v1.widgets.example.com", "uid": uid}, "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"type": "object"}}]}})
+    }
+
+    fn binding(cluster: &str, uid: &str, identity: &str) -> Value {
+        json!({"status": {"apiExportClusterName": cluster, "boundResources": [{"group": "example.com", "resource": "widgets",
+            "schema": {"name": "v1.widgets.example.com", "UID": uid, "identityHash": identity}}]}})
+    }
+
+    #[test]
+    fn a_binding_serves_its_export_under_the_identity_between_forced_and_policy() {
+        let crds = Resolver::new(ResourceTable::new(builtin_resources()), Arc::default(), Arc::default());
+        let (provider, consumer) = (space("provider"), space("consumer"));
+        let identity = |crds: &Resolver| crds.lookup(&Spaces::One(space("consumer")), "example.com", "v1", "widgets")
+            .and_then(|r| r.custom.as_ref().map(|c| c.identity.clone()));
+        // Primed out of order: the binding before its schema.
+        crds.apply_binding(&consumer, "widgets", Some(&binding("provider", "s1", "abc123")), Revision(1));
+        assert_eq!(identity(&crds), None, "its schema is not known yet");
+        crds.apply_schema(&provider, "v1.widgets.example.com", Some(&schema("s1")), Revision(2));
+        assert_eq!(identity(&crds), Some(ApiIdentity::Shared("abc123".into())));
+        assert_eq!(crds.bound_by(&consumer, "widgets.example.com"), Some(("widgets".into(), "abc123".into())));
+        assert_eq!(crds.view(&consumer).custom.len(), 1);
+        assert_eq!(crds.stored_in(&consumer).len(), 1, "emptying the workspace deletes the bound objects");
+        // The workspace's own CRD does not shadow the binding; a forced system CRD does.
+        crds.apply_crd(&consumer, "widgets.example.com", Some(&crd("widgets", "u2", json!({}), json!({}))), Revision(3));
+        assert_eq!(identity(&crds), Some(ApiIdentity::Shared("abc123".into())));
+        let forced = json!({"arktos.futurewei.com/crd-sharing-policy": "FORCED"});
+        crds.apply_crd(&SpaceName::system(), "widgets.example.com", Some(&crd("widgets", "u1", forced, json!({}))), Revision(4));
+        assert!(matches!(identity(&crds), Some(ApiIdentity::Shared(id)) if id.starts_with('s')), "the forced system CRD's shared identity");
+        crds.apply_crd(&SpaceName::system(), "widgets.example.com", None, Revision(5));
+        // The export's own rows (its virtual workspace) are the bound ones.
+        let exported = crds.exported(&provider, &["v1.widgets.example.com".into()], "abc123");
+        assert_eq!(exported.len(), 1);
+        crds.apply_binding(&consumer, "widgets", None, Revision(6));
+        assert_eq!(identity(&crds), Some(ApiIdentity::Local), "unbound: the workspace's own CRD again");
     }
 }

@@ -17,6 +17,7 @@ use crate::audit::Auditor;
 use crate::authorization::{Authorizer, PolicySource};
 use crate::config::{AuthorizationMode, ServeArgs, StorageBackend};
 use crate::controllers::aggregation::{AggregationController, AggregationQueue};
+use crate::controllers::apis::{ApisController, ApisQueue};
 use crate::controllers::crd::CrdController;
 use crate::controllers::gc::{GarbageCollector, GcController};
 use crate::controllers::namespace::{NamespaceController, TerminatingNamespaces};
@@ -112,6 +113,7 @@ pub struct Controllers {
     crd: CrdController,
     aggregation: AggregationController,
     gc: GcController,
+    apis: ApisController,
     store: Store,
 }
 
@@ -124,6 +126,7 @@ impl Controllers {
         actix_web::rt::spawn(self.crd.run(Duration::from_millis(200)));
         actix_web::rt::spawn(self.aggregation.run(Duration::from_millis(50)));
         actix_web::rt::spawn(controllers::gc::run(self.gc));
+        actix_web::rt::spawn(self.apis.run());
         actix_web::rt::spawn(controllers::compaction::run(self.store, COMPACTION_INTERVAL));
     }
 }
@@ -145,6 +148,7 @@ pub struct Core {
     pub pending_workspaces: Arc<PendingWorkspaces>,
     pub aggregation: Arc<AggregationQueue>,
     pub gc: Arc<GarbageCollector>,
+    pub apis: Arc<ApisQueue>,
 }
 
 impl Core {
@@ -163,6 +167,7 @@ impl Core {
         let pending_workspaces = Arc::new(PendingWorkspaces::default());
         let aggregation = Arc::new(AggregationQueue::default());
         let gc = Arc::new(GarbageCollector::default());
+        let apis = Arc::new(ApisQueue::default());
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -176,7 +181,7 @@ impl Core {
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
         // waiting for it.
         let observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
-            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone()];
+            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone()];
         let (strategies, admission) = kinds::rules(&context);
         let registry = GenericStore::new(store, Wiring {
             strategies,
@@ -184,13 +189,13 @@ impl Core {
             observers,
             tenants: tree.clone(),
         });
-        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc }
+        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis }
     }
 
-    /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies) from
-    /// the store.
+    /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
+    /// schemas and bindings) from the store, and the APIs controller's queue (every export and binding).
     pub async fn prime(&self) -> ApiResult<()> {
-        let primed: [Arc<dyn WriteObserver>; 4] = [self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone()];
+        let primed: [Arc<dyn WriteObserver>; 5] = [self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone()];
         self.registry.prime(&primed, &self.resources).await
     }
 }
@@ -200,7 +205,7 @@ impl Core {
 pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.prime().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc } = core;
+    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let controllers = Controllers {
         namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
@@ -222,6 +227,7 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         crd: CrdController { registry: registry.clone(), resolver: resolver.clone(), crds: row(kinds::crd::GROUP, kinds::crd::NAME)? },
         aggregation: AggregationController { registry: registry.clone(), cluster_roles: row(crate::authorization::RBAC_GROUP, "ClusterRole")?, queue: aggregation },
         gc: GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc },
+        apis: ApisController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tree: tree.clone(), queue: apis },
         store,
     };
     let authenticator = Authenticator {
@@ -239,6 +245,9 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         types,
         authorizer: authorizer.clone(),
         default_tenant: settings.default_tenant.clone(),
+        resolver: resolver.clone(),
+        exports: row(kinds::api_export::GROUP, kinds::api_export::NAME)?,
+        bindings: row(kinds::api_export::GROUP, kinds::api_binding::NAME)?,
     };
     let server = Arc::new(ApiServer {
         registry,

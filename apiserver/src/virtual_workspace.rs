@@ -13,8 +13,14 @@
 //!   synthetic group; otherwise it is made as the workspace's creator (`spec.createdBy`) and judged by the
 //!   workspace's RBAC.
 //!
+//! `api_export.rs` serves kcp's APIExport virtual workspace the same way.
+//!
 //! What follows is the ordinary request path: this only decides who the request acts as, in which space, whether
 //! RBAC is still to be asked, and which labels a list or watch is narrowed to.
+
+mod api_export;
+
+pub use api_export::exported_row;
 
 use std::sync::Arc;
 
@@ -27,6 +33,7 @@ use crate::authorization::{self, Authorizer};
 use crate::filters::request_info::{RequestInfo, SpacePath};
 use crate::kinds::logical_cluster::{check_entry, LOGICAL_CLUSTER_NAME};
 use crate::registry::selector::LabelSelector;
+use crate::resolver::Resolver;
 use crate::registry::{GenericStore, ResourceInfo, Scope, Spaces};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::lifecycle::{Lifecycle, PHASE_LABEL};
@@ -45,6 +52,10 @@ pub struct VirtualWorkspaces {
     pub authorizer: Arc<Authorizer>,
     /// The tenant of callers whose credentials name none (`--default-tenant`), for the creator acted as.
     pub default_tenant: Option<String>,
+    /// The exports' schemas compiled, and what each workspace binds (the APIExport virtual workspace).
+    pub resolver: Arc<Resolver>,
+    pub exports: Arc<ResourceInfo>,
+    pub bindings: Arc<ResourceInfo>,
 }
 
 /// How a request through a virtual workspace goes on along the ordinary path.
@@ -57,6 +68,8 @@ pub struct Access {
     pub authorized: bool,
     /// The labels a list or watch is narrowed to.
     pub labels: Option<LabelSelector>,
+    /// The resources served (an export's), instead of the space's own; `None`: the space's.
+    pub resources: Option<Vec<Arc<ResourceInfo>>>,
 }
 
 impl VirtualWorkspaces {
@@ -77,12 +90,12 @@ impl VirtualWorkspaces {
             // Only the LogicalClusters that wait for this entry, across every space, and only to list and watch;
             // discovery shows the built-in resources.
             if !info.is_resource {
-                return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::All, authorized: true, labels: None });
+                return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::All, authorized: true, labels: None, resources: None });
             }
             if !is_logical_cluster || !matches!(info.verb.as_str(), "list" | "watch") {
                 return Err(ApiError::no_route());
             }
-            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::All, authorized: true, labels: Some(selector(lifecycle, entry)?) });
+            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::All, authorized: true, labels: Some(selector(lifecycle, entry)?), resources: None });
         }
         // One logical cluster, by its name (kcp takes no path here).
         let space = SpaceName::new(target).ok().filter(|_| !target.contains(':'))
@@ -101,7 +114,7 @@ impl VirtualWorkspaces {
             if !waits || info.name != LOGICAL_CLUSTER_NAME {
                 return Err(ApiError::not_found(GROUP, RESOURCE, &info.name));
             }
-            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::One(space), authorized: true, labels: None });
+            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::One(space), authorized: true, labels: None, resources: None });
         }
         if !waits {
             return Err(ApiError::forbidden(format!("{} {entry:?} cannot access this workspace", lifecycle.noun())));
@@ -115,10 +128,10 @@ impl VirtualWorkspaces {
                 return Err(ApiError::forbidden(format!("{} {entry:?} denied by {}: no rule allows {}", lifecycle.noun(),
                     lifecycle.permissions(), describe(&attributes))));
             }
-            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::One(space), authorized: true, labels: None });
+            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::One(space), authorized: true, labels: None, resources: None });
         }
         let creator = self.creator(&logical_cluster, &space)?;
-        Ok(Access { caller: creator, spaces: Spaces::One(space), authorized: false, labels: None })
+        Ok(Access { caller: creator, spaces: Spaces::One(space), authorized: false, labels: None, resources: None })
     }
 
     /// The type's `initializerPermissions` (`terminatorPermissions`). A type that no longer exists serves nobody

@@ -42,10 +42,23 @@ pub struct RequestInfo {
     pub name_from_field_selector: bool,
     /// Why the path could not be decoded (an escape that is not `%XX`): the request is a 400.
     pub invalid_path: Option<String>,
-    /// `/services/initializingworkspaces/<initializer>/clusters/<x>/...` (or `terminatingworkspaces`): the
-    /// virtual workspace and its entry; `space` is then `Workspace(x)`.
-    pub virtual_workspace: Option<(Lifecycle, String)>,
+    /// `/services/initializingworkspaces/<initializer>/clusters/<x>/...` (or `terminatingworkspaces`), or
+    /// `/services/apiexport/<cluster>/<export>/clusters/<x>/...`: the virtual workspace; `space` is then
+    /// `Workspace(x)`.
+    pub virtual_workspace: Option<VirtualPath>,
 }
+
+/// Which virtual workspace a `/services/...` path names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VirtualPath {
+    /// An initializing or terminating virtual workspace, and its entry (`<cluster>:<type>`).
+    Lifecycle(Lifecycle, String),
+    /// The virtual workspace of APIExport `export` in logical cluster `cluster`.
+    ApiExport { cluster: String, export: String },
+}
+
+/// The service of the APIExport virtual workspace.
+pub const API_EXPORT_SERVICE: &str = "apiexport";
 
 /// Namespaces' own subresources: `/namespaces/<ns>/status` is about the namespace, not a resource in it.
 const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
@@ -165,15 +178,24 @@ pub fn parse(method: &str, raw_path: &str, query: &str) -> RequestInfo {
     info
 }
 
-/// Splits `/services/<lifecycle>/<entry>` off a path that goes on with `/clusters/<x>/...`; any other
-/// `/services/...` path is left whole (no such route: 404).
-fn split_virtual_workspace(path: &str) -> (Option<(Lifecycle, String)>, &str) {
+/// Splits `/services/<lifecycle>/<entry>` (or `/services/apiexport/<cluster>/<export>`) off a path that goes on
+/// with `/clusters/<x>/...`; any other `/services/...` path is left whole (no such route: 404).
+fn split_virtual_workspace(path: &str) -> (Option<VirtualPath>, &str) {
     let split = || {
         let after = path.strip_prefix(SERVICES)?.strip_prefix('/')?;
         let (service, after) = after.split_once('/')?;
-        let (entry, rest) = after.split_once('/')?;
+        let (first, rest) = after.split_once('/')?;
+        if first.is_empty() {
+            return None;
+        }
+        if service == API_EXPORT_SERVICE {
+            let (export, rest) = rest.split_once('/')?;
+            let consumed = first.len() + 1 + export.len();
+            return (!export.is_empty() && rest.starts_with("clusters/"))
+                .then(|| (VirtualPath::ApiExport { cluster: first.to_owned(), export: export.to_owned() }, &after[consumed..]));
+        }
         let lifecycle = Lifecycle::of_service(service)?;
-        (!entry.is_empty() && rest.starts_with("clusters/")).then(|| ((lifecycle, entry.to_owned()), &after[entry.len()..]))
+        rest.starts_with("clusters/").then(|| (VirtualPath::Lifecycle(lifecycle, first.to_owned()), &after[first.len()..]))
     };
     match split() {
         Some((virtual_workspace, rest)) => (Some(virtual_workspace), rest),
@@ -261,13 +283,17 @@ mod tests {
     #[test]
     fn virtual_workspace_paths() {
         let info = parse("GET", "/services/initializingworkspaces/root:org/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters", "watch=true");
-        assert_eq!(info.virtual_workspace, Some((Lifecycle::Initializing, "root:org".to_owned())));
+        assert_eq!(info.virtual_workspace, Some(VirtualPath::Lifecycle(Lifecycle::Initializing, "root:org".to_owned())));
         assert_eq!((info.space, info.verb.as_str(), info.resource.as_str()), (SpacePath::Workspace("*".into()), "watch", "logicalclusters"));
         let info = parse("PATCH", "/services/terminatingworkspaces/t%3Ax/clusters/abc/apis/core.kcp.io/v1alpha1/logicalclusters/cluster/status", "");
-        assert_eq!(info.virtual_workspace, Some((Lifecycle::Terminating, "t:x".to_owned())));
+        assert_eq!(info.virtual_workspace, Some(VirtualPath::Lifecycle(Lifecycle::Terminating, "t:x".to_owned())));
+        let export = parse("GET", "/services/apiexport/k3x9/widgets/clusters/*/apis/example.io/v1/widgets", "");
+        assert_eq!(export.virtual_workspace, Some(VirtualPath::ApiExport { cluster: "k3x9".into(), export: "widgets".into() }));
+        assert_eq!((export.space, export.group.as_str(), export.resource.as_str()), (SpacePath::Workspace("*".into()), "example.io", "widgets"));
         assert_eq!((info.space, info.name.as_str(), info.subresource.as_str()), (SpacePath::Workspace("abc".into()), "cluster", "status"));
         for path in ["/services/initializingworkspaces/root:org/api/v1/pods", "/services/other/x/clusters/a/api/v1/pods",
-            "/services/initializingworkspaces//clusters/a/api/v1/pods", "/services/initializingworkspaces/x"] {
+            "/services/initializingworkspaces//clusters/a/api/v1/pods", "/services/initializingworkspaces/x",
+            "/services/apiexport/k3x9/clusters/a/api/v1/pods", "/services/apiexport//widgets/clusters/a/api/v1/pods"] {
             let info = parse("GET", path, "");
             assert_eq!((info.virtual_workspace, info.is_resource, info.path.as_str()), (None, false, path), "{path}");
         }

@@ -137,16 +137,26 @@ pub fn random_cluster_name() -> String {
 
 /// Big-endian base 36 of `bytes`, lower case.
 pub fn base36(bytes: &[u8]) -> String {
+    in_base(bytes, b"0123456789abcdefghijklmnopqrstuvwxyz")
+}
+
+/// Big-endian base 62 of `bytes`, with Go's `big.Int.Text(62)` digits (kcp's `ToBase62`).
+pub fn base62(bytes: &[u8]) -> String {
+    in_base(bytes, b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+}
+
+fn in_base(bytes: &[u8], alphabet: &[u8]) -> String {
+    let base = alphabet.len() as u32;
     let mut digits: Vec<u8> = Vec::new();
     let mut number: Vec<u32> = bytes.iter().map(|b| *b as u32).collect();
     while number.iter().any(|d| *d != 0) {
         let mut remainder = 0u32;
         for digit in number.iter_mut() {
             let value = remainder * 256 + *digit;
-            *digit = value / 36;
-            remainder = value % 36;
+            *digit = value / base;
+            remainder = value % base;
         }
-        digits.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[remainder as usize]);
+        digits.push(alphabet[remainder as usize]);
     }
     digits.reverse();
     String::from_utf8(digits).unwrap_or_default()

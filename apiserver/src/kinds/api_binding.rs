@@ -1,0 +1,253 @@
+//! APIBinding (kcp's `apis.kcp.io/v1alpha1`, cluster-scoped): a consumer workspace's use of an APIExport
+//! (`spec.reference.export{path, name}`; an empty path is the binding's own workspace). The APIs controller
+//! (`controllers/apis.rs`) moves it from `Binding` to `Bound` and lists what it binds in `status.boundResources`
+//! (schema name, uid, and the export's identity hash); the resolver then serves those resources in the workspace,
+//! stored under the export's identity.
+//!
+//! Admission (kcp's): creating a binding, or changing its claims, needs the verb `bind` on `apiexports/<name>` in
+//! the export's workspace; the export must be in root or in the caller's own tenant (a binding across tenants is
+//! 403 whatever exists), and it must exist. The reference never changes once written. The label
+//! `internal.apis.kcp.io/export` names the export by kcp's hash, so the export's virtual workspace can select the
+//! bindings to it.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kspaces_authz::rbac::Attributes as RbacAttributes;
+use kspaces_authz::Caller;
+use kspaces_storage::SpaceName;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha224};
+
+use super::api_export::{self, check_claims, claim_schema, GROUP};
+use super::workspace::base62;
+use super::workspace_type::{is_path, is_type_name};
+use super::{kind_schema, verbs, Context, Kind, Rules};
+use crate::authorization::{self, Authorizer};
+use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
+use crate::registry::store::cluster_name;
+use crate::registry::strategy::{Part, Strategy};
+use crate::registry::{GenericStore, ResourceInfo, Scope, Subresource};
+use crate::resolver::Resolver;
+use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy::Tree;
+
+/// `apis.kcp.io/v1alpha1 APIBinding`: its row, definition, strategy and admission.
+pub const KIND: Kind = Kind { rows, definitions, rules };
+
+pub const NAME: &str = "APIBinding";
+pub const PLURAL: &str = "apibindings";
+const DEFINITION: &str = "io.kcp.apis.v1alpha1.APIBinding";
+/// The label naming a binding's export: `Base62(Sha224("<export cluster>:<export name>"))`.
+pub const EXPORT_LABEL: &str = "internal.apis.kcp.io/export";
+
+fn rows() -> Vec<ResourceInfo> {
+    vec![ResourceInfo {
+        group: GROUP.into(),
+        version: "v1alpha1".into(),
+        kind: NAME.into(),
+        plural: PLURAL.into(),
+        singular: "apibinding".into(),
+        short_names: vec![],
+        categories: vec!["kcp".into()],
+        namespaced: false,
+        subresources: vec![Subresource::Status],
+        verbs: verbs(&["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
+        definition: Some(DEFINITION.into()),
+        system_only: false,
+        custom: None,
+    }]
+}
+
+fn definitions() -> Map<String, Value> {
+    let mut definitions = Map::new();
+    definitions.insert(DEFINITION.into(), kind_schema(
+        "APIBinding enables a set of resources and their behaviour through an external service provider in this workspace.",
+        json!({"type": "object", "required": ["reference"], "properties": {
+            "reference": {"type": "object", "required": ["export"], "properties": {"export": {"type": "object", "required": ["name"], "properties": {
+                "path": {"type": "string", "description": "The workspace of the export; empty: this one."},
+                "name": {"type": "string", "description": "The export's name."}}}}},
+            "permissionClaims": {"type": "array", "items": claim_schema("A claim of the export, accepted or rejected.")},
+        }}),
+        json!({"type": "object", "properties": {
+            "apiExportClusterName": {"type": "string", "description": "The logical cluster of the bound export."},
+            "phase": {"type": "string", "description": "Binding, then Bound."},
+            "boundResources": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+            "conditions": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+            "exportPermissionClaims": {"type": "array", "items": claim_schema("A claim the export makes.")},
+            "appliedPermissionClaims": {"type": "array", "items": claim_schema("A claim in effect.")},
+        }}),
+    ));
+    definitions
+}
+
+fn rules(context: &Context, rules: &mut Rules) {
+    rules.strategy(GROUP, NAME, Arc::new(BindingStrategy { tree: context.tree.clone() }));
+    if let Some(exports) = context.resources.by_kind(GROUP, api_export::NAME) {
+        rules.admit(Arc::new(BindAdmission { tree: context.tree.clone(), authorizer: context.authorizer.clone(), exports: exports.clone() }));
+    }
+    rules.admit(Arc::new(BoundNames { resolver: context.resolver.clone() }));
+}
+
+/// Where a binding's export is: its space, its logical cluster's name (`root` for root) and its name; `None`
+/// when the path names no workspace.
+pub fn export_of(tree: &Tree, space: &SpaceName, binding: &Value) -> Option<(SpaceName, String, String)> {
+    let name = binding.pointer("/spec/reference/export/name").and_then(Value::as_str)?.to_owned();
+    let path = binding.pointer("/spec/reference/export/path").and_then(Value::as_str).unwrap_or_default();
+    let space = if path.is_empty() { space.clone() } else { tree.resolve(path)?.cluster };
+    let cluster = cluster_name(&space).to_owned();
+    Some((space, cluster, name))
+}
+
+/// kcp's hash naming an export in labels: `Base62(Sha224("<cluster>:<name>"))`.
+pub fn export_hash(cluster: &str, name: &str) -> String {
+    base62(&Sha224::digest(format!("{cluster}:{name}").as_bytes()))
+}
+
+pub struct BindingStrategy {
+    tree: Arc<Tree>,
+}
+
+impl BindingStrategy {
+    fn label(&self, space: &SpaceName, object: &mut Value) {
+        let Some((_, cluster, name)) = export_of(&self.tree, space, object) else { return };
+        let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+        let labels = metadata.entry("labels").or_insert_with(|| json!({}));
+        if !labels.is_object() {
+            *labels = json!({});
+        }
+        labels[EXPORT_LABEL] = json!(export_hash(&cluster, &name));
+    }
+}
+
+impl Strategy for BindingStrategy {
+    fn prepare_create(&self, _resource: &ResourceInfo, space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
+        self.label(space, object);
+    }
+
+    fn prepare_update(&self, _resource: &ResourceInfo, space: &SpaceName, _old: &Value, new: &mut Value, _part: Part) {
+        self.label(space, new);
+    }
+
+    fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
+        match object.pointer("/spec/reference/export/name").and_then(Value::as_str) {
+            Some(name) if is_type_name(name) => {}
+            Some(name) => causes.push(Cause::invalid("spec.reference.export.name", name, "must be an APIExport's name")),
+            None => causes.push(Cause::required("spec.reference.export.name")),
+        }
+        if let Some(path) = object.pointer("/spec/reference/export/path").and_then(Value::as_str).filter(|p| !p.is_empty() && !is_path(p)) {
+            causes.push(Cause::invalid("spec.reference.export.path", path, "must be a workspace path: DNS labels joined by ':'"));
+        }
+        if let Some(old) = old {
+            let reference = |o: &Value| o.pointer("/spec/reference").cloned();
+            if reference(old) != reference(object) {
+                causes.push(Cause::invalid("spec.reference", "", "APIExport reference must not be changed"));
+            }
+        }
+        check_claims(object.pointer("/spec/permissionClaims"), true, causes);
+    }
+}
+
+/// kcp's binding admission: `bind` on the export, within the caller's reach, and an export that exists.
+pub struct BindAdmission {
+    tree: Arc<Tree>,
+    authorizer: Arc<Authorizer>,
+    exports: Arc<ResourceInfo>,
+}
+
+#[async_trait]
+impl Admission for BindAdmission {
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
+        resource.is(GROUP, NAME) && matches!(operation, Operation::Create | Operation::Update)
+    }
+
+    fn phase(&self) -> AdmissionPhase {
+        AdmissionPhase::Validating
+    }
+
+    async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        let (Some(object), Some(caller)) = (attributes.object, attributes.caller) else { return Ok(()) };
+        // What a binding binds is the server's to say: the resolver serves what its status names.
+        if attributes.part == Part::Status && !caller.system {
+            return Err(ApiError::forbidden_object(GROUP, "apibindings/status", attributes.name, "the status of an APIBinding is written by the server"));
+        }
+        if attributes.part != Part::Main {
+            return Ok(());
+        }
+        if let Some(old) = attributes.old {
+            let unchanged = |pointer: &str| old.pointer(pointer) == object.pointer(pointer);
+            if unchanged("/spec/reference") && unchanged("/spec/permissionClaims") {
+                return Ok(());
+            }
+        }
+        let verb = if attributes.old.is_some() { "update" } else { "create" };
+        let path = object.pointer("/spec/reference/export/path").and_then(Value::as_str).unwrap_or_default();
+        let name = object.pointer("/spec/reference/export/name").and_then(Value::as_str).unwrap_or_default();
+        let own = self.tree.cluster(attributes.space).map(|node| node.path).unwrap_or_default();
+        let shown = format!("{}:{name}", if path.is_empty() { own.as_str() } else { path });
+        let denied = || ApiError::forbidden_object(GROUP, PLURAL, attributes.name,
+            &format!("unable to {verb} APIBinding: no permission to bind to export {shown}"));
+        let holder = if path.is_empty() { self.tree.cluster(attributes.space) } else { self.tree.resolve(path) };
+        // A tenant's users bind exports of root and of their own tenant; anything else is as absent as it is
+        // forbidden.
+        let Some(holder) = holder.filter(|h| caller.system || h.path == "root" || caller.tenant.as_deref() == Some(h.tenant.as_str())) else {
+            return Err(denied());
+        };
+        let rbac = RbacAttributes::Resource {
+            verb: "bind".into(),
+            group: GROUP.into(),
+            resource: api_export::PLURAL.into(),
+            subresource: String::new(),
+            name: name.to_owned(),
+            namespace: None,
+        };
+        let decision = self.authorizer.authorize(caller, &holder.cluster, &rbac).await?;
+        if !decision.allowed {
+            let _ = authorization::forbidden(&caller.user, &rbac, &decision.reason);
+            return Err(denied());
+        }
+        match registry.get(&self.exports, &Scope::one(holder.cluster.clone(), None), name).await {
+            Ok(_) => Ok(()),
+            Err(ApiError { code: 404, .. }) => Err(ApiError::invalid(GROUP, NAME, attributes.name, vec![Cause {
+                reason: "FieldValueNotFound",
+                message: format!("Not found: \"{shown}\": APIExport {name} does not exist in workspace {}", holder.path),
+                field: "spec.reference.export.name".into(),
+            }])),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// A CustomResourceDefinition may not take a name an APIBinding of its workspace binds (the binding wins; a CRD
+/// that could never be served is refused rather than stored).
+pub struct BoundNames {
+    resolver: Arc<Resolver>,
+}
+
+#[async_trait]
+impl Admission for BoundNames {
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
+        resource.is("apiextensions.k8s.io", "CustomResourceDefinition") && operation == Operation::Create
+    }
+
+    async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        match self.resolver.bound_by(attributes.space, attributes.name) {
+            Some((binding, _)) => Err(ApiError::invalid("apiextensions.k8s.io", "CustomResourceDefinition", attributes.name, vec![Cause::invalid(
+                "metadata.name", attributes.name, &format!("the resource is bound in this workspace by APIBinding {binding:?}; delete the binding first"))])),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_export_label_is_kcps_base62_sha224() {
+        // Go: new(big.Int).SetBytes(sha256.Sum224([]byte("root:widgets"))).Text(62), as Python's int reckons it.
+        assert_eq!(export_hash("root", "widgets"), "1oNwKzCPVdx8ged3ajqEGHgS4wYwVD4iICmHKO");
+        assert_eq!(base62(&[0, 61]), "Z");
+        assert_eq!(base62(&[0, 62]), "10");
+    }
+}

@@ -1,0 +1,168 @@
+//! APIExport (kcp's `apis.kcp.io/v1alpha1`, cluster-scoped): a provider's offer of the resources its
+//! APIResourceSchemas define (`spec.latestResourceSchemas`), under an identity: the secret `kcp-system/<export>`
+//! holds a random key, and `status.identityHash`, the hex SHA-256 of that key, is the storage identity of every
+//! object made through a binding to the export (`docs/storage-keys.md`). The APIs controller
+//! (`controllers/apis.rs`) makes the secret, sets the hash and makes the export's APIExportEndpointSlice.
+//!
+//! `status.virtualWorkspaces` is computed from the server's address when the object is read: the URL of the
+//! APIExport virtual workspace, `<server>/services/apiexport/<logical cluster>/<export>`.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::workspace::BaseUrl;
+use super::{kind_schema, verbs, Context, Kind, Rules};
+use crate::registry::strategy::Strategy;
+use crate::registry::{ResourceInfo, Subresource};
+use crate::status::Cause;
+
+/// `apis.kcp.io/v1alpha1 APIExport`: its row, definition and strategy.
+pub const KIND: Kind = Kind { rows, definitions, rules };
+
+/// kcp's API group of exports, bindings and schemas.
+pub const GROUP: &str = "apis.kcp.io";
+pub const NAME: &str = "APIExport";
+pub const PLURAL: &str = "apiexports";
+const DEFINITION: &str = "io.kcp.apis.v1alpha1.APIExport";
+/// Where an export's identity secret is made, in the export's workspace.
+pub const IDENTITY_NAMESPACE: &str = "kcp-system";
+/// The identity secret's key (kcp's `SecretKeyAPIExportIdentity`).
+pub const IDENTITY_KEY: &str = "key";
+
+fn rows() -> Vec<ResourceInfo> {
+    vec![ResourceInfo {
+        group: GROUP.into(),
+        version: "v1alpha1".into(),
+        kind: NAME.into(),
+        plural: PLURAL.into(),
+        singular: "apiexport".into(),
+        short_names: vec![],
+        categories: vec!["kcp".into()],
+        namespaced: false,
+        subresources: vec![Subresource::Status],
+        verbs: verbs(&["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
+        definition: Some(DEFINITION.into()),
+        system_only: false,
+        custom: None,
+    }]
+}
+
+/// A permission claim, as exports and bindings write it.
+pub(crate) fn claim_schema(description: &str) -> Value {
+    json!({"type": "object", "description": description, "required": ["resource"], "properties": {
+        "group": {"type": "string", "description": "The claimed resource's group; empty for the core group."},
+        "resource": {"type": "string", "description": "The claimed resource (plural)."},
+        "identityHash": {"type": "string", "description": "The identity hash of the export the claimed resource comes from."},
+        "all": {"type": "boolean", "description": "Every object of the resource."},
+        "resourceSelector": {"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "namespace": {"type": "string"}}}, "description": "Only these objects."},
+        "state": {"type": "string", "description": "Accepted or Rejected (bindings only)."},
+    }})
+}
+
+fn definitions() -> Map<String, Value> {
+    let mut definitions = Map::new();
+    definitions.insert(DEFINITION.into(), kind_schema(
+        "APIExport registers an API and implementation to allow consumption by others through APIBindings.",
+        json!({"type": "object", "description": "APIExportSpec defines the desired state of APIExport.", "properties": {
+            "latestResourceSchemas": {"type": "array", "items": {"type": "string"},
+                "description": "The APIResourceSchemas (names, in this workspace) of the exported resources."},
+            "identity": {"type": "object", "properties": {"secretRef": {"type": "object", "properties": {
+                "namespace": {"type": "string"}, "name": {"type": "string"}}}},
+                "description": "The secret holding the export's identity key; made in kcp-system when unset."},
+            "maximalPermissionPolicy": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "permissionClaims": {"type": "array", "items": claim_schema("A resource the provider claims access to in consumers' workspaces.")},
+        }}),
+        json!({"type": "object", "description": "APIExportStatus defines the observed state of APIExport.", "properties": {
+            "identityHash": {"type": "string", "description": "The hex SHA-256 of the identity key."},
+            "conditions": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+            "virtualWorkspaces": {"type": "array", "items": {"type": "object", "properties": {"url": {"type": "string"}}}},
+        }}),
+    ));
+    definitions
+}
+
+fn rules(context: &Context, rules: &mut Rules) {
+    rules.strategy(GROUP, NAME, Arc::new(ExportStrategy { base_url: context.base_url.clone() }));
+}
+
+/// The names of the schemas an export serves (v1alpha1's `latestResourceSchemas`, v1alpha2's `resources[].schema`).
+pub fn schemas(export: &Value) -> Vec<String> {
+    let spec = export.get("spec");
+    let latest = spec.and_then(|s| s.get("latestResourceSchemas")).and_then(Value::as_array).into_iter().flatten();
+    let resources = spec.and_then(|s| s.get("resources")).and_then(Value::as_array).into_iter().flatten().filter_map(|r| r.get("schema"));
+    latest.chain(resources).filter_map(Value::as_str).map(str::to_owned).collect()
+}
+
+/// The export's identity hash, once the controller set it.
+pub fn identity_hash(export: &Value) -> Option<&str> {
+    export.pointer("/status/identityHash").and_then(Value::as_str).filter(|h| !h.is_empty())
+}
+
+/// The URL of the APIExport virtual workspace of export `name` in logical cluster `cluster`.
+pub fn virtual_workspace_url(base: &str, cluster: &str, name: &str) -> String {
+    format!("{base}/services/apiexport/{cluster}/{name}")
+}
+
+pub struct ExportStrategy {
+    base_url: Arc<BaseUrl>,
+}
+
+impl Strategy for ExportStrategy {
+    fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
+        for (index, schema) in object.pointer("/spec/latestResourceSchemas").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let field = format!("spec.latestResourceSchemas[{index}]");
+            match schema.as_str() {
+                Some(name) if name.split('.').count() >= 3 && crate::registry::validate::is_dns_subdomain(name) => {}
+                _ => causes.push(Cause::invalid(field, &schema.to_string(), "must be the name of an APIResourceSchema: <prefix>.<plural>.<group>")),
+            }
+        }
+        check_claims(object.pointer("/spec/permissionClaims"), false, causes);
+    }
+
+    fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {
+        let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
+        let (Some(cluster), Some(name)) = (text("/metadata/annotations/kcp.io~1cluster"), text("/metadata/name")) else { return };
+        if !object.get("status").is_some_and(Value::is_object) {
+            object["status"] = json!({});
+        }
+        object["status"]["virtualWorkspaces"] = json!([{"url": virtual_workspace_url(&self.base_url.get(), &cluster, &name)}]);
+    }
+}
+
+/// Checks permission claims at `spec.permissionClaims`: a resource, and exactly one of `all: true` or a
+/// `resourceSelector`; a binding's also a `state` of Accepted or Rejected.
+pub(crate) fn check_claims(claims: Option<&Value>, binding: bool, causes: &mut Vec<Cause>) {
+    let Some(claims) = claims.filter(|c| !c.is_null()) else { return };
+    let Some(claims) = claims.as_array() else {
+        causes.push(Cause::invalid("spec.permissionClaims", &claims.to_string(), "must be a list"));
+        return;
+    };
+    for (index, claim) in claims.iter().enumerate() {
+        let field = format!("spec.permissionClaims[{index}]");
+        if claim.get("resource").and_then(Value::as_str).is_none_or(str::is_empty) {
+            causes.push(Cause::required(format!("{field}.resource")));
+        }
+        let all = claim.get("all").and_then(Value::as_bool).unwrap_or(false);
+        let selector = claim.get("resourceSelector").and_then(Value::as_array).is_some_and(|s| !s.is_empty());
+        match (all, selector) {
+            (true, true) => causes.push(Cause::invalid(format!("{field}.resourceSelector"), "", "either \"all\" or \"resourceSelector\" must be set, not both")),
+            (false, false) => causes.push(Cause::required(format!("{field}.all"))),
+            _ => {}
+        }
+        for (at, selector) in claim.get("resourceSelector").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let empty = |key: &str| selector.get(key).and_then(Value::as_str).is_none_or(str::is_empty);
+            if empty("name") && empty("namespace") {
+                causes.push(Cause::required(format!("{field}.resourceSelector[{at}].name")));
+            }
+        }
+        if binding {
+            match claim.get("state").and_then(Value::as_str) {
+                Some("Accepted" | "Rejected") => {}
+                Some(other) => causes.push(Cause::not_supported(format!("{field}.state"), other, &["Accepted", "Rejected"])),
+                None => causes.push(Cause::required(format!("{field}.state"))),
+            }
+        }
+    }
+}

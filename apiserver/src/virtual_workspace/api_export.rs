@@ -1,0 +1,111 @@
+//! kcp's APIExport virtual workspace: `/services/apiexport/<cluster>/<export>/clusters/<x>/...`, where one
+//! controller serves an export to every workspace that binds it.
+//!
+//! The caller needs the request's verb on `apiexports/content` (name: the export) in the export's workspace, which
+//! must be in root or in the caller's own tenant. Then:
+//! - the exported resources, compiled from the export's schemas under its identity hash: `/clusters/*` lists and
+//!   watches them across every workspace (the objects stored under that identity are exactly those made through
+//!   bindings to the export); `/clusters/<logical cluster>` serves every verb in one workspace that binds the
+//!   export (kcp's "could not find suitable APIBinding" otherwise);
+//! - `apibindings`, read only, narrowed to the bindings to this export by their `internal.apis.kcp.io/export`
+//!   label;
+//! - discovery shows the exported resources.
+//!
+//! The request then goes on as the caller, with RBAC already judged here.
+
+use std::sync::Arc;
+
+use kspaces_authz::rbac::Attributes;
+use kspaces_authz::Caller;
+use kspaces_storage::SpaceName;
+use serde_json::Value;
+
+use super::{Access, VirtualWorkspaces};
+use crate::authorization;
+use crate::filters::request_info::{RequestInfo, SpacePath};
+use crate::kinds::api_binding::{self, export_hash, EXPORT_LABEL};
+use crate::kinds::api_export::{self, identity_hash, GROUP};
+use crate::registry::selector::LabelSelector;
+use crate::registry::store::space_of_cluster;
+use crate::registry::{ResourceInfo, Scope, Spaces};
+use crate::status::{ApiError, ApiResult};
+use crate::tenancy::ALL;
+
+impl VirtualWorkspaces {
+    /// Decides how `info`, a request under `/services/apiexport/<cluster>/<export>`, goes on, or refuses it.
+    pub async fn admit_export(&self, info: &RequestInfo, cluster: &str, export: &str, caller: Caller) -> ApiResult<Access> {
+        let attributes = Attributes::Resource {
+            verb: if info.is_resource { info.verb.clone() } else { "get".into() },
+            group: GROUP.into(),
+            resource: api_export::PLURAL.into(),
+            subresource: "content".into(),
+            name: export.to_owned(),
+            namespace: None,
+        };
+        let denied = |why: &str| authorization::forbidden(&caller.user, &attributes, why);
+        let holder = space_of_cluster(cluster).and_then(|space| self.tree.cluster(&space));
+        // Another tenant's exports are as absent as missing ones.
+        let Some(holder) = holder.filter(|h| caller.system || h.path == "root" || caller.tenant.as_deref() == Some(h.tenant.as_str())) else {
+            return Err(denied("the export's workspace is not within the caller's reach"));
+        };
+        let decision = self.authorizer.authorize(&caller, &holder.cluster, &attributes).await?;
+        if !decision.allowed {
+            return Err(denied(&decision.reason));
+        }
+        let export_object = self.registry.get(&self.exports, &Scope::one(holder.cluster.clone(), None), export).await
+            .map_err(|err| if err.code == 404 { ApiError::not_found(GROUP, api_export::PLURAL, export) } else { err })?;
+        let Some(identity) = identity_hash(&export_object) else {
+            return Err(ApiError::new(503, "ServiceUnavailable", format!("APIExport {export} has no identity yet")));
+        };
+        let exported = self.resolver.exported(&holder.cluster, &api_export::schemas(&export_object), identity);
+        let target = match &info.space {
+            SpacePath::Workspace(target) => target.as_str(),
+            _ => return Err(ApiError::no_route()),
+        };
+        let bindings_label = || LabelSelector::parse(&format!("{EXPORT_LABEL}={}", export_hash(cluster, export)));
+        let is_bindings = info.is_resource && info.group == GROUP && info.resource == api_binding::PLURAL;
+        if is_bindings && !matches!(info.verb.as_str(), "get" | "list" | "watch") {
+            return Err(ApiError::method_not_supported(&info.verb, api_binding::PLURAL));
+        }
+        let access = |spaces: Spaces, labels: Option<LabelSelector>| Access {
+            caller: caller.clone(),
+            spaces,
+            authorized: true,
+            labels,
+            resources: Some(exported.clone()),
+        };
+        if target == ALL || target == "*" {
+            if info.is_resource && !matches!(info.verb.as_str(), "list" | "watch") {
+                return Err(ApiError::bad_request(format!("{} across every workspace is not supported: name one logical cluster", info.verb)));
+            }
+            let labels = if is_bindings { Some(bindings_label()?) } else { None };
+            return Ok(access(Spaces::All, labels));
+        }
+        // One logical cluster, by its name, that binds this export.
+        let space = SpaceName::new(target).ok().filter(|_| !target.contains(':')).filter(|space| self.tree.cluster(space).is_some());
+        let binds = |space: &SpaceName| exported.iter().any(|row| {
+            self.resolver.bound_by(space, &format!("{}.{}", row.plural, row.group)).is_some_and(|(_, bound)| bound == identity)
+        });
+        let space = match space {
+            Some(space) if binds(&space) || self.binds_by_label(&space, cluster, export).await? => space,
+            _ => return Err(ApiError::forbidden(format!("could not find suitable APIBinding in target logical cluster {target:?} for APIExport {cluster}:{export}"))),
+        };
+        let labels = if is_bindings { Some(bindings_label()?) } else { None };
+        Ok(access(Spaces::One(space), labels))
+    }
+
+    /// Whether `space` holds an APIBinding to the export (one not bound yet, or an export with no resources).
+    async fn binds_by_label(&self, space: &SpaceName, cluster: &str, export: &str) -> ApiResult<bool> {
+        let hash = export_hash(cluster, export);
+        let (items, _) = self.registry.list(&self.bindings, &Scope::one(space.clone(), None), &Default::default()).await?;
+        Ok(items.iter().any(|b| b.pointer(&format!("/metadata/labels/{}", EXPORT_LABEL.replace('/', "~1"))).and_then(Value::as_str) == Some(hash.as_str())))
+    }
+}
+
+/// The row a request through an export's virtual workspace reaches among `exported`, or the bindings' own.
+pub fn exported_row(exported: &[Arc<ResourceInfo>], bindings: &Arc<ResourceInfo>, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+    if group == bindings.group && version == bindings.version && plural == bindings.plural {
+        return Some(bindings.clone());
+    }
+    exported.iter().find(|r| r.group == group && r.version == version && r.plural == plural).cloned()
+}
