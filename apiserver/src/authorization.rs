@@ -13,6 +13,10 @@
 //!   nested or system workspace, that workspace's own bindings may allow too (a system user's home names its
 //!   owner there).
 //!
+//! Maximal permission policy (kcp's, `docs/api-exports.md`): a request for a resource bound from an APIExport with
+//! `spec.maximalPermissionPolicy.local` must also be allowed by the RBAC of the export's workspace, to the caller
+//! with its name and groups prefixed `apis.kcp.io:binding:`. The authorizer follows exports for it.
+//!
 //! A service account is itself only in its own space; in another workspace of its tenant it is judged as an
 //! ordinary authenticated user (`UserInfo::in_space`), so a binding for a same-named account there is not its.
 
@@ -27,7 +31,7 @@ use serde_json::Value;
 
 use crate::config::AuthorizationMode;
 use crate::filters::request_info::RequestInfo;
-use crate::registry::observe::WriteObserver;
+use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::{Reader, ResourceInfo, ResourceTable, Scope};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy;
@@ -104,11 +108,35 @@ pub struct Authorizer {
     modes: Vec<AuthorizationMode>,
     source: PolicySource,
     spaces: RwLock<HashMap<SpaceName, Slot>>,
+    /// The identity hash of every APIExport with a local maximal permission policy, by (space, export).
+    bounded: RwLock<RevisionMap<(SpaceName, String), String>>,
 }
+
+/// The prefix of the user and groups a maximal permission policy judges (kcp's
+/// `MaximalPermissionPolicyRBACUserGroupPrefix`).
+pub const BINDING_PREFIX: &str = "apis.kcp.io:binding:";
 
 impl Authorizer {
     pub fn new(modes: Vec<AuthorizationMode>, source: PolicySource) -> Authorizer {
-        Authorizer { modes, source, spaces: RwLock::new(HashMap::new()) }
+        Authorizer { modes, source, spaces: RwLock::new(HashMap::new()), bounded: RwLock::default() }
+    }
+
+    /// The maximal permission policy's verdict on a request for a resource bound under `identity` (`None`: no
+    /// export with that identity bounds it): RBAC of the export's workspace, asked for the caller prefixed with
+    /// `apis.kcp.io:binding:`.
+    pub async fn maximal_permission(&self, caller: &Caller, identity: &str, attributes: &Attributes) -> ApiResult<Option<Decision>> {
+        let space = {
+            let bounded = self.bounded.read().unwrap_or_else(|e| e.into_inner());
+            let found = bounded.iter().find(|(_, hash)| hash.as_str() == identity).map(|((space, _), _)| space.clone());
+            found
+        };
+        let Some(space) = space else { return Ok(None) };
+        let mut user = caller.user.clone();
+        user.name = format!("{BINDING_PREFIX}{}", user.name);
+        user.groups = user.groups.iter().map(|g| format!("{BINDING_PREFIX}{g}")).collect();
+        user.cluster = None;
+        let prefixed = Caller { user, tenant: None, system: false };
+        self.authorize(&prefixed, &space, attributes).await.map(Some)
     }
 
     /// True if some mode evaluates RBAC (reviews and escalation checks then mean something).
@@ -188,8 +216,19 @@ impl Authorizer {
 }
 
 impl WriteObserver for Authorizer {
-    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, _object: Option<&Value>, _revision: Revision) {
-        if is_rbac(resource) {
+    fn follows(&self) -> &[(&'static str, &'static str)] {
+        &[("apis.kcp.io", "APIExport")]
+    }
+
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
+        if resource.is("apis.kcp.io", "APIExport") {
+            let bounded = object.filter(|export| export.pointer("/spec/maximalPermissionPolicy/local").is_some_and(|l| !l.is_null()))
+                .and_then(|export| export.pointer("/status/identityHash").and_then(Value::as_str))
+                .filter(|hash| !hash.is_empty())
+                .map(str::to_owned);
+            let mut map = self.bounded.write().unwrap_or_else(|e| e.into_inner());
+            map.apply((space.clone(), name.to_owned()), bounded, revision);
+        } else if is_rbac(resource) {
             self.invalidate(space);
         } else if resource.is("", "Tenant") {
             // A tenant deleted and made again must not see the old space's policy.

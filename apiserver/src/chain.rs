@@ -14,7 +14,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use futures::FutureExt;
 use kspaces_authz::policy::Decision;
 use kspaces_authz::{Caller, UserInfo};
-use kspaces_storage::SpaceName;
+use kspaces_storage::{ApiIdentity, SpaceName};
 use serde_json::Value;
 
 use crate::audit::{AuditOutcome, AuditRequest, Level};
@@ -222,6 +222,17 @@ async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServe
     };
     let resource = resource.ok_or_else(ApiError::no_route)?;
     trail.resource = Some(resource.clone());
+    // A bound resource in a consumer's workspace: the export's maximal permission policy bounds it too (its
+    // provider's virtual workspace is not bounded by it).
+    if let (None, Some(ApiIdentity::Shared(identity))) = (&resources, resource.custom.as_ref().map(|c| &c.identity)) {
+        let attributes = authorization::attributes(info);
+        if let Some(decision) = server.authorizer.maximal_permission(&caller, identity, &attributes).await? {
+            if !decision.allowed {
+                let why = format!("denied by the maximal permission policy of the APIExport bound here: {}", decision.reason);
+                return Err(authorization::forbidden(&caller.user, &attributes, why.trim_end_matches(": ")));
+            }
+        }
+    }
     if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
         return Err(ApiError::no_route());
     }

@@ -193,9 +193,11 @@ impl Core {
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
-    /// schemas and bindings) from the store, and the APIs controller's queue (every export and binding).
+    /// schemas and bindings, exports' maximal permission policies) from the store, and the APIs controller's queue
+    /// (every export and binding).
     pub async fn prime(&self) -> ApiResult<()> {
-        let primed: [Arc<dyn WriteObserver>; 5] = [self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone()];
+        let primed: [Arc<dyn WriteObserver>; 6] = [self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(),
+            self.authorizer.clone()];
         self.registry.prime(&primed, &self.resources).await
     }
 }
