@@ -73,7 +73,7 @@ const KINDS: &[Kind] = &[
 ];
 
 /// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, the workspace tree and
-/// types, RBAC, the built-in resource rows, and where the server is reached.
+/// types, RBAC, the built-in resource rows, where the server is reached, and the accepted permission claims.
 pub struct Context {
     pub resolver: Arc<Resolver>,
     pub tenants: Arc<TenantCache>,
@@ -82,6 +82,8 @@ pub struct Context {
     pub authorizer: Arc<Authorizer>,
     pub resources: ResourceTable,
     pub base_url: Arc<BaseUrl>,
+    /// The permission claims each workspace's bindings accepted.
+    pub claims: Arc<crate::claims::Claims>,
 }
 
 /// The kinds' strategies and admission plugins, as they register them.

@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod authorization;
 pub mod chain;
+pub mod claims;
 pub mod config;
 pub mod controllers;
 pub mod discovery;

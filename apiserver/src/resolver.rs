@@ -611,6 +611,16 @@ impl Resolver {
         resources.iter().filter_map(|r| inner.bound.get(&r.key)).flat_map(|served| served.local.iter().cloned()).collect()
     }
 
+    /// The storage row of resource `group`/`plural` served under export identity `identity`, if a binding or a
+    /// virtual workspace compiled it.
+    pub fn identity_row(&self, identity: &str, group: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        let inner = self.read();
+        let found = inner.bound.values().flat_map(|served| served.storage.iter()).find(|r| {
+            r.group == group && r.plural == plural && r.custom.as_ref().is_some_and(|c| c.identity == ApiIdentity::Shared(identity.to_owned()))
+        }).cloned();
+        found
+    }
+
     /// The definition of APIResourceSchema `name` of `space`, with its uid, if it compiles.
     pub fn schema(&self, space: &SpaceName, name: &str) -> Option<(String, Arc<Definition>)> {
         let inner = self.read();

@@ -17,6 +17,7 @@ use crate::audit::Auditor;
 use crate::authorization::{Authorizer, PolicySource};
 use crate::config::{AuthorizationMode, ServeArgs, StorageBackend};
 use crate::controllers::aggregation::{AggregationController, AggregationQueue};
+use crate::claims::Claims;
 use crate::controllers::apis::{ApisController, ApisQueue};
 use crate::controllers::crd::CrdController;
 use crate::controllers::gc::{GarbageCollector, GcController};
@@ -149,6 +150,7 @@ pub struct Core {
     pub aggregation: Arc<AggregationQueue>,
     pub gc: Arc<GarbageCollector>,
     pub apis: Arc<ApisQueue>,
+    pub claims: Arc<Claims>,
 }
 
 impl Core {
@@ -168,6 +170,7 @@ impl Core {
         let aggregation = Arc::new(AggregationQueue::default());
         let gc = Arc::new(GarbageCollector::default());
         let apis = Arc::new(ApisQueue::default());
+        let claims = Arc::new(Claims::default());
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -176,12 +179,13 @@ impl Core {
             authorizer: authorizer.clone(),
             resources: resources.clone(),
             base_url: base_url.clone(),
+            claims: claims.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
         // waiting for it.
         let observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
-            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone()];
+            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone()];
         let (strategies, admission) = kinds::rules(&context);
         let registry = GenericStore::new(store, Wiring {
             strategies,
@@ -189,15 +193,15 @@ impl Core {
             observers,
             tenants: tree.clone(),
         });
-        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis }
+        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims }
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
-    /// schemas and bindings, exports' maximal permission policies) from the store, and the APIs controller's queue
+    /// schemas and bindings, exports' maximal permission policies, accepted claims) from the store, and the APIs controller's queue
     /// (every export and binding).
     pub async fn prime(&self) -> ApiResult<()> {
-        let primed: [Arc<dyn WriteObserver>; 6] = [self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(),
-            self.authorizer.clone()];
+        let primed: [Arc<dyn WriteObserver>; 7] = [self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(),
+            self.authorizer.clone(), self.claims.clone()];
         self.registry.prime(&primed, &self.resources).await
     }
 }
@@ -207,7 +211,7 @@ impl Core {
 pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.prime().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis } = core;
+    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let controllers = Controllers {
         namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
@@ -229,7 +233,7 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         crd: CrdController { registry: registry.clone(), resolver: resolver.clone(), crds: row(kinds::crd::GROUP, kinds::crd::NAME)? },
         aggregation: AggregationController { registry: registry.clone(), cluster_roles: row(crate::authorization::RBAC_GROUP, "ClusterRole")?, queue: aggregation },
         gc: GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc },
-        apis: ApisController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tree: tree.clone(), queue: apis },
+        apis: ApisController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tree: tree.clone(), claims: claims.clone(), queue: apis },
         store,
     };
     let authenticator = Authenticator {
@@ -250,6 +254,8 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         resolver: resolver.clone(),
         exports: row(kinds::api_export::GROUP, kinds::api_export::NAME)?,
         bindings: row(kinds::api_export::GROUP, kinds::api_binding::NAME)?,
+        claims,
+        resources: resources.clone(),
     };
     let server = Arc::new(ApiServer {
         registry,

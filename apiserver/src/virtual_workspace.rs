@@ -33,8 +33,9 @@ use crate::authorization::{self, Authorizer};
 use crate::filters::request_info::{RequestInfo, SpacePath};
 use crate::kinds::logical_cluster::{check_entry, LOGICAL_CLUSTER_NAME};
 use crate::registry::selector::LabelSelector;
+use crate::claims::Claims;
 use crate::resolver::Resolver;
-use crate::registry::{GenericStore, ResourceInfo, Scope, Spaces};
+use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope, Spaces};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::lifecycle::{Lifecycle, PHASE_LABEL};
 use crate::tenancy::types::{lifecycle_type, WorkspaceTypes};
@@ -56,6 +57,9 @@ pub struct VirtualWorkspaces {
     pub resolver: Arc<Resolver>,
     pub exports: Arc<ResourceInfo>,
     pub bindings: Arc<ResourceInfo>,
+    /// The claims each workspace accepted, and the built-in resources a claim may name.
+    pub claims: Arc<Claims>,
+    pub resources: ResourceTable,
 }
 
 /// How a request through a virtual workspace goes on along the ordinary path.

@@ -9,13 +9,15 @@
 //!   identity: `status.boundResources` names each schema (name, uid, identity hash), which the resolver serves in
 //!   the binding's workspace. A resource that collides (the workspace's own CRD, a forced system CRD, another
 //!   binding) is not bound: `BindingUpToDate=False` with reason `NamingConflicts` says which; a binding bound
-//!   before keeps what it bound.
+//!   before keeps what it bound. The claims it accepts that its export makes are `status.appliedPermissionClaims`.
+//! - When a binding's applied claims change (or it goes), the objects they cover are written again so that their
+//!   claim labels follow (`claims.rs`).
 //!
 //! It learns of work from the registry's write observer (`ApisQueue`): every export and binding written, and, for
 //! the bindings, every write of an export, a schema or a CRD (which can settle or make a conflict); at startup from
 //! the priming scan of exports and bindings; and every binding is looked at again every `RESYNC`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,6 +27,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
+use crate::claims::{Claim, Claims};
 use crate::kinds::api_binding::{self, export_of};
 use crate::kinds::api_export::{self, identity_hash, IDENTITY_KEY, IDENTITY_NAMESPACE};
 use crate::kinds::api_export_endpoint_slice;
@@ -44,6 +47,8 @@ const SKIP_ENDPOINT_SLICE: &str = "apiexports.apis.kcp.io/skip-endpointslice";
 enum Work {
     Export(SpaceName, String),
     Binding(SpaceName, String),
+    /// The claim labels of one resource's objects in one workspace: (group, resource, identity hash).
+    Relabel(SpaceName, String, String, String),
 }
 
 /// The exports and bindings to look at, fed by the registry's write observer.
@@ -58,6 +63,8 @@ struct QueueState {
     dirty: BTreeSet<Work>,
     /// Every binding there is (what an export, schema or CRD write may change).
     bindings: BTreeSet<(SpaceName, String)>,
+    /// The claims each binding applied at its last write (a change relabels the objects they cover).
+    claims: HashMap<(SpaceName, String), Vec<Claim>>,
 }
 
 impl ApisQueue {
@@ -85,6 +92,20 @@ impl WriteObserver for ApisQueue {
         let mut state = self.lock();
         if resource.is(GROUP, api_binding::NAME) {
             let key = (space.clone(), name.to_owned());
+            let claims = object.map(Claims::of_binding).unwrap_or_default();
+            let before = state.claims.get(&key).cloned().unwrap_or_default();
+            if claims != before {
+                let changed: BTreeSet<(String, String, String)> = claims.iter().chain(&before)
+                    .map(|c| (c.group.clone(), c.resource.clone(), c.identity.clone())).collect();
+                for (group, resource, identity) in changed {
+                    state.dirty.insert(Work::Relabel(space.clone(), group, resource, identity));
+                }
+            }
+            if claims.is_empty() {
+                state.claims.remove(&key);
+            } else {
+                state.claims.insert(key.clone(), claims);
+            }
             if object.is_some() {
                 state.bindings.insert(key);
                 state.dirty.insert(Work::Binding(space.clone(), name.to_owned()));
@@ -116,6 +137,8 @@ pub struct ApisController {
     pub resolver: Arc<Resolver>,
     /// Export paths to logical clusters.
     pub tree: Arc<Tree>,
+    /// The accepted claims (which labels the claimed objects carry).
+    pub claims: Arc<Claims>,
     pub queue: Arc<ApisQueue>,
 }
 
@@ -135,6 +158,7 @@ impl ApisController {
                 let done = match &item {
                     Work::Export(space, name) => self.export(space, name).await,
                     Work::Binding(space, name) => self.binding(space, name).await,
+                    Work::Relabel(space, group, resource, identity) => self.relabel(space, group, resource, identity).await,
                 };
                 if let Err(err) = done {
                     tracing::warn!(%err, ?item, "APIs controller");
@@ -245,6 +269,33 @@ impl ApisController {
         }
     }
 
+    /// Writes again every object of one claimed resource in `space` whose claim labels are not what the accepted
+    /// claims say (the write's `ClaimLabels` rule sets them).
+    pub async fn relabel(&self, space: &SpaceName, group: &str, resource: &str, identity: &str) -> ApiResult<()> {
+        let row = if identity.is_empty() {
+            self.resources.all().iter().find(|r| r.group == group && r.plural == resource && r.custom.is_none()).cloned()
+        } else {
+            self.resolver.identity_row(identity, group, resource)
+        };
+        let Some(row) = row else { return Ok(()) };
+        let (items, _) = self.registry.reader().list(&row, &Scope::one(space.clone(), None), &Default::default()).await?;
+        let write = WriteContext::server(SERVER_MANAGER, "");
+        for mut item in items {
+            let wanted = self.claims.labels(space, &row, &item);
+            if !Claims::relabel(&mut item, &wanted) {
+                continue;
+            }
+            let text = |pointer: &str| item.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
+            let Some(name) = text("/metadata/name") else { continue };
+            let scope = Scope::one(space.clone(), text("/metadata/namespace").filter(|_| row.namespaced));
+            match self.registry.guaranteed_update(&row, &scope, &name, Part::Main, &write, |old| Ok(old.clone())).await {
+                Ok(_) | Err(ApiError { code: 404 | 409, .. }) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(())
+    }
+
     /// Moves a binding towards `Bound` (see the module's doc).
     pub async fn binding(&self, space: &SpaceName, name: &str) -> ApiResult<()> {
         let bindings = self.row(GROUP, api_binding::NAME)?;
@@ -348,7 +399,7 @@ impl ApisController {
         let export_claims = export.pointer("/spec/permissionClaims").cloned().unwrap_or_else(|| json!([]));
         let applied: Vec<Value> = binding.pointer("/spec/permissionClaims").and_then(Value::as_array).into_iter().flatten()
             .filter(|c| c.get("state").and_then(Value::as_str) == Some("Accepted"))
-            .filter(|c| export_claims.as_array().into_iter().flatten().any(|e| e.get("resource") == c.get("resource") && e.get("group") == c.get("group")))
+            .filter(|c| export_claims.as_array().into_iter().flatten().any(|e| same_resource(e, c)))
             .map(|c| {
                 let mut claim = c.clone();
                 if let Some(map) = claim.as_object_mut() {
@@ -371,6 +422,12 @@ impl ApisController {
             ],
         }))
     }
+}
+
+/// Whether two claims name the same resource: group (empty for core), resource and identity hash.
+fn same_resource(a: &Value, b: &Value) -> bool {
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    ["group", "resource", "identityHash"].iter().all(|key| text(a, key) == text(b, key))
 }
 
 /// A condition without its transition time (`set_conditions` adds it).

@@ -8,7 +8,7 @@
 //! the export's workspace; the export must be in root or in the caller's own tenant (a binding across tenants is
 //! 403 whatever exists), and it must exist. The reference never changes once written. The label
 //! `internal.apis.kcp.io/export` names the export by kcp's hash, so the export's virtual workspace can select the
-//! bindings to it.
+//! bindings to it. The claims a binding accepts label the objects they cover (`claims::ClaimLabels`).
 
 use std::sync::Arc;
 
@@ -24,6 +24,7 @@ use super::workspace::base62;
 use super::workspace_type::{is_path, is_type_name};
 use super::{kind_schema, verbs, Context, Kind, Rules};
 use crate::authorization::{self, Authorizer};
+use crate::claims::ClaimLabels;
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::store::cluster_name;
 use crate::registry::strategy::{Part, Strategy};
@@ -87,6 +88,7 @@ fn rules(context: &Context, rules: &mut Rules) {
         rules.admit(Arc::new(BindAdmission { tree: context.tree.clone(), authorizer: context.authorizer.clone(), exports: exports.clone() }));
     }
     rules.admit(Arc::new(BoundNames { resolver: context.resolver.clone() }));
+    rules.admit(Arc::new(ClaimLabels { claims: context.claims.clone() }));
 }
 
 /// Where a binding's export is: its space, its logical cluster's name (`root` for root) and its name; `None`

@@ -92,6 +92,10 @@ pub trait Admission: Send + Sync {
     /// rule needs (a namespace's phase).
     async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()>;
 
+    /// A mutating rule's change to the completed object of a create or update (after the kind's strategy, before
+    /// validation), as kube's mutating admission changes objects; most rules only admit. Runs when `handles`.
+    fn mutate(&self, _resource: &ResourceInfo, _space: &SpaceName, _object: &mut Value) {}
+
     /// Why this rule would refuse every request `question` covers whatever its object, if it would (an access
     /// review's answer must agree with the request). Rules of state (a Terminating namespace) say nothing, as
     /// kube's lifecycle admission says nothing to reviews.
@@ -114,6 +118,14 @@ impl AdmissionChain {
     /// The first rule's refusal of `question`, if one refuses it.
     pub fn refusal(&self, registry: &GenericStore, question: &Question<'_>) -> Option<String> {
         self.plugins.iter().find_map(|plugin| plugin.refuses(registry, question))
+    }
+
+    /// Lets every mutating rule that handles the write change its completed object, in order.
+    pub fn mutate(&self, resource: &ResourceInfo, space: &SpaceName, operation: Operation, object: &mut Value) {
+        let runs = |p: &&Arc<dyn Admission>| p.phase() == AdmissionPhase::Mutating && p.handles(resource, operation);
+        for plugin in self.plugins.iter().filter(runs) {
+            plugin.mutate(resource, space, object);
+        }
     }
 
     /// Runs every rule of `phase` that handles the write, in order.

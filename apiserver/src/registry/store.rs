@@ -4,8 +4,9 @@
 //! Objects are JSON values; `metadata.resourceVersion` is never stored, it is the record's revision.
 //!
 //! A write goes: admission → the kind's write guard → prepare (generic metadata, then the strategy's) →
-//! validate (generic checks, then the strategy's) → the stored form → managedFields → the store → the write
-//! observers → (creates) the strategy's `after_create`. Reads go through `Reader`, then the request's form.
+//! validate (generic checks, then the strategy's) → managedFields → the metadata no manager owns (`kcp.io/cluster`,
+//! mutating admission's changes) → the stored form → the store → the write observers → (creates) the strategy's
+//! `after_create`. Reads go through `Reader`, then the request's form.
 
 #[cfg(test)]
 mod tests;
@@ -318,8 +319,10 @@ impl GenericStore {
         strategy.prepare_create(resource, space, write.caller.as_deref(), object);
         check(strategy, resource, object, None)?;
         managed_fields::record(resource, write, None, object);
-        // After managedFields: the server's annotation is no manager's field (as kcp's storage sets it).
+        // After managedFields: the server's annotation and mutating admission's metadata are no manager's fields
+        // (as kcp's storage and admission set them).
         set_cluster(space, metadata_mut(object)?, None);
+        self.inner.wiring.admission.mutate(resource, space, Operation::Create, object);
         Ok(())
     }
 
@@ -507,6 +510,9 @@ impl GenericStore {
         match applied {
             Some(entries) => set_managed_fields(&mut new, entries)?,
             None => managed_fields::record(resource, write, Some(old), &mut new),
+        }
+        if part != Part::Finalize {
+            self.inner.wiring.admission.mutate(resource, space, Operation::Update, &mut new);
         }
         Ok(new)
     }

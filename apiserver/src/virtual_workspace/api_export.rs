@@ -9,6 +9,8 @@
 //!   export (kcp's "could not find suitable APIBinding" otherwise);
 //! - `apibindings`, read only, narrowed to the bindings to this export by their `internal.apis.kcp.io/export`
 //!   label;
+//! - the resources the export claims, only where a binding accepted the claim and only the objects it covers
+//!   (selected by the claim label `claims::ClaimLabels` keeps; in one workspace, a named object must be covered);
 //! - discovery shows the exported resources.
 //!
 //! The request then goes on as the caller, with RBAC already judged here.
@@ -23,6 +25,7 @@ use serde_json::Value;
 use super::{Access, VirtualWorkspaces};
 use crate::authorization;
 use crate::filters::request_info::{RequestInfo, SpacePath};
+use crate::claims::label_key;
 use crate::kinds::api_binding::{self, export_hash, EXPORT_LABEL};
 use crate::kinds::api_export::{self, identity_hash, GROUP};
 use crate::registry::selector::LabelSelector;
@@ -58,6 +61,7 @@ impl VirtualWorkspaces {
             return Err(ApiError::new(503, "ServiceUnavailable", format!("APIExport {export} has no identity yet")));
         };
         let exported = self.resolver.exported(&holder.cluster, &api_export::schemas(&export_object), identity);
+        let claimed = self.claimed(&export_object, &exported);
         let target = match &info.space {
             SpacePath::Workspace(target) => target.as_str(),
             _ => return Err(ApiError::no_route()),
@@ -67,18 +71,22 @@ impl VirtualWorkspaces {
         if is_bindings && !matches!(info.verb.as_str(), "get" | "list" | "watch") {
             return Err(ApiError::method_not_supported(&info.verb, api_binding::PLURAL));
         }
+        // A claimed resource: only objects a binding's accepted claim covers (their claim label says so).
+        let claimed_row = claimed.iter().find(|r| info.is_resource && r.group == info.group && r.plural == info.resource).cloned();
+        let claim_label = || LabelSelector::parse(&label_key(cluster, export));
+        let served: Vec<Arc<ResourceInfo>> = exported.iter().chain(&claimed).cloned().collect();
         let access = |spaces: Spaces, labels: Option<LabelSelector>| Access {
             caller: caller.clone(),
             spaces,
             authorized: true,
             labels,
-            resources: Some(exported.clone()),
+            resources: Some(served.clone()),
         };
         if target == ALL || target == "*" {
             if info.is_resource && !matches!(info.verb.as_str(), "list" | "watch") {
                 return Err(ApiError::bad_request(format!("{} across every workspace is not supported: name one logical cluster", info.verb)));
             }
-            let labels = if is_bindings { Some(bindings_label()?) } else { None };
+            let labels = if is_bindings { Some(bindings_label()?) } else if claimed_row.is_some() { Some(claim_label()?) } else { None };
             return Ok(access(Spaces::All, labels));
         }
         // One logical cluster, by its name, that binds this export.
@@ -90,8 +98,39 @@ impl VirtualWorkspaces {
             Some(space) if binds(&space) || self.binds_by_label(&space, cluster, export).await? => space,
             _ => return Err(ApiError::forbidden(format!("could not find suitable APIBinding in target logical cluster {target:?} for APIExport {cluster}:{export}"))),
         };
+        if let Some(row) = &claimed_row {
+            let what = if row.group.is_empty() { row.plural.clone() } else { format!("{}.{}", row.plural, row.group) };
+            let claim = self.claims.accepted(&space, (cluster, export), row).ok_or_else(|| ApiError::forbidden(format!(
+                "the permission claim of APIExport {cluster}:{export} on {what} is not accepted in logical cluster {target:?}")))?;
+            let namespace = info.namespace.as_deref().unwrap_or_default();
+            if !info.name.is_empty() && !claim.covers(&info.name, namespace) {
+                return Err(ApiError::forbidden(format!(
+                    "the permission claim of APIExport {cluster}:{export} on {what} does not cover {:?} in logical cluster {target:?}", info.name)));
+            }
+            return Ok(access(Spaces::One(space), Some(claim_label()?)));
+        }
         let labels = if is_bindings { Some(bindings_label()?) } else { None };
         Ok(access(Spaces::One(space), labels))
+    }
+
+    /// The rows of the resources the export claims (`spec.permissionClaims`): built-in ones by group and
+    /// resource, another export's by identity hash; a claim on the export's own resources is ignored (kcp's).
+    fn claimed(&self, export: &Value, exported: &[Arc<ResourceInfo>]) -> Vec<Arc<ResourceInfo>> {
+        let claims = export.pointer("/spec/permissionClaims").and_then(Value::as_array).into_iter().flatten();
+        let mut rows = Vec::new();
+        for claim in claims {
+            let text = |key: &str| claim.get(key).and_then(Value::as_str).unwrap_or_default();
+            let (group, resource, identity) = (text("group"), text("resource"), text("identityHash"));
+            if exported.iter().any(|r| r.group == group && r.plural == resource) {
+                continue;
+            }
+            if identity.is_empty() {
+                rows.extend(self.resources.all().iter().filter(|r| r.group == group && r.plural == resource && r.custom.is_none() && !r.system_only).cloned());
+            } else {
+                rows.extend(self.resolver.identity_row(identity, group, resource));
+            }
+        }
+        rows
     }
 
     /// Whether `space` holds an APIBinding to the export (one not bound yet, or an export with no resources).
