@@ -87,3 +87,62 @@ fn a_failing_step_fails_the_script_with_its_name() {
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert_eq!(stdout.trim(), r#"FAIL configmap crud: API error 404 NotFound: tenants "t-missing" not found"#);
 }
+
+/// `tests/python/api_exports.py` in a consumer workspace: t-a's admin makes `root:t-a:provider` (an
+/// APIResourceSchema and the APIExport `widgets`) and `root:t-a:consumer` (an APIBinding to it, waited on until
+/// Bound) with kubectl, and the script runs with a kubeconfig whose server URL ends in `/clusters/root:t-a:consumer`.
+#[test]
+fn api_exports_a_bound_resource_through_custom_objects_api() {
+    let server = Server::start();
+    create_tenant(&server.kubectl(), "t-a");
+    let at = |path: &str| kspaces_tests::certificate_kubeconfig_with(&server, "t-a", "admin", &[], Some(&format!("{}/clusters/{path}", server.url)));
+    let tenant = kspaces_tests::Kubectl::new(&at("root:t-a"));
+    for name in ["provider", "consumer"] {
+        let workspace = format!("apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {{name: {name}}}\nspec: {{type: {{name: universal, path: root}}}}\n");
+        tenant.ok_with_stdin(&["create", "-f", "-"], &workspace);
+        tenant.ok(&["wait", "--for=jsonpath={.status.phase}=Ready", &format!("workspace/{name}"), "--timeout=30s"]);
+    }
+    let provider = kspaces_tests::Kubectl::new(&at("root:t-a:provider"));
+    provider.ok_with_stdin(&["apply", "-f", "-"], r#"apiVersion: apis.kcp.io/v1alpha1
+kind: APIResourceSchema
+metadata: {name: v1.widgets.example.io}
+spec:
+  group: example.io
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            size: {type: integer, minimum: 1, default: 3}
+            color: {type: string}
+    subresources: {status: {}}
+---
+apiVersion: apis.kcp.io/v1alpha1
+kind: APIExport
+metadata: {name: widgets}
+spec: {latestResourceSchemas: [v1.widgets.example.io]}
+"#);
+    let consumer_kubeconfig = at("root:t-a:consumer");
+    let consumer = kspaces_tests::Kubectl::new(&consumer_kubeconfig);
+    consumer.ok_with_stdin(&["create", "-f", "-"], "apiVersion: apis.kcp.io/v1alpha1\nkind: APIBinding\nmetadata: {name: widgets}\n\
+        spec: {reference: {export: {path: \"root:t-a:provider\", name: widgets}}}\n");
+    consumer.ok(&["wait", "--for=jsonpath={.status.phase}=Bound", "apibinding/widgets", "--timeout=30s"]);
+
+    let output = Command::new(python())
+        .arg(repo_root().join("tests/python/api_exports.py"))
+        .arg("--kubeconfig")
+        .arg(&consumer_kubeconfig)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {}: {e}", python().display()));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "api_exports.py failed ({}):\n{stdout}\n{}", output.status, String::from_utf8_lossy(&output.stderr));
+    assert_passed(&stdout, &["binding Bound", "CustomObjectsApi", "schema validation"]);
+}

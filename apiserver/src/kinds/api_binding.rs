@@ -31,6 +31,7 @@ use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Scope, Subresource};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy::tree::Node;
 use crate::tenancy::Tree;
 
 /// `apis.kcp.io/v1alpha1 APIBinding`: its row, definition, strategy and admission.
@@ -150,6 +151,32 @@ impl Strategy for BindingStrategy {
     }
 }
 
+/// kcp's `bind` check of export `path:name` (an empty path: `space`) for `caller`: the export's workspace must be
+/// root or in the caller's own tenant (anything else is as absent as it is forbidden), and RBAC there must allow
+/// `bind` on `apiexports/<name>`. The export's workspace, or the refusal as the export's `path:name`.
+pub async fn check_bind(authorizer: &Authorizer, tree: &Tree, caller: &Caller, space: &SpaceName, path: &str, name: &str) -> ApiResult<Result<Node, String>> {
+    let holder = if path.is_empty() { tree.cluster(space) } else { tree.resolve(path) };
+    let own = tree.cluster(space).map(|node| node.path).unwrap_or_default();
+    let shown = format!("{}:{name}", if path.is_empty() { own.as_str() } else { path });
+    let Some(holder) = holder.filter(|h| caller.system || h.path == "root" || caller.tenant.as_deref() == Some(h.tenant.as_str())) else {
+        return Ok(Err(shown));
+    };
+    let rbac = RbacAttributes::Resource {
+        verb: "bind".into(),
+        group: GROUP.into(),
+        resource: api_export::PLURAL.into(),
+        subresource: String::new(),
+        name: name.to_owned(),
+        namespace: None,
+    };
+    let decision = authorizer.authorize(caller, &holder.cluster, &rbac).await?;
+    if !decision.allowed {
+        let _ = authorization::forbidden(&caller.user, &rbac, &decision.reason);
+        return Ok(Err(shown));
+    }
+    Ok(Ok(holder))
+}
+
 /// kcp's binding admission: `bind` on the export, within the caller's reach, and an export that exists.
 pub struct BindAdmission {
     tree: Arc<Tree>,
@@ -185,29 +212,10 @@ impl Admission for BindAdmission {
         let verb = if attributes.old.is_some() { "update" } else { "create" };
         let path = object.pointer("/spec/reference/export/path").and_then(Value::as_str).unwrap_or_default();
         let name = object.pointer("/spec/reference/export/name").and_then(Value::as_str).unwrap_or_default();
-        let own = self.tree.cluster(attributes.space).map(|node| node.path).unwrap_or_default();
-        let shown = format!("{}:{name}", if path.is_empty() { own.as_str() } else { path });
-        let denied = || ApiError::forbidden_object(GROUP, PLURAL, attributes.name,
-            &format!("unable to {verb} APIBinding: no permission to bind to export {shown}"));
-        let holder = if path.is_empty() { self.tree.cluster(attributes.space) } else { self.tree.resolve(path) };
-        // A tenant's users bind exports of root and of their own tenant; anything else is as absent as it is
-        // forbidden.
-        let Some(holder) = holder.filter(|h| caller.system || h.path == "root" || caller.tenant.as_deref() == Some(h.tenant.as_str())) else {
-            return Err(denied());
-        };
-        let rbac = RbacAttributes::Resource {
-            verb: "bind".into(),
-            group: GROUP.into(),
-            resource: api_export::PLURAL.into(),
-            subresource: String::new(),
-            name: name.to_owned(),
-            namespace: None,
-        };
-        let decision = self.authorizer.authorize(caller, &holder.cluster, &rbac).await?;
-        if !decision.allowed {
-            let _ = authorization::forbidden(&caller.user, &rbac, &decision.reason);
-            return Err(denied());
-        }
+        let holder = check_bind(&self.authorizer, &self.tree, caller, attributes.space, path, name).await?
+            .map_err(|shown| ApiError::forbidden_object(GROUP, PLURAL, attributes.name,
+                &format!("unable to {verb} APIBinding: no permission to bind to export {shown}")))?;
+        let shown = format!("{}:{name}", holder.path);
         match registry.get(&self.exports, &Scope::one(holder.cluster.clone(), None), name).await {
             Ok(_) => Ok(()),
             Err(ApiError { code: 404, .. }) => Err(ApiError::invalid(GROUP, NAME, attributes.name, vec![Cause {

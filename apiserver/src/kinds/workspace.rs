@@ -214,10 +214,20 @@ impl Strategy for WorkspaceStrategy {
                 object["spec"]["type"] = kind.to_json();
                 // What the new workspace will wait for, until its LogicalCluster holds the lists (kcp's
                 // `spec.initializers`, `spec.terminators`).
-                for (field, names) in resolved.map(|r| [("initializers", r.initializers(&self.tree)), ("terminators", r.terminators(&self.tree))]).into_iter().flatten() {
+                for (field, names) in resolved.iter().flat_map(|r| [("initializers", r.initializers(&self.tree)), ("terminators", r.terminators(&self.tree))]) {
                     if !names.is_empty() && !space.is_system() {
                         status[field] = json!(names);
                     }
+                }
+                // The exports the new workspace binds, fixed when it is made (its content is made from them).
+                let bindings = resolved.map(|r| r.default_bindings()).unwrap_or_default();
+                if !bindings.is_empty() && !space.is_system() {
+                    let listed: Vec<Value> = bindings.iter().map(|(path, export)| json!({"path": path, "export": export})).collect();
+                    let metadata = &mut object["metadata"];
+                    if !metadata.get("annotations").is_some_and(Value::is_object) {
+                        metadata["annotations"] = json!({});
+                    }
+                    metadata["annotations"][space::DEFAULT_BINDINGS_ANNOTATION] = json!(Value::Array(listed).to_string());
                 }
             }
         }

@@ -22,6 +22,8 @@ use crate::status::{ApiError, ApiResult, Cause};
 use crate::kinds::workspace::BaseUrl;
 use crate::tenancy::lifecycle::virtual_workspaces;
 use crate::tenancy::types::{TypeName, TypeSpec, WorkspaceTypes};
+use crate::authorization::Authorizer;
+use crate::kinds::api_binding::check_bind;
 use crate::tenancy::Tree;
 
 /// `tenancy.kcp.io/v1alpha1 WorkspaceType`: its row, definition and strategy.
@@ -109,6 +111,37 @@ fn definitions() -> Map<String, Value> {
 fn rules(context: &Context, rules: &mut Rules) {
     rules.strategy(GROUP, NAME, Arc::new(WorkspaceTypeStrategy { base_url: context.base_url.clone() }));
     rules.admit(Arc::new(ExtensionChain { tree: context.tree.clone(), types: context.types.clone() }));
+    rules.admit(Arc::new(DefaultBindings { tree: context.tree.clone(), authorizer: context.authorizer.clone() }));
+}
+
+/// A type that adds `defaultAPIBindings` needs `bind` on each export it adds (kcp's WorkspaceType admission): its
+/// workspaces would otherwise bind what its author may not.
+pub struct DefaultBindings {
+    tree: Arc<Tree>,
+    authorizer: Arc<Authorizer>,
+}
+
+#[async_trait]
+impl Admission for DefaultBindings {
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
+        resource.is(GROUP, NAME) && operation != Operation::Delete
+    }
+
+    fn phase(&self) -> AdmissionPhase {
+        AdmissionPhase::Validating
+    }
+
+    async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        let (Some(object), Some(caller)) = (attributes.object, attributes.caller) else { return Ok(()) };
+        let before = attributes.old.map(|old| TypeSpec::of(old).default_bindings).unwrap_or_default();
+        for (path, export) in TypeSpec::of(object).default_bindings.iter().filter(|b| !before.contains(b)) {
+            if let Err(shown) = check_bind(&self.authorizer, &self.tree, caller, attributes.space, path, export).await? {
+                return Err(ApiError::forbidden_object(GROUP, "workspacetypes", attributes.name,
+                    &format!("unable to add defaultAPIBindings: no permission to bind to export {shown}")));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A type whose `extend` chain would not resolve (a base that does not exist, or a chain back to itself) is

@@ -21,6 +21,9 @@ use crate::registry::{GenericStore, Part, ResourceInfo, ResourceTable, Scope, Wr
 use crate::status::{ApiError, ApiResult};
 
 /// The namespaces of a tenant space (the system space also has `kube-node-lease`).
+/// The Workspace annotation listing the exports (`[{"path", "export"}]`, JSON) its type's `defaultAPIBindings`
+/// name, fixed when the workspace is made.
+pub const DEFAULT_BINDINGS_ANNOTATION: &str = "internal.kspaces.io/default-api-bindings";
 pub const TENANT_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 /// The namespaces of the system space.
 pub const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -88,6 +91,29 @@ pub const WORKSPACE_NAMESPACES: [&str; 2] = ["default", "kube-system"];
 
 /// The objects a nested workspace's logical cluster starts with, in creation order: the namespaces, the creator's
 /// `workspace-admin` binding (when the workspace names its owner), and its LogicalCluster (last).
+/// The APIBindings a new workspace gets from its type's `defaultAPIBindings`, as its Workspace's annotation
+/// `DEFAULT_BINDINGS_ANNOTATION` fixed them when it was made: one per export, named after it (`-2`, `-3`, ...
+/// when two exports share a name).
+fn default_bindings(workspace: &Value) -> Vec<Value> {
+    let pointer = format!("/metadata/annotations/{}", DEFAULT_BINDINGS_ANNOTATION.replace('/', "~1"));
+    let listed: Vec<Value> = workspace.pointer(&pointer).and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default();
+    let mut names: Vec<String> = Vec::new();
+    listed.iter().filter_map(|entry| {
+        let export = entry.get("export").and_then(Value::as_str)?;
+        let path = entry.get("path").and_then(Value::as_str).unwrap_or_default();
+        let mut name = export.to_owned();
+        let mut n = 1;
+        while names.contains(&name) {
+            n += 1;
+            name = format!("{export}-{n}");
+        }
+        names.push(name.clone());
+        Some(json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIBinding", "metadata": {"name": name},
+            "spec": {"reference": {"export": {"path": path, "name": export}}}}))
+    }).collect()
+}
+
 pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> Vec<Value> {
     let mut objects: Vec<Value> = WORKSPACE_NAMESPACES
         .iter()
@@ -104,6 +130,7 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
         }));
     }
+    objects.extend(default_bindings(workspace));
     let text = |pointer: &str| workspace.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
     let mut logical_cluster = json!({
         "apiVersion": "core.kcp.io/v1alpha1",

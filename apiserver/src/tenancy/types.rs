@@ -61,6 +61,8 @@ pub struct TypeSpec {
     pub initializer_permissions: Vec<PolicyRule>,
     /// `terminatorPermissions`, likewise for the terminating virtual workspace.
     pub terminator_permissions: Vec<PolicyRule>,
+    /// `defaultAPIBindings`: the exports, as (path, name), a new workspace of this type binds.
+    pub default_bindings: Vec<(String, String)>,
 }
 
 fn rules(value: Option<&Value>) -> Vec<PolicyRule> {
@@ -99,6 +101,10 @@ impl TypeSpec {
             terminator: spec.get("terminator").and_then(Value::as_bool).unwrap_or(false),
             initializer_permissions: rules(spec.get("initializerPermissions")),
             terminator_permissions: rules(spec.get("terminatorPermissions")),
+            default_bindings: spec.get("defaultAPIBindings").and_then(Value::as_array).into_iter().flatten().filter_map(|b| {
+                let export = b.get("export").and_then(Value::as_str).filter(|e| !e.is_empty())?;
+                Some((b.get("path").and_then(Value::as_str).unwrap_or_default().to_owned(), export.to_owned()))
+            }).collect(),
         }
     }
 }
@@ -155,6 +161,21 @@ impl Resolved {
     /// The terminators a deleted workspace of this type waits for (inherited through `extend.with` as well).
     pub fn terminators(&self, tree: &Tree) -> Vec<String> {
         self.aliases.iter().filter(|(_, spec)| spec.terminator).filter_map(|(kind, _)| lifecycle_name(tree, kind)).collect()
+    }
+
+    /// The exports a new workspace of this type binds (`defaultAPIBindings`, inherited through `extend.with`),
+    /// as (path, name); an empty path is the workspace holding the type that names it.
+    pub fn default_bindings(&self) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = Vec::new();
+        for (kind, spec) in &self.aliases {
+            for (path, export) in &spec.default_bindings {
+                let path = if path.is_empty() { kind.path.clone() } else { path.clone() };
+                if !found.contains(&(path.clone(), export.clone())) {
+                    found.push((path, export.clone()));
+                }
+            }
+        }
+        found
     }
 
     /// True if this type is, or extends, one of `allowed`.
