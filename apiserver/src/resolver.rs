@@ -133,6 +133,9 @@ struct Inner {
     schemas: HashMap<SpaceName, RevisionMap<String, Arc<Schema>>>,
     /// What each space's APIBindings bind, by space, then by binding name.
     bindings: HashMap<SpaceName, RevisionMap<String, Arc<Vec<BoundResource>>>>,
+    /// Every resource a binding ever bound in a space, as its LogicalCluster's `status.boundResources` lists them
+    /// (what emptying the space deletes besides what its bindings bind now).
+    retained: RevisionMap<SpaceName, Arc<Vec<BoundResource>>>,
     /// Bound resources compiled for serving, by `<schema uid>/<identity>` (one per schema and export, shared
     /// by every binding to it).
     bound: HashMap<String, Arc<Served>>,
@@ -361,6 +364,7 @@ impl Resolver {
             spaces: HashMap::new(),
             schemas: HashMap::new(),
             bindings: HashMap::new(),
+            retained: RevisionMap::default(),
             bound: HashMap::new(),
             policies: RevisionMap::default(),
             tenants,
@@ -498,7 +502,9 @@ impl Resolver {
             rows.extend(served.storage.iter().filter(|r| r.custom.as_ref().is_some_and(|c| c.identity == ApiIdentity::Local)).cloned());
         }
         let bound = inner.bindings.get(space).into_iter().flat_map(|m| m.iter().flat_map(|(_, resources)| resources.iter()));
-        for resource in bound {
+        let retained = inner.retained.get(space).into_iter().flat_map(|resources| resources.iter());
+        let mut keys = BTreeSet::new();
+        for resource in bound.chain(retained).filter(|r| keys.insert(r.key.as_str())) {
             rows.extend(inner.bound.get(&resource.key).into_iter().flat_map(|served| served.storage.iter().cloned()));
         }
         if !space.is_system() {
@@ -606,6 +612,13 @@ impl Resolver {
                 })
             }).collect()
         };
+        let rows = |inner: &Inner| -> Option<Vec<Arc<ResourceInfo>>> {
+            let compiled: Option<Vec<&Arc<Served>>> = resources.iter().map(|r| inner.bound.get(&r.key)).collect();
+            compiled.map(|served| served.iter().flat_map(|s| s.local.iter().cloned()).collect())
+        };
+        if let Some(found) = rows(&self.read()) {
+            return found;
+        }
         let mut inner = self.write();
         inner.compile(&resources);
         resources.iter().filter_map(|r| inner.bound.get(&r.key)).flat_map(|served| served.local.iter().cloned()).collect()
@@ -639,6 +652,7 @@ impl Resolver {
             return;
         }
         let waiting: Vec<Arc<Vec<BoundResource>>> = inner.bindings.values().flat_map(|m| m.iter().map(|(_, r)| r.clone()))
+            .chain(inner.retained.iter().map(|(_, r)| r.clone()))
             .filter(|resources| resources.iter().any(|r| r.schema == name && r.schema_space == *space)).collect();
         if waiting.is_empty() {
             return;
@@ -679,7 +693,9 @@ impl Resolver {
             inner.compile(resources);
         }
         if before != after {
-            let used: std::collections::HashSet<&String> = inner.bindings.values().flat_map(|m| m.iter().flat_map(|(_, r)| r.iter().map(|r| &r.key))).collect();
+            let bound = inner.bindings.values().flat_map(|m| m.iter().flat_map(|(_, r)| r.iter()));
+            let retained = inner.retained.iter().flat_map(|(_, r)| r.iter());
+            let used: std::collections::HashSet<&String> = bound.chain(retained).map(|r| &r.key).collect();
             let unused: Vec<String> = inner.bound.keys().filter(|k| !used.contains(k)).cloned().collect();
             for key in unused {
                 inner.bound.remove(&key);
@@ -711,12 +727,32 @@ impl Resolver {
             .and_then(Value::as_str)
             .and_then(CrdPolicy::parse)
             .unwrap_or_default();
+        let retained = logical_cluster.and_then(|lc| lc.pointer(crate::kinds::logical_cluster::BOUND_RESOURCES)).and_then(Value::as_array)
+            .map(|list| Arc::new(list.iter().filter_map(retained_resource).collect::<Vec<_>>()));
         let mut inner = self.write();
+        if let Some(resources) = &retained {
+            inner.compile(resources);
+        }
+        inner.retained.apply(space.clone(), retained, revision);
         let unchanged = inner.policies.get(space).copied().unwrap_or_default() == policy;
         if inner.policies.apply(space.clone(), Some(policy), revision) && !unchanged {
             inner.changed(Some(space));
         }
     }
+}
+
+/// One entry of a LogicalCluster's `status.boundResources`.
+fn retained_resource(entry: &Value) -> Option<BoundResource> {
+    let text = |key: &str| entry.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let (uid, identity) = (text("UID"), text("identityHash"));
+    Some(BoundResource {
+        name: format!("{}.{}", text("resource"), text("group")),
+        schema_space: crate::registry::store::space_of_cluster(&text("schemaCluster"))?,
+        schema: text("schema"),
+        key: format!("{uid}/{identity}"),
+        uid,
+        identity,
+    })
 }
 
 /// A CRD version's schema as OpenAPI publishes it: `apiVersion`, `kind` and `metadata` described as kube does.

@@ -1,5 +1,5 @@
 //! Deleting a workspace tree, checked where it ends: in storage (the stopped server's sled store holds no live key
-//! of a deleted logical cluster), and across a kill -9 in the middle of a deletion of a few hundred workspaces (the
+//! of a deleted logical cluster, objects made through APIBindings included, a deleted binding's too), and across a kill -9 in the middle of a deletion of a few hundred workspaces (the
 //! restarted server finishes it; the sibling subtree is intact).
 
 use std::collections::BTreeSet;
@@ -13,6 +13,22 @@ use serde_json::{json, Value};
 
 const TOKENS: [&str; 2] = ["root-token,root,u-root,\"system:masters\"", "a-token,admin,u-a,\"tenant-admins\",,t-a"];
 const WORKSPACES: &str = "apis/tenancy.kcp.io/v1alpha1/workspaces";
+/// A schema and its export, applied in the kept subtree.
+const GADGETS_EXPORT: &str = r#"apiVersion: apis.kcp.io/v1alpha1
+kind: APIResourceSchema
+metadata: {name: v1.gadgets.example.io}
+spec:
+  group: example.io
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true, schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: apis.kcp.io/v1alpha1
+kind: APIExport
+metadata: {name: gadgets}
+spec: {latestResourceSchemas: [v1.gadgets.example.io]}
+"#;
 /// How many requests are in flight while a tree is built.
 const WORKERS: usize = 12;
 
@@ -163,6 +179,19 @@ fn a_deleted_tree_leaves_no_key_behind_in_storage() {
     admin.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\nspec: {size: 1}\n");
     admin.ok(&["create", "namespace", "extra"]);
     admin.ok(&["create", "secret", "generic", "s", "-n", "extra", "--from-literal=k=v"]);
+    // Objects made through APIBindings to an export of the kept subtree: in one workspace bound still, in another
+    // whose binding is gone by the time the tree is deleted (its objects stay stored until then).
+    let at = |path: &str| Kubectl::new(&kubeconfig_with_server_url(&server, &certificate_kubeconfig(&server, "t-a", "admin", &[]),
+        &format!("{}/clusters/{path}", server.url)));
+    at("root:t-a:s-keep").ok_with_stdin(&["apply", "-f", "-"], GADGETS_EXPORT);
+    assert!(eventually(Duration::from_secs(20), || !at("root:t-a:s-keep").ok(&["get", "apiexport", "gadgets", "-o", "jsonpath={.status.identityHash}"]).is_empty()));
+    for path in [leaf, "root:t-a:s-top:c2"] {
+        let consumer = at(path);
+        consumer.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: apis.kcp.io/v1alpha1\nkind: APIBinding\nmetadata: {name: gadgets}\nspec: {reference: {export: {path: \"root:t-a:s-keep\", name: gadgets}}}\n");
+        let gadget = "apiVersion: example.io/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\n";
+        assert!(eventually(Duration::from_secs(20), || consumer.run_with_stdin(&["apply", "-f", "-"], gadget).status.success()), "a gadget in {path}");
+    }
+    at("root:t-a:s-top:c2").ok(&["delete", "apibinding", "gadgets"]);
     let doomed_clusters = clusters(&server, &doomed);
     let kept_clusters = clusters(&server, &kept);
 

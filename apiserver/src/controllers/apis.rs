@@ -31,6 +31,7 @@ use crate::claims::{Claim, Claims};
 use crate::kinds::api_binding::{self, export_of};
 use crate::kinds::api_export::{self, identity_hash, IDENTITY_KEY, IDENTITY_NAMESPACE};
 use crate::kinds::api_export_endpoint_slice;
+use crate::kinds::logical_cluster::{BOUND_RESOURCES, LOGICAL_CLUSTER_NAME};
 use crate::registry::observe::WriteObserver;
 use crate::registry::{is_deleting, now, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::resolver::Resolver;
@@ -306,6 +307,7 @@ impl ApisController {
             Err(err) => return Err(err),
         };
         let status = self.binding_status(space, name, &binding).await?;
+        self.retain(space, &status).await?;
         let write = WriteContext::server(SERVER_MANAGER, "status");
         let result = self.registry.guaranteed_update(&bindings, &scope, name, Part::Status, &write, |old| {
             let mut new = old.clone();
@@ -328,6 +330,38 @@ impl ApisController {
             Ok(_) | Err(ApiError { code: 404, .. }) => Ok(()),
             Err(err) => Err(err),
         }
+    }
+
+    /// Records the resources a binding binds in its space's LogicalCluster (`status.boundResources`), before the
+    /// binding says so: objects made through them are found when the space is emptied, even once the binding is
+    /// gone.
+    async fn retain(&self, space: &SpaceName, status: &Value) -> ApiResult<()> {
+        let cluster = status.get("apiExportClusterName").and_then(Value::as_str).unwrap_or_default();
+        let entries: Vec<Value> = status.get("boundResources").and_then(Value::as_array).into_iter().flatten().map(|r| {
+            json!({"group": r["group"], "resource": r["resource"], "schema": r["schema"]["name"], "schemaCluster": cluster,
+                "UID": r["schema"]["UID"], "identityHash": r["schema"]["identityHash"]})
+        }).collect();
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let logical_clusters = self.row("core.kcp.io", "LogicalCluster")?;
+        let scope = Scope::one(space.clone(), None);
+        let current = self.registry.get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await?;
+        let held = |lc: &Value| lc.pointer(BOUND_RESOURCES).and_then(Value::as_array).cloned().unwrap_or_default();
+        if entries.iter().all(|e| held(&current).contains(e)) {
+            return Ok(());
+        }
+        let write = WriteContext::server(SERVER_MANAGER, "status");
+        self.registry.guaranteed_update(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME, Part::Status, &write, |old| {
+            let mut new = old.clone();
+            let mut list = held(old);
+            list.extend(entries.iter().filter(|e| !held(old).contains(e)).cloned());
+            if !new.get("status").is_some_and(Value::is_object) {
+                new["status"] = json!({});
+            }
+            new["status"]["boundResources"] = json!(list);
+            Ok(new)
+        }).await.map(drop)
     }
 
     /// The status a binding should have now (its conditions without times; `set_conditions` keeps those).

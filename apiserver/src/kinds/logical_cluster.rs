@@ -36,6 +36,10 @@ pub const DEFINITION: &str = "io.kcp.core.v1alpha1.LogicalCluster";
 pub const LOGICAL_CLUSTER_NAME: &str = "cluster";
 /// The CRD policies a space may choose (`LogicalCluster.spec.crdPolicy`).
 pub const CRD_POLICIES: [&str; 3] = ["NeverUseSystemCRDUnlessForced", "SystemCRDFirst", "LocalCRDFirst"];
+/// Where a LogicalCluster lists every resource an APIBinding ever bound in its space (`{group, resource, schema,
+/// schemaCluster, UID, identityHash}`), written by the APIs controller: what emptying the space deletes besides
+/// what its bindings bind now (`Resolver::stored_in`).
+pub const BOUND_RESOURCES: &str = "/status/boundResources";
 /// The policy a new tenant space starts with.
 pub const DEFAULT_CRD_POLICY: &str = "LocalCRDFirst";
 
@@ -82,6 +86,8 @@ fn definitions() -> Map<String, Value> {
                 "description": "The initializers that have not finished yet."},
             "terminators": {"type": "array", "items": {"type": "string", "default": ""},
                 "description": "The terminators that have not finished yet."},
+            "boundResources": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "description": "Every resource an APIBinding ever bound in the space, kept so that emptying the space finds objects made through a binding since deleted (set by the system)."},
         }}),
     ));
     definitions
@@ -116,6 +122,9 @@ impl Admission for LifecycleAdmission {
         let phase = |o: &Value| o.pointer("/status/phase").cloned();
         if phase(object) != phase(old) {
             return Err(forbidden("status.phase is set by the system".into()));
+        }
+        if object.pointer(BOUND_RESOURCES) != old.pointer(BOUND_RESOURCES) {
+            return Err(forbidden("status.boundResources is set by the system".into()));
         }
         // A virtual workspace's caller (its synthetic group) may remove its own entry and nothing else.
         let through = Lifecycle::ALL.into_iter()

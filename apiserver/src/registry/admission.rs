@@ -92,8 +92,9 @@ pub trait Admission: Send + Sync {
     /// rule needs (a namespace's phase).
     async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()>;
 
-    /// A mutating rule's change to the completed object of a create or update (after the kind's strategy, before
-    /// validation), as kube's mutating admission changes objects; most rules only admit. Runs when `handles`.
+    /// A mutating rule's change to the completed object of a create or update, as kube's mutating admission
+    /// changes objects: metadata no manager owns (after the kind's strategy, validation and managedFields); most
+    /// rules only admit. Runs when `handles`.
     fn mutate(&self, _resource: &ResourceInfo, _space: &SpaceName, _object: &mut Value) {}
 
     /// Why this rule would refuse every request `question` covers whatever its object, if it would (an access
