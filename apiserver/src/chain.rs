@@ -24,7 +24,7 @@ use crate::filters::request_info::{self, RequestInfo, SpacePath, VirtualPath};
 use crate::handlers::{self, Body, Ctx, Unread};
 use crate::metrics::{self, RequestLabels};
 use crate::registry::selector::LabelSelector;
-use crate::registry::{ResourceInfo, ResourceTable, Scope, Spaces};
+use crate::registry::{ObjectFilter, ResourceInfo, ResourceTable, Scope, Spaces};
 use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::{authorization, routes, tenancy, virtual_workspace};
@@ -156,7 +156,7 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     let caller = caller.ok_or_else(ApiError::unauthorized)?;
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
-    serve_resource(req, payload, server, info, trail, caller, Served { spaces, narrowed: None, resources: None }).await
+    serve_resource(req, payload, server, info, trail, caller, Served { spaces, narrowed: None, resources: None, only: None }).await
 }
 
 /// Where a resource request is served: its spaces, the labels a list or watch is narrowed to (a virtual
@@ -165,13 +165,14 @@ struct Served {
     spaces: Spaces,
     narrowed: Option<LabelSelector>,
     resources: Option<Vec<Arc<ResourceInfo>>>,
+    only: Option<ObjectFilter>,
 }
 
 /// A request through a virtual workspace, once admitted: discovery and OpenAPI of its space, or a resource.
 async fn serve_virtual(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
     access: virtual_workspace::Access) -> ApiResult<HttpResponse> {
     if info.is_resource {
-        let served = Served { spaces: access.spaces, narrowed: access.labels, resources: access.resources };
+        let served = Served { spaces: access.spaces, narrowed: access.labels, resources: access.resources, only: access.only };
         return serve_resource(req, payload, server, info, trail, access.caller, served).await;
     }
     let route = routes::route(&info.path);
@@ -215,7 +216,7 @@ fn serve_non_resource(req: &HttpRequest, server: &ApiServer, caller: Option<&Cal
 /// A resource request, its caller and spaces known and authorized: the resource, then the verb's handler.
 async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
     caller: Caller, served: Served) -> ApiResult<HttpResponse> {
-    let Served { spaces, narrowed, resources } = served;
+    let Served { spaces, narrowed, resources, only } = served;
     let resource = match &resources {
         Some(exported) => virtual_workspace::exported_row(exported, &server.virtual_workspaces.bindings, &info.group, &info.version, &info.resource),
         None => server.resource(&spaces, &info.group, &info.version, &info.resource),
@@ -251,6 +252,7 @@ async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServe
     }
     let mut ctx = Ctx::new(server, req, info.clone(), resource, scope, caller);
     ctx.narrowed = narrowed;
+    ctx.only = only;
     handlers::dispatch(ctx, body).await
 }
 

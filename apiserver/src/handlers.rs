@@ -32,7 +32,7 @@ use serde_json::Value;
 use crate::filters::request_info::RequestInfo;
 use crate::negotiate::{self, Endpoint, Format, Output, Target};
 use crate::registry::selector::LabelSelector;
-use crate::registry::{ResourceInfo, Scope, Subresource};
+use crate::registry::{ObjectFilter, ResourceInfo, Scope, Subresource};
 use crate::server::ApiServer;
 use crate::status::{warning_header, ApiError, ApiResult};
 use crate::table::{self, IncludeObject};
@@ -56,6 +56,8 @@ pub struct Ctx {
     pub user_agent: Option<String>,
     /// What a list or watch is narrowed to whatever it asks (a virtual workspace's selection).
     pub narrowed: Option<LabelSelector>,
+    /// A virtual workspace's filter of what a list or watch sees, beyond labels.
+    pub only: Option<ObjectFilter>,
 }
 
 /// Warnings a request collects for its response, each once, in the order given.
@@ -88,6 +90,7 @@ impl Ctx {
             warnings: Warnings::default(),
             user_agent: header(header::USER_AGENT),
             narrowed: None,
+            only: None,
         }
     }
 

@@ -24,7 +24,7 @@ pub mod write;
 use chrono::{SecondsFormat, Utc};
 
 pub use deletion::is_deleting;
-pub use read::{ListMeta, ListOptions, Reader};
+pub use read::{ListMeta, ListOptions, ObjectFilter, Reader};
 pub use resource::{Custom, ResourceInfo, Subresource};
 pub use resources::ResourceTable;
 pub use scope::{Scope, Spaces};

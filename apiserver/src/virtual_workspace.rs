@@ -35,7 +35,7 @@ use crate::kinds::logical_cluster::{check_entry, LOGICAL_CLUSTER_NAME};
 use crate::registry::selector::LabelSelector;
 use crate::claims::Claims;
 use crate::resolver::Resolver;
-use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope, Spaces};
+use crate::registry::{GenericStore, ObjectFilter, ResourceInfo, ResourceTable, Scope, Spaces};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::lifecycle::{Lifecycle, PHASE_LABEL};
 use crate::tenancy::types::{lifecycle_type, WorkspaceTypes};
@@ -74,6 +74,8 @@ pub struct Access {
     pub labels: Option<LabelSelector>,
     /// The resources served (an export's), instead of the space's own; `None`: the space's.
     pub resources: Option<Vec<Arc<ResourceInfo>>>,
+    /// What a list or watch across every space may see beyond labels (an export's: workspaces that bind it).
+    pub only: Option<ObjectFilter>,
 }
 
 impl VirtualWorkspaces {
@@ -94,12 +96,12 @@ impl VirtualWorkspaces {
             // Only the LogicalClusters that wait for this entry, across every space, and only to list and watch;
             // discovery shows the built-in resources.
             if !info.is_resource {
-                return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::All, authorized: true, labels: None, resources: None });
+                return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::All, authorized: true, labels: None, resources: None, only: None });
             }
             if !is_logical_cluster || !matches!(info.verb.as_str(), "list" | "watch") {
                 return Err(ApiError::no_route());
             }
-            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::All, authorized: true, labels: Some(selector(lifecycle, entry)?), resources: None });
+            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::All, authorized: true, labels: Some(selector(lifecycle, entry)?), resources: None, only: None });
         }
         // One logical cluster, by its name (kcp takes no path here).
         let space = SpaceName::new(target).ok().filter(|_| !target.contains(':'))
@@ -118,7 +120,7 @@ impl VirtualWorkspaces {
             if !waits || info.name != LOGICAL_CLUSTER_NAME {
                 return Err(ApiError::not_found(GROUP, RESOURCE, &info.name));
             }
-            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::One(space), authorized: true, labels: None, resources: None });
+            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::One(space), authorized: true, labels: None, resources: None, only: None });
         }
         if !waits {
             return Err(ApiError::forbidden(format!("{} {entry:?} cannot access this workspace", lifecycle.noun())));
@@ -132,10 +134,10 @@ impl VirtualWorkspaces {
                 return Err(ApiError::forbidden(format!("{} {entry:?} denied by {}: no rule allows {}", lifecycle.noun(),
                     lifecycle.permissions(), describe(&attributes))));
             }
-            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::One(space), authorized: true, labels: None, resources: None });
+            return Ok(Access { caller: acting(caller, lifecycle, entry), spaces: Spaces::One(space), authorized: true, labels: None, resources: None, only: None });
         }
         let creator = self.creator(&logical_cluster, &space)?;
-        Ok(Access { caller: creator, spaces: Spaces::One(space), authorized: false, labels: None, resources: None })
+        Ok(Access { caller: creator, spaces: Spaces::One(space), authorized: false, labels: None, resources: None, only: None })
     }
 
     /// The type's `initializerPermissions` (`terminatorPermissions`). A type that no longer exists serves nobody

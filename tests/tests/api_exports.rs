@@ -976,6 +976,22 @@ fn the_export_virtual_workspace_serves_every_consumers_widgets_to_the_provider()
         assert!(code == 403 || code == 404, "{cluster}: a create {code} {body}");
     }
     assert_eq!(get("a-token", &format!("{}/sneaky", widgets(CONSUMER))).0, 404, "nothing written into the consumer");
+
+    // A workspace whose binding goes leaves the view (its widgets stay stored there) and comes back with the binding.
+    assert_eq!(delete("a-token", &apis("root:t-a:vw-c2", "apibindings/widgets")).0, 200);
+    let mut listed = (0, Value::Null);
+    assert!(eventually(TIMEOUT, || {
+        listed = get("a-token", &all);
+        listed.0 == 200 && names_and_clusters(&listed.1).iter().all(|(_, cluster)| *cluster != clusters[1])
+    }), "vw-c2 unbound, out of the view: {listed:?}");
+    assert!(names_and_clusters(&listed.1).iter().any(|(_, cluster)| *cluster == clusters[0]), "vw-c1 still in it: {}", listed.1);
+    let (code, made) = bind("a-token", "root:t-a:vw-c2", "widgets", prov, "widgets");
+    assert_eq!(code, 201, "{made}");
+    wait_bound("a-token", "root:t-a:vw-c2", "widgets");
+    assert!(eventually(TIMEOUT, || {
+        listed = get("a-token", &all);
+        names(&listed.1).contains(&"late".to_owned())
+    }), "bound again, vw-c2's widgets are back: {listed:?}");
 }
 
 #[test]

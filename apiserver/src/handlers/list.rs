@@ -54,7 +54,7 @@ impl Decoded {
             Some(narrowed) => self.labels.and(narrowed),
             None => self.labels.clone(),
         };
-        Ok(ListOptions { labels, fields, ..ListOptions::default() })
+        Ok(ListOptions { labels, fields, only: ctx.only.clone(), ..ListOptions::default() })
     }
 }
 

@@ -2,6 +2,8 @@
 //! looked up, listed with selectors and pages, visited space by space, and watched. Caches, controllers and the
 //! authorizer read through it; `GenericStore` adds the writes and the request's view on top.
 
+use std::sync::Arc;
+
 use kspaces_storage::{Key, KeyParts, KeyRange, ListRequest, Record, ResourceKeys, Revision, SpaceName, Store, WatchFrom, WatchOptions, Watcher};
 use serde_json::{json, Value};
 
@@ -9,15 +11,40 @@ use super::selector::{FieldSelector, LabelSelector};
 use super::{ResourceInfo, Scope, Spaces};
 use crate::status::{ApiError, ApiResult};
 
+/// A filter of objects beyond selectors, which a client cannot ask for: a virtual workspace's (the workspaces that
+/// still bind an export). Applied where selectors are, so pages fill and watches drop what it refuses.
+#[derive(Clone)]
+pub struct ObjectFilter(pub Arc<dyn Fn(&Value) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for ObjectFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ObjectFilter")
+    }
+}
+
 /// Options of a list.
 #[derive(Clone, Debug, Default)]
 pub struct ListOptions {
     pub labels: LabelSelector,
     pub fields: FieldSelector,
+    /// Only the objects this lets through (no client sets it).
+    pub only: Option<ObjectFilter>,
     pub limit: Option<usize>,
     pub continue_token: Option<String>,
     /// `resourceVersion` with `resourceVersionMatch=Exact` (or a continue token's own).
     pub exact_revision: Option<Revision>,
+}
+
+impl ListOptions {
+    /// Whether `object` passes the selectors and the filter.
+    pub fn matches(&self, object: &Value) -> bool {
+        self.labels.matches(object) && self.fields.matches(object) && self.only.as_ref().is_none_or(|only| (only.0)(object))
+    }
+
+    /// Whether nothing filters (every stored object of the range is listed).
+    pub fn unfiltered(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty() && self.only.is_none()
+    }
 }
 
 /// The list's metadata.
@@ -98,12 +125,12 @@ impl Reader {
             let page = self.store.list(&range, &request).await?;
             for record in &page.items {
                 let object = decode(record)?;
-                if scope.holds(&object) && options.labels.matches(&object) && options.fields.matches(&object) {
+                if scope.holds(&object) && options.matches(&object) {
                     items.push(object);
                 }
             }
             let filled = options.limit.is_some_and(|limit| items.len() >= limit);
-            let unfiltered = options.labels.is_empty() && options.fields.is_empty() && scope.namespace_filter().is_none();
+            let unfiltered = options.unfiltered() && scope.namespace_filter().is_none();
             if page.continue_token.is_none() || filled || unfiltered {
                 let remaining = page.remaining.filter(|_| unfiltered);
                 let meta = ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining };

@@ -4,8 +4,8 @@
 //! The caller needs the request's verb on `apiexports/content` (name: the export) in the export's workspace, which
 //! must be in root or in the caller's own tenant. Then:
 //! - the exported resources, compiled from the export's schemas under its identity hash: `/clusters/*` lists and
-//!   watches them across every workspace (the objects stored under that identity are exactly those made through
-//!   bindings to the export); `/clusters/<logical cluster>` serves every verb in one workspace that binds the
+//!   watches them across every workspace that binds the export now (objects stay stored under the identity in a
+//!   workspace whose binding went, and are filtered out); `/clusters/<logical cluster>` serves every verb in one workspace that binds the
 //!   export (kcp's "could not find suitable APIBinding" otherwise);
 //! - `apibindings`, read only, narrowed to the bindings to this export by their `internal.apis.kcp.io/export`
 //!   label;
@@ -30,7 +30,7 @@ use crate::kinds::api_binding::{self, export_hash, EXPORT_LABEL};
 use crate::kinds::api_export::{self, identity_hash, GROUP};
 use crate::registry::selector::LabelSelector;
 use crate::registry::store::space_of_cluster;
-use crate::registry::{ResourceInfo, Scope, Spaces};
+use crate::registry::{ObjectFilter, ResourceInfo, Scope, Spaces};
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::ALL;
 
@@ -75,19 +75,24 @@ impl VirtualWorkspaces {
         let claimed_row = claimed.iter().find(|r| info.is_resource && r.group == info.group && r.plural == info.resource).cloned();
         let claim_label = || LabelSelector::parse(&label_key(cluster, export));
         let served: Vec<Arc<ResourceInfo>> = exported.iter().chain(&claimed).cloned().collect();
-        let access = |spaces: Spaces, labels: Option<LabelSelector>| Access {
+        let access = |spaces: Spaces, labels: Option<LabelSelector>, only: Option<ObjectFilter>| Access {
             caller: caller.clone(),
             spaces,
             authorized: true,
             labels,
             resources: Some(served.clone()),
+            only,
         };
         if target == ALL || target == "*" {
             if info.is_resource && !matches!(info.verb.as_str(), "list" | "watch") {
                 return Err(ApiError::bad_request(format!("{} across every workspace is not supported: name one logical cluster", info.verb)));
             }
             let labels = if is_bindings { Some(bindings_label()?) } else if claimed_row.is_some() { Some(claim_label()?) } else { None };
-            return Ok(access(Spaces::All, labels));
+            // The exported resource's objects are stored under the export's identity in every workspace that ever
+            // bound it: only those of workspaces that bind it now.
+            let exported_resource = info.is_resource && exported.iter().any(|r| r.group == info.group && r.plural == info.resource);
+            let only = exported_resource.then(|| self.still_bound(format!("{}.{}", info.resource, info.group), identity.to_owned()));
+            return Ok(access(Spaces::All, labels, only));
         }
         // One logical cluster, by its name, that binds this export.
         let space = SpaceName::new(target).ok().filter(|_| !target.contains(':')).filter(|space| self.tree.cluster(space).is_some());
@@ -107,10 +112,19 @@ impl VirtualWorkspaces {
                 return Err(ApiError::forbidden(format!(
                     "the permission claim of APIExport {cluster}:{export} on {what} does not cover {:?} in logical cluster {target:?}", info.name)));
             }
-            return Ok(access(Spaces::One(space), Some(claim_label()?)));
+            return Ok(access(Spaces::One(space), Some(claim_label()?), None));
         }
         let labels = if is_bindings { Some(bindings_label()?) } else { None };
-        Ok(access(Spaces::One(space), labels))
+        Ok(access(Spaces::One(space), labels, None))
+    }
+
+    /// The objects of resource `name` (`<plural>.<group>`) whose workspace binds it under `identity` now.
+    fn still_bound(&self, name: String, identity: String) -> ObjectFilter {
+        let resolver = self.resolver.clone();
+        ObjectFilter(Arc::new(move |object: &Value| {
+            let cluster = object.pointer("/metadata/annotations/kcp.io~1cluster").and_then(Value::as_str).unwrap_or_default();
+            space_of_cluster(cluster).is_some_and(|space| resolver.bound_by(&space, &name).is_some_and(|(_, bound)| bound == identity))
+        }))
     }
 
     /// The rows of the resources the export claims (`spec.permissionClaims`): built-in ones by group and

@@ -41,14 +41,14 @@ pub struct Render {
 impl Render {
     /// True when events are not sent as stored: filtered, or a custom resource stored in another version.
     fn filtered(&self) -> bool {
-        !(self.options.labels.is_empty() && self.options.fields.is_empty() && self.scope.namespace_filter().is_none())
+        !(self.options.unfiltered() && self.scope.namespace_filter().is_none())
             || self.view
             || self.resource.custom.as_ref().is_some_and(|c| c.storage_api_version() != self.resource.api_version())
     }
 
     fn matches(&self, object: &Value) -> bool {
         self.scope.holds(object) && self.registry.visible(&self.resource, object)
-            && self.options.labels.matches(object) && self.options.fields.matches(object)
+            && self.options.matches(object)
     }
 
     /// The slot of `Event::encoded` this watch's frames may share with other watchers' (see the storage crate):
