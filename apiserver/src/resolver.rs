@@ -406,6 +406,15 @@ impl Resolver {
         rows.iter().find(|r| r.version == version).cloned()
     }
 
+    /// The identity of the custom resource `plural`/`group` serves in `space`, whatever its version (what an access
+    /// review about a bound resource needs to know).
+    pub fn identity_in(&self, space: &SpaceName, group: &str, plural: &str) -> Option<ApiIdentity> {
+        let inner = self.read();
+        let (served, shared) = inner.resolve(space, &format!("{plural}.{group}"))?;
+        let rows = if shared { &served.shared } else { &served.local };
+        rows.first().and_then(|r| r.custom.as_ref()).map(|c| c.identity.clone())
+    }
+
     /// The CRD named `name` in the system space, if it is forced on `space`'s tenant (in its range).
     pub fn forced_on(&self, space: &SpaceName, name: &str) -> Option<Arc<Definition>> {
         if space.is_system() {

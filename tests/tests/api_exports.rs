@@ -1028,6 +1028,15 @@ fn the_maximal_permission_policy_of_an_export_bounds_what_consumers_may_do() {
         answer.0 == 200
     }), "a list once the provider allows it: {answer:?}");
     assert_status(&post("a-token", &widgets(cons), &widget("w", json!({}))), 403, "maximal permission policy", "create, still");
+    // `kubectl auth can-i` agrees with the requests.
+    let can = |verb: &str| {
+        let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"group": "example.io", "resource": "widgets", "verb": verb, "namespace": "default"}}});
+        let (code, answer) = post("a-token", &format!("/clusters/{cons}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"), &review);
+        assert_eq!(code, 201, "{answer}");
+        answer["status"]["allowed"].as_bool().unwrap_or(false)
+    };
+    assert_eq!((can("list"), can("create")), (true, false), "the reviews bounded as the requests are");
 
     // Without the policy, the consumer's own RBAC alone decides.
     let (code, patched) = merge_patch("a-token", &apis(prov, "apiexports/widgets"), &json!({"spec": {"maximalPermissionPolicy": null}}));

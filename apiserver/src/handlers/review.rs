@@ -12,6 +12,7 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use kspaces_authz::rbac::{Attributes, PolicyRule};
 use kspaces_authz::UserInfo;
+use kspaces_storage::ApiIdentity;
 use serde_json::{json, Value};
 
 mod refusals;
@@ -143,7 +144,15 @@ pub async fn access(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         return answer(&ctx, review, json!({"allowed": false, "denied": true, "reason": reason}));
     }
     let judged_in = refusals.judged_in(&attributes);
-    let decision = ctx.server.authorizer.authorize(&subject, &judged_in, &attributes).await?;
+    let mut decision = ctx.server.authorizer.authorize(&subject, &judged_in, &attributes).await?;
+    // A resource bound from an export with a maximal permission policy: as its requests are, bounded by it.
+    if let (true, Attributes::Resource { group, resource, .. }) = (decision.allowed, &attributes) {
+        if let Some(ApiIdentity::Shared(identity)) = ctx.server.resolver.identity_in(&space, group, resource) {
+            if let Some(bounded) = ctx.server.authorizer.maximal_permission(&subject, &identity, &attributes).await? {
+                decision = bounded;
+            }
+        }
+    }
     let mut status = json!({"allowed": decision.allowed});
     if !decision.reason.is_empty() {
         status["reason"] = json!(decision.reason);
