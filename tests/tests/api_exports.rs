@@ -1135,8 +1135,11 @@ fn a_workspace_type_with_default_api_bindings_binds_its_new_workspaces() {
         "spec": {"type": {"name": "widgety", "path": "root:t-a"}}});
     let (code, created) = post("a-token", &workspaces_of("root:t-a"), &body);
     assert_eq!(code, 201, "{created}");
+    assert_eq!(created["status"]["initializers"], json!(["system:apibindings"]), "kcp's initializer of default bindings: {created}");
     wait_ready("a-token", "root:t-a", "dab-ws");
-    let bound = wait_bound("a-token", "root:t-a:dab-ws", "widgets");
+    // Ready only once its bindings are: the initializer waited for them.
+    let (code, bound) = get("a-token", &apis("root:t-a:dab-ws", "apibindings/widgets"));
+    assert_eq!((code, &bound["status"]["phase"]), (200, &json!("Bound")), "{bound}");
     assert_eq!(bound["spec"]["reference"]["export"], json!({"path": PROVIDER, "name": "widgets"}), "{bound}");
     wait_served("a-token", "root:t-a:dab-ws");
     create_widget("a-token", "root:t-a:dab-ws", "defaulted", json!({}));

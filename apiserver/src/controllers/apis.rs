@@ -12,6 +12,8 @@
 //!   before keeps what it bound. The claims it accepts that its export makes are `status.appliedPermissionClaims`.
 //! - When a binding's applied claims change (or it goes), the objects they cover are written again so that their
 //!   claim labels follow (`claims.rs`).
+//! - A new workspace whose type has `defaultAPIBindings` waits in `Initializing` for kcp's `system:apibindings`
+//!   initializer, which is removed here once every binding in it is `Bound`.
 //!
 //! It learns of work from the registry's write observer (`ApisQueue`): every export and binding written, and, for
 //! the bindings, every write of an export, a schema or a CRD (which can settle or make a conflict); at startup from
@@ -32,6 +34,8 @@ use crate::kinds::api_binding::{self, export_of};
 use crate::kinds::api_export::{self, identity_hash, IDENTITY_KEY, IDENTITY_NAMESPACE};
 use crate::kinds::api_export_endpoint_slice;
 use crate::kinds::logical_cluster::{BOUND_RESOURCES, LOGICAL_CLUSTER_NAME};
+use crate::tenancy::lifecycle::Lifecycle;
+use crate::tenancy::types::API_BINDINGS_INITIALIZER;
 use crate::registry::observe::WriteObserver;
 use crate::registry::{is_deleting, now, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::resolver::Resolver;
@@ -50,6 +54,8 @@ enum Work {
     Binding(SpaceName, String),
     /// The claim labels of one resource's objects in one workspace: (group, resource, identity hash).
     Relabel(SpaceName, String, String, String),
+    /// A workspace held by `system:apibindings`: released once its bindings are bound.
+    Release(SpaceName),
 }
 
 /// The exports and bindings to look at, fed by the registry's write observer.
@@ -110,9 +116,17 @@ impl WriteObserver for ApisQueue {
             if object.is_some() {
                 state.bindings.insert(key);
                 state.dirty.insert(Work::Binding(space.clone(), name.to_owned()));
+                if object.and_then(|b| b.pointer("/status/phase")).and_then(Value::as_str) == Some("Bound") {
+                    state.dirty.insert(Work::Release(space.clone()));
+                }
             } else {
                 state.bindings.remove(&key);
             }
+        } else if resource.is("core.kcp.io", "LogicalCluster") {
+            if !object.is_some_and(|lc| Lifecycle::Initializing.entries(lc).contains(&API_BINDINGS_INITIALIZER)) {
+                return;
+            }
+            state.dirty.insert(Work::Release(space.clone()));
         } else if resource.is(GROUP, api_export::NAME) || resource.is(GROUP, "APIResourceSchema") || resource.is("apiextensions.k8s.io", "CustomResourceDefinition") {
             if resource.is(GROUP, api_export::NAME) && object.is_some() {
                 state.dirty.insert(Work::Export(space.clone(), name.to_owned()));
@@ -160,6 +174,7 @@ impl ApisController {
                     Work::Export(space, name) => self.export(space, name).await,
                     Work::Binding(space, name) => self.binding(space, name).await,
                     Work::Relabel(space, group, resource, identity) => self.relabel(space, group, resource, identity).await,
+                    Work::Release(space) => self.release(space).await,
                 };
                 if let Err(err) = done {
                     tracing::warn!(%err, ?item, "APIs controller");
@@ -268,6 +283,31 @@ impl ApisController {
             Ok(_) | Err(ApiError { code: 409, .. }) => Ok(()),
             Err(err) => Err(err),
         }
+    }
+
+    /// Removes `system:apibindings` from a workspace's initializers once every binding in it is `Bound`.
+    pub async fn release(&self, space: &SpaceName) -> ApiResult<()> {
+        let logical_clusters = self.row("core.kcp.io", "LogicalCluster")?;
+        let scope = Scope::one(space.clone(), None);
+        let held = |lc: &Value| Lifecycle::Initializing.entries(lc).contains(&API_BINDINGS_INITIALIZER);
+        match self.registry.get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
+            Ok(lc) if held(&lc) => {}
+            Ok(_) | Err(ApiError { code: 404, .. }) => return Ok(()),
+            Err(err) => return Err(err),
+        }
+        let bindings = self.row(GROUP, api_binding::NAME)?;
+        let (items, _) = self.registry.list(&bindings, &scope, &Default::default()).await?;
+        if items.iter().any(|b| b.pointer("/status/phase").and_then(Value::as_str) != Some("Bound")) {
+            return Ok(());
+        }
+        let write = WriteContext::server(SERVER_MANAGER, "status");
+        self.registry.guaranteed_update(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME, Part::Status, &write, |old| {
+            let mut new = old.clone();
+            if let Some(list) = new.pointer_mut("/status/initializers").and_then(Value::as_array_mut) {
+                list.retain(|i| i != API_BINDINGS_INITIALIZER);
+            }
+            Ok(new)
+        }).await.map(drop)
     }
 
     /// Writes again every object of one claimed resource in `space` whose claim labels are not what the accepted

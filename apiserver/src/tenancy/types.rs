@@ -135,6 +135,9 @@ pub struct Resolved {
     pub aliases: Vec<(TypeName, TypeSpec)>,
 }
 
+/// kcp's initializer of workspaces whose type has `defaultAPIBindings`: removed once every binding is `Bound`.
+pub const API_BINDINGS_INITIALIZER: &str = "system:apibindings";
+
 /// An initializer or terminator as kcp names it: `<logical cluster holding the type>:<type name>` (`root:universal`
 /// for root's types; a tenant's `t-a:<name>`; a nested workspace's `<16-character id>:<name>`).
 pub fn lifecycle_name(tree: &Tree, kind: &TypeName) -> Option<String> {
@@ -155,7 +158,13 @@ pub fn lifecycle_type(name: &str) -> Option<(SpaceName, String)> {
 impl Resolved {
     /// The initializers a new workspace of this type waits for: one per type it counts as with `initializer: true`.
     pub fn initializers(&self, tree: &Tree) -> Vec<String> {
-        self.aliases.iter().filter(|(_, spec)| spec.initializer).filter_map(|(kind, _)| lifecycle_name(tree, kind)).collect()
+        let mut initializers: Vec<String> =
+            self.aliases.iter().filter(|(_, spec)| spec.initializer).filter_map(|(kind, _)| lifecycle_name(tree, kind)).collect();
+        // kcp's: a type with default bindings holds its workspaces until they are bound (the APIs controller).
+        if self.aliases.iter().any(|(_, spec)| !spec.default_bindings.is_empty()) {
+            initializers.push(API_BINDINGS_INITIALIZER.to_owned());
+        }
+        initializers
     }
 
     /// The terminators a deleted workspace of this type waits for (inherited through `extend.with` as well).
