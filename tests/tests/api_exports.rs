@@ -4,7 +4,8 @@
 //! (CRUD, table, watch, apply, server-side apply, patch, the schema's validation and defaults, discovery), two exports
 //! of one group/resource kept apart by identity, the `bind` verb (within a tenant, across tenants, root's exports),
 //! bad input, collisions with local CRDs, the APIExport virtual workspace over HTTP/1.1 and HTTP/2, the maximal
-//! permission policy, permission claims accepted and rejected, and a WorkspaceType's `defaultAPIBindings`.
+//! permission policy, permission claims accepted and rejected (built-in resources, and another export's by identity
+//! hash), and a WorkspaceType's `defaultAPIBindings`.
 //!
 //! The provider `root:t-a:provider` (export `widgets`) and the consumer `root:t-a:consumer` bound to it by the plugin
 //! are made once ([`provider`], [`consumer`]); every other test works in workspaces of its own names.
@@ -1143,4 +1144,41 @@ fn a_workspace_type_with_default_api_bindings_binds_its_new_workspaces() {
     assert_eq!(bound["spec"]["reference"]["export"], json!({"path": PROVIDER, "name": "widgets"}), "{bound}");
     wait_served("a-token", "root:t-a:dab-ws");
     create_widget("a-token", "root:t-a:dab-ws", "defaulted", json!({}));
+}
+
+#[test]
+fn a_claim_on_another_exports_resource_names_it_by_identity_hash() {
+    let f = fixture();
+    let p = provider();
+    // An export of its own (gadgets) that claims the widgets of the main provider's export, by its identity.
+    let prov = "root:t-a:claimer";
+    create_workspace("a-token", "root:t-a", "claimer");
+    let gadgets = resource_schema("v1.gadgets.example.net", "example.net", "gadgets", "Gadget", "Namespaced", json!({"type": "object"}));
+    let mut claiming = export("gadgets", &["v1.gadgets.example.net"]);
+    claiming["spec"]["permissionClaims"] = json!([{"group": "example.io", "resource": "widgets", "identityHash": p.identity_hash, "all": true}]);
+    publish("a-token", prov, &gadgets, &claiming);
+    let url = wait_virtual_workspace_url("a-token", prov, "gadgets");
+    let vw = url.strip_prefix(&f.server.url).expect("on this server").to_owned();
+
+    // A consumer binds both, accepting the claim (the plugin copies the claim's identity hash).
+    let cons = "root:t-a:claimed";
+    create_workspace("a-token", "root:t-a", "claimed");
+    let (plugin, _kubeconfig, _dir) = plugin_kubectl(&f.admin);
+    plugin.ok(&["ws", &format!(":{cons}")]);
+    plugin.ok(&["kcp", "bind", "apiexport", "root:t-a:provider:widgets"]);
+    plugin.ok(&["kcp", "bind", "apiexport", &format!("{prov}:gadgets"), "--accept-all-permission-claims"]);
+    wait_served("a-token", cons);
+    create_widget("a-token", cons, "claimed-widget", json!({"size": 4}));
+
+    // The claimer sees that widget, and only the consumers' that accepted (not the main consumer's).
+    let all = format!("{vw}/clusters/*/apis/example.io/v1/widgets");
+    let mut listed = (0, Value::Null);
+    assert!(eventually(TIMEOUT, || {
+        listed = get("a-token", &all);
+        listed.0 == 200 && names(&listed.1) == ["claimed-widget"]
+    }), "the claimed widget through the claimer's virtual workspace: {listed:?}");
+    assert_eq!(names_and_clusters(&listed.1), [("claimed-widget".to_owned(), cluster_of("root:t-a", "claimed"))]);
+    let one = format!("{vw}/clusters/{}/apis/example.io/v1/namespaces/default/widgets/claimed-widget", cluster_of("root:t-a", "claimed"));
+    let (code, widget) = get("a-token", &one);
+    assert_eq!((code, &widget["spec"]["size"]), (200, &json!(4)), "{widget}");
 }
