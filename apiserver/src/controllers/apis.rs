@@ -16,10 +16,11 @@
 //!   initializer, which is removed here once every binding in it is `Bound`.
 //!
 //! It learns of work from the registry's write observer (`ApisQueue`): every export and binding written, and, for
-//! the bindings, every write of an export, a schema or a CRD (which can settle or make a conflict); at startup from
-//! the priming scan of exports and bindings; and every binding is looked at again every `RESYNC`.
+//! a binding, every write of its export, of a schema in its export's workspace, of a CRD of its workspace (or a
+//! system CRD) and of another binding of its workspace (which can settle or make a conflict); at startup from the
+//! priming scan of exports and bindings; and the bindings not bound yet are looked at again every `RESYNC`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,6 +38,7 @@ use crate::kinds::logical_cluster::{BOUND_RESOURCES, LOGICAL_CLUSTER_NAME};
 use crate::tenancy::lifecycle::Lifecycle;
 use crate::tenancy::types::API_BINDINGS_INITIALIZER;
 use crate::registry::observe::WriteObserver;
+use crate::registry::store::cluster_name;
 use crate::registry::{is_deleting, now, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
@@ -68,10 +70,27 @@ pub struct ApisQueue {
 #[derive(Debug, Default)]
 struct QueueState {
     dirty: BTreeSet<Work>,
-    /// Every binding there is (what an export, schema or CRD write may change).
-    bindings: BTreeSet<(SpaceName, String)>,
+    /// Every binding there is (what an export, schema or CRD write may change), by (space, name).
+    bindings: BTreeMap<(SpaceName, String), Known>,
     /// The claims each binding applied at its last write (a change relabels the objects they cover).
     claims: HashMap<(SpaceName, String), Vec<Claim>>,
+}
+
+/// What the queue knows of a binding at its last write.
+#[derive(Debug)]
+struct Known {
+    /// Its export's logical cluster and name, once it was bound (`None`: not resolved yet).
+    export: Option<(String, String)>,
+    bound: bool,
+}
+
+impl QueueState {
+    /// Marks the bindings `which` picks.
+    fn mark(&mut self, which: impl Fn(&SpaceName, &Known) -> bool) {
+        let picked: Vec<Work> = self.bindings.iter().filter(|((space, _), known)| which(space, known))
+            .map(|((space, name), _)| Work::Binding(space.clone(), name.clone())).collect();
+        self.dirty.extend(picked);
+    }
 }
 
 impl ApisQueue {
@@ -83,10 +102,10 @@ impl ApisQueue {
         std::mem::take(&mut self.lock().dirty).into_iter().collect()
     }
 
-    fn all_bindings(&self) {
-        let mut state = self.lock();
-        let all: Vec<Work> = state.bindings.iter().map(|(space, name)| Work::Binding(space.clone(), name.clone())).collect();
-        state.dirty.extend(all);
+    /// The periodic look at bindings not bound yet (an export's workspace made after them, say); bound ones are
+    /// looked at when something they depend on is written.
+    fn unbound_bindings(&self) {
+        self.lock().mark(|_, known| !known.bound || known.export.is_none());
     }
 }
 
@@ -113,29 +132,48 @@ impl WriteObserver for ApisQueue {
             } else {
                 state.claims.insert(key.clone(), claims);
             }
-            if object.is_some() {
-                state.bindings.insert(key);
-                state.dirty.insert(Work::Binding(space.clone(), name.to_owned()));
-                if object.and_then(|b| b.pointer("/status/phase")).and_then(Value::as_str) == Some("Bound") {
-                    state.dirty.insert(Work::Release(space.clone()));
+            // The other bindings of the space: one that goes may free a name another waits for.
+            state.mark(|other, _| other == space);
+            match object {
+                Some(binding) => {
+                    let text = |pointer: &str| binding.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+                    let export = text("/status/apiExportClusterName").zip(text("/spec/reference/export/name"));
+                    let bound = text("/status/phase").as_deref() == Some("Bound");
+                    state.bindings.insert(key, Known { export, bound });
+                    state.dirty.insert(Work::Binding(space.clone(), name.to_owned()));
+                    if bound {
+                        state.dirty.insert(Work::Release(space.clone()));
+                    }
                 }
-            } else {
-                state.bindings.remove(&key);
+                None => {
+                    state.bindings.remove(&key);
+                    state.dirty.remove(&Work::Binding(space.clone(), name.to_owned()));
+                }
             }
         } else if resource.is("core.kcp.io", "LogicalCluster") {
             if !object.is_some_and(|lc| Lifecycle::Initializing.entries(lc).contains(&API_BINDINGS_INITIALIZER)) {
                 return;
             }
             state.dirty.insert(Work::Release(space.clone()));
-        } else if resource.is(GROUP, api_export::NAME) || resource.is(GROUP, "APIResourceSchema") || resource.is("apiextensions.k8s.io", "CustomResourceDefinition") {
-            if resource.is(GROUP, api_export::NAME) && object.is_some() {
+        } else if resource.is(GROUP, api_export::NAME) {
+            if object.is_some() {
                 state.dirty.insert(Work::Export(space.clone(), name.to_owned()));
             }
-            let all: Vec<Work> = state.bindings.iter().map(|(space, name)| Work::Binding(space.clone(), name.clone())).collect();
-            if all.is_empty() && state.dirty.is_empty() {
+            // The bindings to it, and those not resolved yet.
+            let cluster = cluster_name(space);
+            state.mark(|_, known| known.export.as_ref().is_none_or(|(c, n)| c == cluster && n == name));
+        } else if resource.is(GROUP, "APIResourceSchema") {
+            let cluster = cluster_name(space);
+            state.mark(|_, known| known.export.as_ref().is_none_or(|(c, _)| c == cluster));
+            if state.dirty.is_empty() {
                 return;
             }
-            state.dirty.extend(all);
+        } else if resource.is("apiextensions.k8s.io", "CustomResourceDefinition") {
+            // A CRD collides with the bindings of its space; root's (forced ones) with every binding.
+            state.mark(|other, _| space.is_system() || other == space);
+            if state.dirty.is_empty() {
+                return;
+            }
         } else {
             return;
         }
@@ -163,7 +201,7 @@ impl ApisController {
         let mut resync = tokio::time::interval(RESYNC);
         loop {
             tokio::select! {
-                _ = resync.tick() => self.queue.all_bindings(),
+                _ = resync.tick() => self.queue.unbound_bindings(),
                 _ = self.queue.wake.notified() => {}
             }
             // Exports first: a binding waits for its export's identity.
