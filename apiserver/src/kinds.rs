@@ -129,6 +129,26 @@ pub fn rules(context: &Context) -> (Strategies, AdmissionChain) {
     (rules.strategies, AdmissionChain::new(rules.admission))
 }
 
+/// The row of one of kcp's cluster-scoped kinds: `v1alpha1`, every verb, category `kcp`, its singular the kind in
+/// lower case, and a `status` subresource when `status`.
+pub(crate) fn kcp_row(group: &str, kind: &str, plural: &str, definition: &str, status: bool) -> ResourceInfo {
+    ResourceInfo {
+        group: group.into(),
+        version: "v1alpha1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+        singular: kind.to_ascii_lowercase(),
+        short_names: vec![],
+        categories: vec!["kcp".into()],
+        namespaced: false,
+        subresources: if status { vec![crate::registry::Subresource::Status] } else { vec![] },
+        verbs: verbs(&["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
+        definition: Some(definition.into()),
+        system_only: false,
+        custom: None,
+    }
+}
+
 /// Discovery verbs from a list.
 pub(crate) fn verbs(list: &[&str]) -> Vec<String> {
     list.iter().map(|v| v.to_string()).collect()

@@ -22,13 +22,13 @@ use sha2::{Digest, Sha224};
 use super::api_export::{self, check_claims, claim_schema, GROUP};
 use super::workspace::base62;
 use super::workspace_type::{is_path, is_type_name};
-use super::{kind_schema, verbs, Context, Kind, Rules};
+use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::authorization::{self, Authorizer};
 use crate::claims::ClaimLabels;
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::store::cluster_name;
 use crate::registry::strategy::{Part, Strategy};
-use crate::registry::{GenericStore, ResourceInfo, Scope, Subresource};
+use crate::registry::{GenericStore, ResourceInfo, Scope};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy::tree::Node;
@@ -44,21 +44,7 @@ const DEFINITION: &str = "io.kcp.apis.v1alpha1.APIBinding";
 pub const EXPORT_LABEL: &str = "internal.apis.kcp.io/export";
 
 fn rows() -> Vec<ResourceInfo> {
-    vec![ResourceInfo {
-        group: GROUP.into(),
-        version: "v1alpha1".into(),
-        kind: NAME.into(),
-        plural: PLURAL.into(),
-        singular: "apibinding".into(),
-        short_names: vec![],
-        categories: vec!["kcp".into()],
-        namespaced: false,
-        subresources: vec![Subresource::Status],
-        verbs: verbs(&["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
-        definition: Some(DEFINITION.into()),
-        system_only: false,
-        custom: None,
-    }]
+    vec![kcp_row(GROUP, NAME, PLURAL, DEFINITION, true)]
 }
 
 fn definitions() -> Map<String, Value> {

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::workspace::BaseUrl;
-use super::{kind_schema, verbs, Context, Kind, Rules};
+use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::registry::strategy::Strategy;
-use crate::registry::{ResourceInfo, Subresource};
+use crate::registry::ResourceInfo;
 use crate::status::Cause;
 
 /// `apis.kcp.io/v1alpha1 APIExport`: its row, definition and strategy.
@@ -31,21 +31,7 @@ pub const IDENTITY_NAMESPACE: &str = "kcp-system";
 pub const IDENTITY_KEY: &str = "key";
 
 fn rows() -> Vec<ResourceInfo> {
-    vec![ResourceInfo {
-        group: GROUP.into(),
-        version: "v1alpha1".into(),
-        kind: NAME.into(),
-        plural: PLURAL.into(),
-        singular: "apiexport".into(),
-        short_names: vec![],
-        categories: vec!["kcp".into()],
-        namespaced: false,
-        subresources: vec![Subresource::Status],
-        verbs: verbs(&["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
-        definition: Some(DEFINITION.into()),
-        system_only: false,
-        custom: None,
-    }]
+    vec![kcp_row(GROUP, NAME, PLURAL, DEFINITION, true)]
 }
 
 /// A permission claim, as exports and bindings write it.

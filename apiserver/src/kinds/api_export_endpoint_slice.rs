@@ -10,10 +10,10 @@ use serde_json::{json, Map, Value};
 use super::api_export::{virtual_workspace_url, GROUP};
 use super::workspace::BaseUrl;
 use super::workspace_type::{is_path, is_type_name};
-use super::{kind_schema, verbs, Context, Kind, Rules};
+use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::registry::strategy::Strategy;
 use crate::registry::store::cluster_name;
-use crate::registry::{ResourceInfo, Subresource};
+use crate::registry::ResourceInfo;
 use crate::status::Cause;
 use crate::tenancy::Tree;
 
@@ -24,21 +24,7 @@ pub const NAME: &str = "APIExportEndpointSlice";
 const DEFINITION: &str = "io.kcp.apis.v1alpha1.APIExportEndpointSlice";
 
 fn rows() -> Vec<ResourceInfo> {
-    vec![ResourceInfo {
-        group: GROUP.into(),
-        version: "v1alpha1".into(),
-        kind: NAME.into(),
-        plural: "apiexportendpointslices".into(),
-        singular: "apiexportendpointslice".into(),
-        short_names: vec![],
-        categories: vec!["kcp".into()],
-        namespaced: false,
-        subresources: vec![Subresource::Status],
-        verbs: verbs(&["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
-        definition: Some(DEFINITION.into()),
-        system_only: false,
-        custom: None,
-    }]
+    vec![kcp_row(GROUP, NAME, "apiexportendpointslices", DEFINITION, true)]
 }
 
 fn definitions() -> Map<String, Value> {

@@ -14,7 +14,7 @@ use kspaces_crd::definition::{self, Definition};
 use serde_json::{json, Map, Value};
 
 use super::api_export::{self, GROUP};
-use super::{kind_schema, verbs, Context, Kind, Rules};
+use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation};
 use crate::registry::strategy::Strategy;
 use crate::registry::{GenericStore, ListOptions, ResourceInfo, Scope};
@@ -28,21 +28,7 @@ pub const PLURAL: &str = "apiresourceschemas";
 const DEFINITION: &str = "io.kcp.apis.v1alpha1.APIResourceSchema";
 
 fn rows() -> Vec<ResourceInfo> {
-    vec![ResourceInfo {
-        group: GROUP.into(),
-        version: "v1alpha1".into(),
-        kind: NAME.into(),
-        plural: PLURAL.into(),
-        singular: "apiresourceschema".into(),
-        short_names: vec![],
-        categories: vec!["kcp".into()],
-        namespaced: false,
-        subresources: vec![],
-        verbs: verbs(&["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
-        definition: Some(DEFINITION.into()),
-        system_only: false,
-        custom: None,
-    }]
+    vec![kcp_row(GROUP, NAME, PLURAL, DEFINITION, false)]
 }
 
 fn definitions() -> Map<String, Value> {

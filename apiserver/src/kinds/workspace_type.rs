@@ -14,10 +14,10 @@ use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
-use super::{kind_schema, string, verbs, Context, Kind, Rules};
+use super::{kcp_row, kind_schema, string, Context, Kind, Rules};
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::strategy::{Part, Strategy};
-use crate::registry::{GenericStore, ResourceInfo, Subresource};
+use crate::registry::{GenericStore, ResourceInfo};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::kinds::workspace::BaseUrl;
 use crate::tenancy::lifecycle::virtual_workspaces;
@@ -38,21 +38,7 @@ pub const DEFINITION: &str = "io.kcp.tenancy.v1alpha1.WorkspaceType";
 pub const RESERVED: [&str; 2] = ["any", "system"];
 
 fn rows() -> Vec<ResourceInfo> {
-    vec![ResourceInfo {
-        group: GROUP.into(),
-        version: "v1alpha1".into(),
-        kind: NAME.into(),
-        plural: "workspacetypes".into(),
-        singular: "workspacetype".into(),
-        short_names: vec![],
-        categories: vec!["kcp".into()],
-        namespaced: false,
-        subresources: vec![Subresource::Status],
-        verbs: verbs(&["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
-        definition: Some(DEFINITION.into()),
-        system_only: false,
-        custom: None,
-    }]
+    vec![kcp_row(GROUP, NAME, "workspacetypes", DEFINITION, true)]
 }
 
 /// A `{name, path}` reference to a WorkspaceType.
