@@ -226,22 +226,29 @@ impl ApisController {
         self.resources.by_kind(group, kind).cloned().ok_or_else(|| ApiError::internal(format!("no {kind} resource")))
     }
 
+    /// Object `name`, unless it is gone or being deleted (nothing left to do for it).
+    async fn live(&self, row: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Option<Value>> {
+        match self.registry.get(row, scope, name).await {
+            Ok(object) if !is_deleting(&object) => Ok(Some(object)),
+            Ok(_) | Err(ApiError { code: 404, .. }) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
     /// Gives an export its identity and its endpoint slice.
     pub async fn export(&self, space: &SpaceName, name: &str) -> ApiResult<()> {
         let exports = self.row(GROUP, api_export::NAME)?;
         let scope = Scope::one(space.clone(), None);
-        let export = match self.registry.get(&exports, &scope, name).await {
-            Ok(export) if !is_deleting(&export) => export,
-            Ok(_) | Err(ApiError { code: 404, .. }) => return Ok(()),
-            Err(err) => return Err(err),
-        };
+        let Some(export) = self.live(&exports, &scope, name).await? else { return Ok(()) };
         let text = |pointer: &str| export.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
         let secret_namespace = text("/spec/identity/secretRef/namespace").unwrap_or_else(|| IDENTITY_NAMESPACE.to_owned());
-        let secret_name = text("/spec/identity/secretRef/name").unwrap_or_else(|| name.to_owned());
-        let key = self.identity_key(space, &secret_namespace, &secret_name, text("/spec/identity/secretRef/name").is_none()).await?;
+        // No secret named: the server's own, made on first need.
+        let named = text("/spec/identity/secretRef/name");
+        let secret_name = named.clone().unwrap_or_else(|| name.to_owned());
+        let key = self.identity_key(space, &secret_namespace, &secret_name, named.is_none()).await?;
         let hash = key.map(|key| format!("{:x}", Sha256::digest(&key)));
         let write = WriteContext::server(SERVER_MANAGER, "");
-        if text("/spec/identity/secretRef/name").is_none() {
+        if named.is_none() {
             self.registry.guaranteed_update(&exports, &scope, name, Part::Main, &write, |old| {
                 let mut new = old.clone();
                 new["spec"]["identity"] = json!({"secretRef": {"namespace": secret_namespace, "name": secret_name}});
@@ -379,11 +386,7 @@ impl ApisController {
     pub async fn binding(&self, space: &SpaceName, name: &str) -> ApiResult<()> {
         let bindings = self.row(GROUP, api_binding::NAME)?;
         let scope = Scope::one(space.clone(), None);
-        let binding = match self.registry.get(&bindings, &scope, name).await {
-            Ok(binding) if !is_deleting(&binding) => binding,
-            Ok(_) | Err(ApiError { code: 404, .. }) => return Ok(()),
-            Err(err) => return Err(err),
-        };
+        let Some(binding) = self.live(&bindings, &scope, name).await? else { return Ok(()) };
         let status = self.binding_status(space, name, &binding).await?;
         self.retain(space, &status).await?;
         let write = WriteContext::server(SERVER_MANAGER, "status");
