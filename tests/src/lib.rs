@@ -10,6 +10,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 /// The `kspaces` binary, built once per test process if it is not there yet.
 pub fn kspaces_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
@@ -497,12 +499,73 @@ pub fn certificate_kubeconfig(server: &Server, tenant: &str, user: &str, groups:
     certificate_kubeconfig_with(server, tenant, user, groups, None)
 }
 
+/// Asserts that `answer` (a status code and its JSON body, as curl got them) is a Status of `code` whose message
+/// contains `needle`.
+pub fn assert_status(answer: &(u16, Value), code: u16, needle: &str, context: &str) {
+    let (got, body) = answer;
+    assert_eq!(*got, code, "{context}: {body}");
+    assert_eq!(body["kind"], "Status", "{context}: not a Status: {body}");
+    assert_eq!(body["code"], code, "{context}: {body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(message.contains(needle), "{context}: {message:?} lacks {needle:?}");
+}
+
+/// The message of a Status answer (empty if none).
+pub fn status_message(answer: &(u16, Value)) -> String {
+    answer.1["message"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The names of a list's items, sorted.
+pub fn list_names(list: &Value) -> Vec<String> {
+    let mut names: Vec<String> =
+        list["items"].as_array().into_iter().flatten().filter_map(|i| i["metadata"]["name"].as_str().map(str::to_owned)).collect();
+    names.sort();
+    names
+}
+
 /// A kube-rs client built from a kubeconfig file, exactly as a user builds one.
 pub async fn kube_client(kubeconfig: &Path) -> kube::Result<kube::Client> {
     let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig)?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default()).await?;
     kube::Client::try_from(config)
 }
+
+/// A provider's `v1.widgets.example.io` APIResourceSchema (`spec.size` defaulted to 3, at least 1; `spec.color`; a
+/// status subresource; a `Size` column) and its APIExport `widgets`, as a user writes them (kcp's `versions[].schema`
+/// is the openAPIV3Schema).
+pub const WIDGETS_EXPORT: &str = r#"apiVersion: apis.kcp.io/v1alpha1
+kind: APIResourceSchema
+metadata: {name: v1.widgets.example.io}
+spec:
+  group: example.io
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            size: {type: integer, minimum: 1, default: 3}
+            color: {type: string}
+        status:
+          type: object
+          properties:
+            observedSize: {type: integer}
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+---
+apiVersion: apis.kcp.io/v1alpha1
+kind: APIExport
+metadata: {name: widgets}
+spec:
+  latestResourceSchemas: [v1.widgets.example.io]
+"#;
 
 /// A namespaced `widgets.example.com` CRD (`spec.size`, `status.observedSize`, a status subresource), as the
 /// kube-rs controller tests install it.

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use kspaces_tests::{
+    assert_status, list_names, status_message, WIDGETS_EXPORT,
     cells, certificate_kubeconfig, contains, create_tenant, curl, eventually, kubeconfig_with_server_url, token_file, token_kubeconfig_for_url, Http,
     Kubectl, PluginKubectl, Printed, Server, WatchOutput,
 };
@@ -37,41 +38,6 @@ const TOKENS: [&str; 4] = [
     "b-token,admin,u-b,\"tenant-admins\",,t-b",
     "carol-token,carol,u-carol,\"\",,t-a",
 ];
-
-/// The provider's schema and export, as a user writes them (kcp's `versions[].schema` is the openAPIV3Schema).
-const WIDGETS_YAML: &str = r#"apiVersion: apis.kcp.io/v1alpha1
-kind: APIResourceSchema
-metadata: {name: v1.widgets.example.io}
-spec:
-  group: example.io
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      type: object
-      properties:
-        spec:
-          type: object
-          properties:
-            size: {type: integer, minimum: 1, default: 3}
-            color: {type: string}
-        status:
-          type: object
-          properties:
-            observedSize: {type: integer}
-    subresources: {status: {}}
-    additionalPrinterColumns:
-    - {name: Size, type: integer, jsonPath: .spec.size}
----
-apiVersion: apis.kcp.io/v1alpha1
-kind: APIExport
-metadata: {name: widgets}
-spec:
-  latestResourceSchemas: [v1.widgets.example.io]
-"#;
 
 // ---- Shared state: the server, the provider, the bound consumer ----
 
@@ -123,7 +89,7 @@ fn provider() -> &'static Provider {
         drop(dir);
         wait_ready("a-token", "root:t-a", "provider");
         wait_ready("a-token", "root:t-a", "consumer");
-        let applied = kubectl_at(&f.admin, PROVIDER).ok_with_stdin(&["apply", "-f", "-"], WIDGETS_YAML);
+        let applied = kubectl_at(&f.admin, PROVIDER).ok_with_stdin(&["apply", "-f", "-"], WIDGETS_EXPORT);
         let identity_hash = wait_identity_hash("a-token", PROVIDER, "widgets");
         let (code, schema) = get("a-token", &apis(PROVIDER, &format!("apiresourceschemas/{SCHEMA}")));
         assert_eq!(code, 200, "{schema}");
@@ -197,27 +163,6 @@ fn merge_patch(token: &str, path: &str, patch: &Value) -> (u16, Value) {
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
     (code.trim().parse().unwrap_or(0), serde_json::from_str(body).unwrap_or(Value::String(body.to_owned())))
-}
-
-/// A Status of `code` whose message contains `needle`.
-fn assert_status(answer: &(u16, Value), code: u16, needle: &str, context: &str) {
-    let (got, body) = answer;
-    assert_eq!(*got, code, "{context}: {body}");
-    assert_eq!(body["kind"], "Status", "{context}: not a Status: {body}");
-    assert_eq!(body["code"], code, "{context}: {body}");
-    let message = body["message"].as_str().unwrap_or_default();
-    assert!(message.contains(needle), "{context}: {message:?} lacks {needle:?}");
-}
-
-fn message(answer: &(u16, Value)) -> String {
-    answer.1["message"].as_str().unwrap_or_default().to_owned()
-}
-
-fn names(list: &Value) -> Vec<String> {
-    let mut names: Vec<String> =
-        list["items"].as_array().into_iter().flatten().filter_map(|i| i["metadata"]["name"].as_str().map(str::to_owned)).collect();
-    names.sort();
-    names
 }
 
 /// Each item's `(name, kcp.io/cluster annotation)`, sorted.
@@ -330,7 +275,7 @@ fn resource_schema(name: &str, group: &str, plural: &str, kind: &str, scope: &st
             "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema, "subresources": {"status": {}}}]}})
 }
 
-/// The provider's widgets schema (as [`WIDGETS_YAML`]), named `name`.
+/// The provider's widgets schema (as [`WIDGETS_EXPORT`]), named `name`.
 fn widget_schema(name: &str) -> Value {
     let mut schema = resource_schema(name, "example.io", "widgets", "Widget", "Namespaced", json!({"type": "object", "properties": {
         "spec": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 1, "default": 3}, "color": {"type": "string"}}},
@@ -607,12 +552,12 @@ fn two_exports_of_one_resource_keep_their_objects_apart_by_identity() {
 
     for http in [Http::One, Http::Two] {
         let (code, listed) = call(http, "a-token", "GET", "/clusters/root:t-a:consumer2/apis/example.io/v1/widgets", None);
-        assert_eq!((code, names(&listed)), (200, vec!["only-in-2".to_owned(), "same".to_owned()]), "{http:?}: {listed}");
+        assert_eq!((code, list_names(&listed)), (200, vec!["only-in-2".to_owned(), "same".to_owned()]), "{http:?}: {listed}");
         let (code, listed) = call(http, "a-token", "GET", "/clusters/root:t-a:consumer/apis/example.io/v1/widgets", None);
         assert_eq!(code, 200, "{listed}");
         let uids: Vec<&Value> = listed["items"].as_array().into_iter().flatten().map(|i| &i["metadata"]["uid"]).collect();
         assert!(!uids.contains(&&two["metadata"]["uid"]), "{http:?}: consumer lists consumer2's widget: {listed}");
-        assert!(names(&listed).contains(&"only-in-1".to_owned()) && !names(&listed).contains(&"only-in-2".to_owned()), "{http:?}: {listed}");
+        assert!(list_names(&listed).contains(&"only-in-1".to_owned()) && !list_names(&listed).contains(&"only-in-2".to_owned()), "{http:?}: {listed}");
     }
     assert_eq!(get("a-token", &format!("{}/only-in-1", widgets("root:t-a:consumer2"))).0, 404);
     assert_eq!(get("a-token", &format!("{}/only-in-2", widgets(CONSUMER))).0, 404);
@@ -698,7 +643,7 @@ fn binding_needs_the_bind_verb_on_the_export() {
             made.0 == 201
         }), "{token} creates a gadget in {path}: {made:?}");
         let (code, listed) = get(token, &gadgets);
-        assert_eq!((code, names(&listed)), (200, vec!["g1".to_owned()]), "each workspace its own: {listed}");
+        assert_eq!((code, list_names(&listed)), (200, vec!["g1".to_owned()]), "each workspace its own: {listed}");
     }
 }
 
@@ -712,7 +657,7 @@ fn bad_input_gets_a_status_and_leaves_nothing_behind() {
     create_workspace("a-token", "root:t-a", "bad-consumer");
     let mut problems: Vec<String> = Vec::new();
     let expect = |problems: &mut Vec<String>, what: &str, answer: &(u16, Value), codes: &[u16], needle: &str| {
-        if !codes.contains(&answer.0) || answer.1["kind"] != "Status" || !message(answer).contains(needle) {
+        if !codes.contains(&answer.0) || answer.1["kind"] != "Status" || !status_message(answer).contains(needle) {
             problems.push(format!("{what}: expected a {codes:?} Status with {needle:?}, got {} {}", answer.0, answer.1));
         }
     };
@@ -816,7 +761,7 @@ fn local_crds_and_bindings_of_one_resource_never_both_serve() {
     let kept = create_widget("a-token", bound_ws, "kept", json!({"size": 2}));
     let refused = post("a-token", &crds(bound_ws), &crd);
     assert!((400..500).contains(&refused.0) && refused.1["kind"] == "Status", "a CRD over a bound resource: {refused:?}");
-    assert!(message(&refused).contains("my-widgets"), "the refusal names the binding: {}", refused.1);
+    assert!(status_message(&refused).contains("my-widgets"), "the refusal names the binding: {}", refused.1);
     assert_eq!(get("a-token", &format!("{}/widgets.example.io", crds(bound_ws))).0, 404, "no CRD stored");
 
     // Removed and bound again: the widget is still there.
@@ -928,7 +873,7 @@ fn the_export_virtual_workspace_serves_every_consumers_widgets_to_the_provider()
     // One consumer: list, create, get, update, delete; the consumer sees each write.
     let one = format!("{vw}/clusters/{}/apis/example.io/v1/namespaces/default/widgets", clusters[0]);
     let (code, listed) = get("a-token", &one);
-    assert_eq!((code, names(&listed)), (200, vec!["from-vw-c1".to_owned()]), "{listed}");
+    assert_eq!((code, list_names(&listed)), (200, vec!["from-vw-c1".to_owned()]), "{listed}");
     let (code, made) = call(Http::Two, "a-token", "POST", &one, Some(&widget("by-provider", json!({"size": 7}))));
     assert_eq!(code, 201, "{made}");
     let in_consumer = format!("{}/by-provider", widgets("root:t-a:vw-c1"));
@@ -964,7 +909,7 @@ fn the_export_virtual_workspace_serves_every_consumers_widgets_to_the_provider()
         listed = call(Http::Two, "carol-token", "GET", &all, None);
         listed.0 == 200
     }), "carol with list on apiexports/content: {listed:?}");
-    assert_eq!(names(&listed.1), ["from-vw-c1", "from-vw-c2", "late"], "{}", listed.1);
+    assert_eq!(list_names(&listed.1), ["from-vw-c1", "from-vw-c2", "late"], "{}", listed.1);
     let (code, body) = post("carol-token", &one, &widget("by-carol", json!({"size": 1})));
     assert_eq!((code, &body["kind"]), (403, &json!("Status")), "carol without create on apiexports/content: {body}");
     assert_eq!(get("a-token", &format!("{}/by-carol", widgets("root:t-a:vw-c1"))).0, 404, "nothing written");
@@ -991,7 +936,7 @@ fn the_export_virtual_workspace_serves_every_consumers_widgets_to_the_provider()
     wait_bound("a-token", "root:t-a:vw-c2", "widgets");
     assert!(eventually(TIMEOUT, || {
         listed = get("a-token", &all);
-        names(&listed.1).contains(&"late".to_owned())
+        list_names(&listed.1).contains(&"late".to_owned())
     }), "bound again, vw-c2's widgets are back: {listed:?}");
 }
 
@@ -1108,7 +1053,7 @@ fn accepted_permission_claims_reach_the_provider_and_rejected_ones_do_not() {
     assert_eq!(code, 200, "{patched}");
     assert!(eventually(TIMEOUT, || label(&get("a-token", accepted).1).is_empty()), "the label goes with the claim");
     let (code, listed) = get("a-token", &all);
-    assert_eq!((code, names(&listed)), (200, Vec::<String>::new()), "{listed}");
+    assert_eq!((code, list_names(&listed)), (200, Vec::<String>::new()), "{listed}");
 }
 
 #[test]
@@ -1126,7 +1071,7 @@ fn a_workspace_type_with_default_api_bindings_binds_its_new_workspaces() {
     let mut refused = (0, Value::Null);
     assert!(eventually(TIMEOUT, || {
         refused = post("carol-token", types, &kind("carols-type", "root:t-a:dab-provider"));
-        refused.0 == 403 && message(&refused).contains("no permission to bind to export root:t-a:dab-provider:widgets")
+        refused.0 == 403 && status_message(&refused).contains("no permission to bind to export root:t-a:dab-provider:widgets")
     }), "carol adds a default binding without bind: {refused:?}");
 
     // The tenant's admin may: a workspace of the type is made with the binding, Bound, and serves widgets.
@@ -1175,7 +1120,7 @@ fn a_claim_on_another_exports_resource_names_it_by_identity_hash() {
     let mut listed = (0, Value::Null);
     assert!(eventually(TIMEOUT, || {
         listed = get("a-token", &all);
-        listed.0 == 200 && names(&listed.1) == ["claimed-widget"]
+        listed.0 == 200 && list_names(&listed.1) == ["claimed-widget"]
     }), "the claimed widget through the claimer's virtual workspace: {listed:?}");
     assert_eq!(names_and_clusters(&listed.1), [("claimed-widget".to_owned(), cluster_of("root:t-a", "claimed"))]);
     let one = format!("{vw}/clusters/{}/apis/example.io/v1/namespaces/default/widgets/claimed-widget", cluster_of("root:t-a", "claimed"));

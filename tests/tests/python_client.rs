@@ -103,32 +103,8 @@ fn api_exports_a_bound_resource_through_custom_objects_api() {
         tenant.ok(&["wait", "--for=jsonpath={.status.phase}=Ready", &format!("workspace/{name}"), "--timeout=30s"]);
     }
     let provider = kspaces_tests::Kubectl::new(&at("root:t-a:provider"));
-    provider.ok_with_stdin(&["apply", "-f", "-"], r#"apiVersion: apis.kcp.io/v1alpha1
-kind: APIResourceSchema
-metadata: {name: v1.widgets.example.io}
-spec:
-  group: example.io
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      type: object
-      properties:
-        spec:
-          type: object
-          properties:
-            size: {type: integer, minimum: 1, default: 3}
-            color: {type: string}
-    subresources: {status: {}}
----
-apiVersion: apis.kcp.io/v1alpha1
-kind: APIExport
-metadata: {name: widgets}
-spec: {latestResourceSchemas: [v1.widgets.example.io]}
-"#);
+    provider.ok_with_stdin(&["apply", "-f", "-"], kspaces_tests::WIDGETS_EXPORT);
+
     let consumer_kubeconfig = at("root:t-a:consumer");
     let consumer = kspaces_tests::Kubectl::new(&consumer_kubeconfig);
     consumer.ok_with_stdin(&["create", "-f", "-"], "apiVersion: apis.kcp.io/v1alpha1\nkind: APIBinding\nmetadata: {name: widgets}\n\

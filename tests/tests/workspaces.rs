@@ -15,6 +15,7 @@ use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Object
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
 use kspaces_tests::{
+    assert_status, list_names, status_message,
     certificate_kubeconfig, certificate_kubeconfig_with, contains, create_tenant, curl, current_server, eventually, kube_client, kubeconfig_with_server_url,
     token_file, Http, Kubectl, PluginKubectl, Server, WatchOutput, WIDGET_CRD,
 };
@@ -118,27 +119,6 @@ fn cluster_of(parent: &str, name: &str) -> String {
 
 fn configmap(name: &str, value: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": value}})
-}
-
-/// A Status of `code` (and reason) whose message contains `needle`.
-fn assert_status(answer: &(u16, Value), code: u16, needle: &str, context: &str) {
-    let (got, body) = answer;
-    assert_eq!(*got, code, "{context}: {body}");
-    assert_eq!(body["kind"], "Status", "{context}: not a Status: {body}");
-    assert_eq!(body["code"], code, "{context}: {body}");
-    let message = body["message"].as_str().unwrap_or_default();
-    assert!(message.contains(needle), "{context}: {message:?} lacks {needle:?}");
-}
-
-fn message(answer: &(u16, Value)) -> String {
-    answer.1["message"].as_str().unwrap_or_default().to_owned()
-}
-
-fn names(list: &Value) -> Vec<String> {
-    let mut names: Vec<String> =
-        list["items"].as_array().into_iter().flatten().filter_map(|i| i["metadata"]["name"].as_str().map(str::to_owned)).collect();
-    names.sort();
-    names
 }
 
 // ---- kubectl and the plugins ----
@@ -331,7 +311,7 @@ fn a_path_and_a_logical_cluster_name_reach_the_same_workspace_over_http1_http2_a
             let (code, object) = call(http, "a-token", "GET", &format!("/clusters/{prefix}/api/v1/namespaces/default/configmaps/same"), None);
             assert_eq!((code, &object["metadata"]["uid"]), (200, &created.1["metadata"]["uid"]), "{http:?} /clusters/{prefix}: {object}");
             let (code, list) = call(http, "a-token", "GET", &format!("/clusters/{prefix}/api/v1/configmaps"), None);
-            assert_eq!((code, names(&list)), (200, vec!["same".to_owned()]), "{http:?} list at /clusters/{prefix}");
+            assert_eq!((code, list_names(&list)), (200, vec!["same".to_owned()]), "{http:?} list at /clusters/{prefix}");
         }
     }
     let (_, logical_cluster) = get("a-token", &format!("/clusters/{cluster}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"));
@@ -365,7 +345,7 @@ fn tenants_are_root_workspaces_and_back() {
     root.ok_with_stdin(&["create", "-f", "-"], &workspace("t-from-ws", Some(("root", "organization"))).to_string());
     assert_eq!(f.system.ok(&["get", "tenant", "t-from-ws", "-o", "jsonpath={.status.phase}"]), "Active");
     let (_, namespaces) = get("root-token", "/api/v1/tenants/t-from-ws/namespaces");
-    assert_eq!(names(&namespaces), ["default", "kube-public", "kube-system"], "Arktos' full path reaches the new tenant");
+    assert_eq!(list_names(&namespaces), ["default", "kube-public", "kube-system"], "Arktos' full path reaches the new tenant");
     let admin = Kubectl::new(&certificate_kubeconfig(&f.server, "t-from-ws", "admin", &[]));
     assert_eq!(admin.ok(&["get", "namespaces", "-o", "name"]), "namespace/default\nnamespace/kube-public\nnamespace/kube-system\n", "short paths");
     let tenants = f.system.ok(&["get", "tenants", "-o", "name"]);
@@ -481,7 +461,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}]
     let mut refused = (0, Value::Null);
     assert!(eventually(TIMEOUT, || {
         refused = post("carol-token", &workspaces_of("root:t-a"), &body);
-        message(&refused).contains("unable to use")
+        status_message(&refused).contains("unable to use")
     }), "{refused:?}");
     assert_status(&refused, 403, "unable to use workspace type root:t-a:ty-analytics: missing verb='use' permission on workspacetype", "no use");
     assert_eq!(get("a-token", &format!("{}/ty-carol", workspaces_of("root:t-a"))).0, 404, "nothing half-made");
@@ -583,9 +563,9 @@ fn a_new_workspace_passes_through_initializing() {
 
     // kcp's label follows the phase, so a label selector finds Ready workspaces (root's too: tenants).
     let (_, ready) = get("a-token", &format!("{}?labelSelector=tenancy.kcp.io/phase%3DReady", workspaces_of("root:t-a")));
-    assert!(names(&ready).contains(&"in-ws".to_owned()), "{ready}");
+    assert!(list_names(&ready).contains(&"in-ws".to_owned()), "{ready}");
     let (_, initializing) = get("a-token", &format!("{}?labelSelector=tenancy.kcp.io/phase%3DInitializing", workspaces_of("root:t-a")));
-    assert!(!names(&initializing).contains(&"in-ws".to_owned()), "{initializing}");
+    assert!(!list_names(&initializing).contains(&"in-ws".to_owned()), "{initializing}");
     let (_, tenant) = get("root-token", &format!("/clusters/root/{WORKSPACES}/t-a"));
     assert_eq!(tenant["metadata"]["labels"]["tenancy.kcp.io/phase"], "Ready", "{tenant}");
     let (_, stored) = get("root-token", "/api/v1/tenants/t-a");
@@ -633,7 +613,7 @@ fn a_tenant_b_identity_reaches_nothing_in_tenant_a_subtree_and_learns_nothing() 
             assert!(!answer.contains(&lc) || real.contains(&lc), "{who} GET {real} names the logical cluster: {answer}");
             let (fake_code, fake_body) = get(token, &fake);
             let strip = |text: String| text.replace(&lc, "LC").replace(fake_lc, "LC").replace("iso-nothing", "WS").replace("iso-ws", "WS");
-            assert_eq!((code, strip(message(&(code, body)))), (fake_code, strip(message(&(fake_code, fake_body)))),
+            assert_eq!((code, strip(status_message(&(code, body)))), (fake_code, strip(status_message(&(fake_code, fake_body)))),
                 "{who}: {real} and {fake} answer alike");
         }
     }
@@ -703,7 +683,7 @@ fn type_references_into_another_tenant_leak_nothing() {
     let existing = post("b-token", &workspaces_of("root:t-b"), &workspace("leak-x", Some(("root:t-a", "leak-secret"))));
     let missing = post("b-token", &workspaces_of("root:t-b"), &workspace("leak-x", Some(("root:t-a", "leak-nothing"))));
     assert_eq!(existing.0, missing.0, "{existing:?} / {missing:?}");
-    assert_eq!(message(&existing).replace("leak-secret", "T"), message(&missing).replace("leak-nothing", "T"));
+    assert_eq!(status_message(&existing).replace("leak-secret", "T"), status_message(&missing).replace("leak-nothing", "T"));
 }
 
 /// kcp's vector (kcp#1583): with the default flags, `kcp-admin`'s home is `root:users:zu:yc:kcp-admin`, made on
@@ -882,7 +862,7 @@ fn bad_input_gets_a_status_and_leaves_nothing_behind() {
     let parent = workspaces_of("root:t-a");
     let mut problems: Vec<String> = Vec::new();
     let mut expect = |what: &str, answer: &(u16, Value), code: u16, needle: &str, name: &str| {
-        let reason_ok = answer.1["kind"] == "Status" && message(answer).contains(needle);
+        let reason_ok = answer.1["kind"] == "Status" && status_message(answer).contains(needle);
         if answer.0 != code || !reason_ok {
             problems.push(format!("{what}: expected a {code} Status with {needle:?}, got {} {}", answer.0, answer.1));
         }
