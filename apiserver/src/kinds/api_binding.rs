@@ -19,9 +19,8 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha224};
 
-use super::api_export::{self, check_claims, claim_schema, GROUP};
+use super::api_export::{self, check_claims, check_export_reference, claim_schema, GROUP};
 use super::workspace::base62;
-use super::workspace_type::{is_path, is_type_name};
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::authorization::{self, Authorizer};
 use crate::claims::ClaimLabels;
@@ -119,20 +118,7 @@ impl Strategy for BindingStrategy {
     }
 
     fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
-        match object.pointer("/spec/reference/export/name").and_then(Value::as_str) {
-            Some(name) if is_type_name(name) => {}
-            Some(name) => causes.push(Cause::invalid("spec.reference.export.name", name, "must be an APIExport's name")),
-            None => causes.push(Cause::required("spec.reference.export.name")),
-        }
-        if let Some(path) = object.pointer("/spec/reference/export/path").and_then(Value::as_str).filter(|p| !p.is_empty() && !is_path(p)) {
-            causes.push(Cause::invalid("spec.reference.export.path", path, "must be a workspace path: DNS labels joined by ':'"));
-        }
-        if let Some(old) = old {
-            let reference = |o: &Value| o.pointer("/spec/reference").cloned();
-            if reference(old) != reference(object) {
-                causes.push(Cause::invalid("spec.reference", "", "APIExport reference must not be changed"));
-            }
-        }
+        check_export_reference(object, old, "spec.reference.export", "spec.reference", causes);
         check_claims(object.pointer("/spec/permissionClaims"), true, causes);
     }
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::workspace::BaseUrl;
+use super::workspace_type::{is_path, is_type_name};
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::registry::strategy::Strategy;
 use crate::registry::ResourceInfo;
@@ -114,6 +115,23 @@ impl Strategy for ExportStrategy {
             object["status"] = json!({});
         }
         object["status"]["virtualWorkspaces"] = json!([{"url": virtual_workspace_url(&self.base_url.get(), &cluster, &name)}]);
+    }
+}
+
+/// Checks a `{path, name}` reference to an APIExport at `field` (`spec.reference.export` of a binding), and that
+/// `whole` (the reference, or the field holding it) is what `old` had: it never changes once written.
+pub(crate) fn check_export_reference(object: &Value, old: Option<&Value>, field: &str, whole: &str, causes: &mut Vec<Cause>) {
+    let pointer = |field: &str| format!("/{}", field.replace('.', "/"));
+    match object.pointer(&format!("{}/name", pointer(field))).and_then(Value::as_str) {
+        Some(name) if is_type_name(name) => {}
+        Some(name) => causes.push(Cause::invalid(format!("{field}.name"), name, "must be an APIExport's name")),
+        None => causes.push(Cause::required(format!("{field}.name"))),
+    }
+    if let Some(path) = object.pointer(&format!("{}/path", pointer(field))).and_then(Value::as_str).filter(|p| !p.is_empty() && !is_path(p)) {
+        causes.push(Cause::invalid(format!("{field}.path"), path, "must be a workspace path: DNS labels joined by ':'"));
+    }
+    if old.is_some_and(|old| old.pointer(&pointer(whole)) != object.pointer(&pointer(whole))) {
+        causes.push(Cause::invalid(whole, "", "APIExport reference must not be changed"));
     }
 }
 

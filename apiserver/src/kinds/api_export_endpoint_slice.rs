@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::api_export::{virtual_workspace_url, GROUP};
+use super::api_export::{check_export_reference, virtual_workspace_url, GROUP};
 use super::workspace::BaseUrl;
-use super::workspace_type::{is_path, is_type_name};
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::registry::strategy::Strategy;
 use crate::registry::store::cluster_name;
@@ -56,17 +55,7 @@ pub struct SliceStrategy {
 
 impl Strategy for SliceStrategy {
     fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
-        match object.pointer("/spec/export/name").and_then(Value::as_str) {
-            Some(name) if is_type_name(name) => {}
-            Some(name) => causes.push(Cause::invalid("spec.export.name", name, "must be an APIExport's name")),
-            None => causes.push(Cause::required("spec.export.name")),
-        }
-        if let Some(path) = object.pointer("/spec/export/path").and_then(Value::as_str).filter(|p| !p.is_empty() && !is_path(p)) {
-            causes.push(Cause::invalid("spec.export.path", path, "must be a workspace path: DNS labels joined by ':'"));
-        }
-        if old.is_some_and(|old| old.pointer("/spec/export") != object.pointer("/spec/export")) {
-            causes.push(Cause::invalid("spec.export", "", "APIExport reference must not be changed"));
-        }
+        check_export_reference(object, old, "spec.export", "spec.export", causes);
     }
 
     fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {
