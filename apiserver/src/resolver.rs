@@ -22,7 +22,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
-use kspaces_crd::definition::{Definition, Scope as CrdScope};
+use kspaces_crd::definition::{Definition, Names, Scope as CrdScope};
 use kspaces_crd::sharing::{self, CrdPolicy, Source, SystemCandidate};
 use kspaces_storage::{ApiIdentity, Revision, SpaceName};
 use serde_json::{json, Map, Value};
@@ -84,6 +84,17 @@ impl AcceptedNames {
             .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
             .unwrap_or_default();
         AcceptedNames { plural: text("plural"), singular: text("singular"), short_names, kind: text("kind"), list_kind: text("listKind") }
+    }
+
+    /// The names a definition asks for.
+    pub fn requested(names: &Names) -> AcceptedNames {
+        AcceptedNames {
+            plural: names.plural.clone(),
+            singular: names.singular.clone(),
+            short_names: names.short_names.clone(),
+            kind: names.kind.clone(),
+            list_kind: names.list_kind.clone(),
+        }
     }
 }
 
@@ -252,14 +263,7 @@ impl Served {
         let rows: Vec<Arc<ResourceInfo>> =
             (0..definition.versions.len()).filter(|i| definition.versions[*i].served).map(|i| row(&definition, i, identity)).collect();
         let storage = definition.versions.iter().position(|v| v.storage).map(|i| row(&definition, i, identity)).into_iter().collect();
-        let names = &definition.names;
-        let accepted = AcceptedNames {
-            plural: names.plural.clone(),
-            singular: names.singular.clone(),
-            short_names: names.short_names.clone(),
-            kind: names.kind.clone(),
-            list_kind: names.list_kind.clone(),
-        };
+        let accepted = AcceptedNames::requested(&definition.names);
         Served { local: rows.clone(), shared: rows, storage, applicable: None, accepted, names_accepted: true, serving: true, definition }
     }
 
@@ -563,14 +567,7 @@ impl Resolver {
     /// name it asked for is free again.
     pub fn names_freed(&self, space: &SpaceName, name: &str) -> bool {
         let Some(served) = self.read().stored(space, name).cloned() else { return false };
-        let names = &served.definition.names;
-        let requested = AcceptedNames {
-            plural: names.plural.clone(),
-            singular: names.singular.clone(),
-            short_names: names.short_names.clone(),
-            kind: names.kind.clone(),
-            list_kind: names.list_kind.clone(),
-        };
+        let requested = AcceptedNames::requested(&served.definition.names);
         let used = self.names_in_use(space, &served.definition.group, name);
         let (accepted, conflict) = accept_names(&requested, &served.accepted, &used);
         conflict.is_none() || accepted != served.accepted
