@@ -600,6 +600,11 @@ impl Resolver {
         found
     }
 
+    /// Whether a binding of `space` binds resource `name` (`<plural>.<group>`) under export identity `identity`.
+    pub fn binds(&self, space: &SpaceName, name: &str, identity: &str) -> bool {
+        self.bound_by(space, name).is_some_and(|(_, bound)| bound == identity)
+    }
+
     /// The rows of the resources an export serves: schemas `schemas` of `space` under `identity` (what its
     /// virtual workspace serves, bound anywhere or not).
     pub fn exported(&self, space: &SpaceName, schemas: &[String], identity: &str) -> Vec<Arc<ResourceInfo>> {

@@ -96,9 +96,7 @@ impl VirtualWorkspaces {
         }
         // One logical cluster, by its name, that binds this export.
         let space = SpaceName::new(target).ok().filter(|_| !target.contains(':')).filter(|space| self.tree.cluster(space).is_some());
-        let binds = |space: &SpaceName| exported.iter().any(|row| {
-            self.resolver.bound_by(space, &format!("{}.{}", row.plural, row.group)).is_some_and(|(_, bound)| bound == identity)
-        });
+        let binds = |space: &SpaceName| exported.iter().any(|row| self.resolver.binds(space, &format!("{}.{}", row.plural, row.group), identity));
         let space = match space {
             Some(space) if binds(&space) || self.binds_by_label(&space, cluster, export).await? => space,
             _ => return Err(ApiError::forbidden(format!("could not find suitable APIBinding in target logical cluster {target:?} for APIExport {cluster}:{export}"))),
@@ -123,7 +121,7 @@ impl VirtualWorkspaces {
         let resolver = self.resolver.clone();
         ObjectFilter(Arc::new(move |object: &Value| {
             let cluster = object.pointer("/metadata/annotations/kcp.io~1cluster").and_then(Value::as_str).unwrap_or_default();
-            space_of_cluster(cluster).is_some_and(|space| resolver.bound_by(&space, &name).is_some_and(|(_, bound)| bound == identity))
+            space_of_cluster(cluster).is_some_and(|space| resolver.binds(&space, &name, &identity))
         }))
     }
 
