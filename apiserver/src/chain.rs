@@ -241,10 +241,12 @@ async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServe
     let spaces = tenancy::check_resource(&request, &resource, spaces)?;
     let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
     let mut body = Body::Stream(payload);
-    if server.auditor.enabled() && matches!(info.verb.as_str(), "create" | "update" | "patch") {
+    let mut audit_body = false;
+    if server.auditor.enabled() && matches!(info.verb.as_str(), "create" | "update" | "patch" | "list") {
         let level = audit_level(&server, req, info, trail, &audit_request_uri(req));
         trail.level = Some(level);
-        if level >= Level::Request {
+        audit_body = level >= Level::RequestResponse;
+        if level >= Level::Request && info.verb != "list" {
             let bytes = handlers::read_body(body).await?;
             trail.body = Some(bytes.clone());
             body = Body::Read(bytes);
@@ -253,6 +255,7 @@ async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServe
     let mut ctx = Ctx::new(server, req, info.clone(), resource, scope, caller);
     ctx.narrowed = narrowed;
     ctx.only = only;
+    ctx.audit_body = audit_body;
     handlers::dispatch(ctx, body).await
 }
 

@@ -58,6 +58,8 @@ pub struct Ctx {
     pub narrowed: Option<LabelSelector>,
     /// A virtual workspace's filter of what a list or watch sees, beyond labels.
     pub only: Option<ObjectFilter>,
+    /// The audit log records the answer's body, so it must be whole (a list is not streamed).
+    pub audit_body: bool,
 }
 
 /// Warnings a request collects for its response, each once, in the order given.
@@ -91,6 +93,7 @@ impl Ctx {
             user_agent: header(header::USER_AGENT),
             narrowed: None,
             only: None,
+            audit_body: false,
         }
     }
 

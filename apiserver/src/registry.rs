@@ -15,6 +15,7 @@ pub mod resources;
 pub mod scope;
 pub mod selector;
 pub mod store;
+pub mod stored;
 pub mod strategy;
 #[cfg(test)]
 pub mod testing;
@@ -24,7 +25,7 @@ pub mod write;
 use chrono::{SecondsFormat, Utc};
 
 pub use deletion::is_deleting;
-pub use read::{ListMeta, ListOptions, ObjectFilter, Reader};
+pub use read::{ListMeta, ListOptions, ObjectFilter, Pages, Reader};
 pub use resource::{Custom, ResourceInfo, Subresource};
 pub use resources::ResourceTable;
 pub use scope::{Scope, Spaces};

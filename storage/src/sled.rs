@@ -111,6 +111,13 @@ impl Version {
         Ok((key.to_owned(), version))
     }
 
+    /// Decodes a `v` entry whose value the record then shares with sled (no copy).
+    fn decode_shared(raw_key: &[u8], raw_value: sled::IVec) -> Result<(String, Version)> {
+        let (key, mut version) = Version::decode(raw_key, &raw_value[..9.min(raw_value.len())])?;
+        version.value = Bytes::from_owner(raw_value).slice(9..);
+        Ok((key, version))
+    }
+
     fn record(&self, key: &Key) -> Record {
         Record { key: key.clone(), value: self.value.clone(), revision: self.revision, create_revision: self.create_revision }
     }
@@ -313,7 +320,7 @@ fn check_revision(at: Revision, durable: Revision, compacted: Revision) -> Resul
 }
 
 /// A key during a scan: its bytes, its newest raw `(key, value)` entry at or below the snapshot, and liveness.
-type ScanEntry = (Vec<u8>, Option<(Vec<u8>, Vec<u8>)>, bool);
+type ScanEntry = (Vec<u8>, Option<(sled::IVec, sled::IVec)>, bool);
 
 /// How many keys past a page a scan counts for `remaining` before it gives up and reports none (Kubernetes
 /// lets `remainingItemCount` be absent; kubectl does not read it). Without a bound, each page of a 100,000-key
@@ -346,7 +353,7 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
             beyond += 1;
             return Ok(beyond >= REMAINING_COUNT_CAP);
         }
-        let (key, version) = Version::decode(&raw_key, &raw_value)?;
+        let (key, version) = Version::decode_shared(&raw_key, raw_value)?;
         items.push(version.record(&Key::from_stored(&key)));
         Ok(false)
     };
@@ -359,8 +366,9 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
         let entry = current.get_or_insert_with(|| (key_bytes.to_vec(), None, false));
         if revision <= at {
             let counting = limit.is_some_and(|limit| items.len() >= limit);
-            // While counting, only liveness matters: skip copying the record.
-            entry.1 = Some(if counting { (Vec::new(), Vec::new()) } else { (raw_key.to_vec(), raw_value.to_vec()) });
+            // While counting, only liveness matters: skip keeping the record. Otherwise keep sled's own buffers
+            // (shared, not copied); the record's value is a view of them.
+            entry.1 = Some(if counting { (sled::IVec::default(), sled::IVec::default()) } else { (raw_key, raw_value) });
             entry.2 = !tombstone;
         }
     }

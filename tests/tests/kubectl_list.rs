@@ -1,6 +1,10 @@
-//! kubectl listing: chunked lists (limit/continue), label and field selectors, and -A across namespaces.
+//! kubectl listing: chunked lists (limit/continue), label and field selectors, and -A across namespaces; lists
+//! longer than the server's page, streamed from the stored bytes, over HTTP/1.1 and HTTP/2.
 
-use kspaces_tests::{Kubectl, Server};
+use std::process::Command;
+
+use kspaces_tests::{list_names, token_file, Kubectl, Server};
+use serde_json::Value;
 
 fn namespace(kubectl: &Kubectl, name: &str) {
     kubectl.ok_with_stdin(&["apply", "-f", "-"], &format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"));
@@ -98,4 +102,126 @@ fn label_and_field_selectors_and_all_namespaces() {
 
     let by_namespace = kubectl.ok(&["get", "cm", "-A", "--field-selector", "metadata.namespace=other", "-o", "name"]);
     assert_eq!(by_namespace.trim(), "configmap/elsewhere");
+}
+
+/// GETs `path` with curl as the `root` token (`--http1.1` or `--http2`); the status line and headers, and the body.
+fn curl_with_headers(server: &Server, http: &str, path: &str) -> (String, Vec<u8>) {
+    let output = Command::new("curl")
+        .args(["-sk", http, "-D", "-", "-H", "Authorization: Bearer root-token", "--max-time", "60"])
+        .arg(format!("{}{path}", server.url))
+        .output()
+        .expect("run curl");
+    let split = output.stdout.windows(4).position(|w| w == b"\r\n\r\n").expect("headers end") + 4;
+    (String::from_utf8_lossy(&output.stdout[..split]).into_owned(), output.stdout[split..].to_vec())
+}
+
+/// A list longer than the server's page (500 objects) goes out a page at a time (chunked over HTTP/1.1) and
+/// carries every object exactly as a GET shows it, whatever its bytes hold; selectors, pages, Tables, the
+/// namespaces-wide form and the audit log's whole-answer form see the same objects.
+#[test]
+fn lists_longer_than_a_page_stream_every_object_as_stored() {
+    let tokens = token_file(&["root-token,root,u-root,\"system:masters\""]);
+    let path = tokens.path().to_str().expect("utf-8 temp path").to_owned();
+    let server = Server::start_with(&["--token-auth-file", &path]);
+    let kubectl = server.kubectl();
+    namespace(&kubectl, "big");
+    const COUNT: usize = 1234;
+    // One `List` (kubectl parses a YAML stream of a thousand documents slowly: a minute of its own CPU).
+    let items: Vec<Value> = (0..COUNT)
+        .map(|i| {
+            let labels = if i % 100 == 7 { serde_json::json!({"every": "hundredth"}) } else { serde_json::json!({}) };
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"i": i.to_string()},
+                "metadata": {"name": format!("cm-{i:04}"), "namespace": "big", "labels": labels}})
+        })
+        .collect();
+    kubectl.ok_with_stdin(&["create", "-f", "-"], &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string());
+    // Bytes a careless splice would trip on: a field that looks like metadata, escapes, quotes, non-ASCII.
+    let tricky = r#"{"apiVersion":"v1","kind":"ConfigMap","data":{"metadata":"{\"metadata\":{\"name\":\"x\"}}","q":"a\\\"b\u00e9\u2603"},"metadata":{"name":"tricky","namespace":"big","annotations":{"a":"}{"}}}"#;
+    kubectl.ok_with_stdin(&["create", "-f", "-"], tricky);
+    let total = COUNT + 1;
+    let expected: Vec<String> = {
+        let mut names: Vec<String> = (0..COUNT).map(|i| format!("cm-{i:04}")).collect();
+        names.push("tricky".to_owned());
+        names.sort();
+        names
+    };
+
+    let (headers, body) = curl_with_headers(&server, "--http1.1", "/api/v1/namespaces/big/configmaps");
+    assert!(headers.starts_with("HTTP/1.1 200"), "{headers}");
+    assert!(headers.to_ascii_lowercase().contains("transfer-encoding: chunked"), "a long list is streamed: {headers}");
+    let list: Value = serde_json::from_slice(&body).expect("the streamed list is JSON");
+    assert_eq!((list["kind"].as_str(), list["apiVersion"].as_str()), (Some("ConfigMapList"), Some("v1")));
+    assert!(list["metadata"]["resourceVersion"].as_str().is_some_and(|rv| !rv.is_empty()), "{}", list["metadata"]);
+    assert!(list["metadata"].get("continue").is_none(), "{}", list["metadata"]);
+    assert_eq!(list_names(&list), expected);
+    let (headers, body2) = curl_with_headers(&server, "--http2", "/api/v1/namespaces/big/configmaps");
+    assert!(headers.starts_with("HTTP/2 200"), "{headers}");
+    let list2: Value = serde_json::from_slice(&body2).expect("the streamed list is JSON over HTTP/2");
+    assert_eq!(list2["items"], list["items"], "HTTP/2 carries the same list");
+
+    // Each item is the object a GET returns, resourceVersion included.
+    let items = list["items"].as_array().expect("items");
+    for index in [0, 499, 500, 501, 999, total - 1] {
+        let name = items[index]["metadata"]["name"].as_str().expect("name");
+        let got: Value = serde_json::from_str(&kubectl.ok(&["get", "--raw", &format!("/api/v1/namespaces/big/configmaps/{name}")])).expect("GET JSON");
+        assert_eq!(items[index], got, "item {index} as listed and as got");
+    }
+    let tricky_item = items.iter().find(|item| item["metadata"]["name"] == "tricky").expect("the tricky object");
+    assert_eq!(tricky_item["data"]["metadata"], r#"{"metadata":{"name":"x"}}"#);
+    assert_eq!(tricky_item["data"]["q"], "a\\\"b\u{e9}\u{2603}");
+    assert_eq!(tricky_item["metadata"]["annotations"]["a"], "}{");
+    let versions: Vec<u64> = items.iter().map(|item| item["metadata"]["resourceVersion"].as_str().and_then(|rv| rv.parse().ok()).expect("rv")).collect();
+    let listed: u64 = list["metadata"]["resourceVersion"].as_str().and_then(|rv| rv.parse().ok()).expect("list rv");
+    assert!(versions.iter().all(|rv| *rv <= listed), "no item is newer than the list's snapshot");
+
+    // Selectors over a streamed list: labels, metadata fields, across namespaces.
+    let get = |path: &str| -> Value { serde_json::from_str(&kubectl.ok(&["get", "--raw", path])).expect("list JSON") };
+    let hundredths: Vec<String> = (0..COUNT).filter(|i| i % 100 == 7).map(|i| format!("cm-{i:04}")).collect();
+    assert_eq!(list_names(&get("/api/v1/namespaces/big/configmaps?labelSelector=every%3Dhundredth")), hundredths);
+    assert_eq!(list_names(&get("/api/v1/configmaps?labelSelector=every%3Dhundredth")), hundredths);
+    assert_eq!(list_names(&get("/api/v1/namespaces/big/configmaps?fieldSelector=metadata.name%3Dcm-1233")), ["cm-1233"]);
+    assert_eq!(list_names(&get("/api/v1/namespaces/big/configmaps?fieldSelector=metadata.name!%3Dcm-0000")).len(), total - 1);
+    let everywhere = get("/api/v1/configmaps");
+    assert_eq!(everywhere["items"].as_array().map(|items| items.iter().filter(|i| i["metadata"]["namespace"] == "big").count()), Some(total));
+
+    // The same objects through pages, a Table, and kubectl's own chunked walk.
+    let mut paged = Vec::new();
+    let mut next = "/api/v1/namespaces/big/configmaps?limit=500".to_owned();
+    loop {
+        let page = get(&next);
+        paged.extend(page["items"].as_array().cloned().unwrap_or_default());
+        match page["metadata"]["continue"].as_str().filter(|token| !token.is_empty()) {
+            Some(token) => next = format!("/api/v1/namespaces/big/configmaps?limit=500&continue={token}"),
+            None => break,
+        }
+    }
+    assert_eq!(&paged, items, "pages of 500 hold the same objects");
+    assert_eq!(kubectl.ok(&["get", "cm", "-n", "big", "--no-headers"]).lines().count(), total);
+    assert_eq!(names(&kubectl, &["-n", "big"]), expected);
+}
+
+/// With an audit policy that records answers, a list is answered whole (the log holds it) and is the same list.
+#[test]
+fn lists_audited_with_their_answers_are_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n  resources: [{group: '', resources: [configmaps]}]\n- level: None\n").expect("write the policy");
+    let log = dir.path().join("audit.log");
+    let tokens = token_file(&["root-token,root,u-root,\"system:masters\""]);
+    let server = Server::start_with(&["--token-auth-file", tokens.path().to_str().expect("utf-8"), "--audit-policy-file",
+        policy.to_str().expect("utf-8"), "--audit-log-path", log.to_str().expect("utf-8")]);
+    let kubectl = server.kubectl();
+    let items: Vec<Value> = (0..600).map(|i| serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("a-{i:03}")}})).collect();
+    kubectl.ok_with_stdin(&["create", "-n", "default", "-f", "-"], &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string());
+    let (headers, body) = curl_with_headers(&server, "--http1.1", "/api/v1/namespaces/default/configmaps");
+    assert!(!headers.to_ascii_lowercase().contains("transfer-encoding: chunked"), "answered whole: {headers}");
+    let list: Value = serde_json::from_slice(&body).expect("list JSON");
+    assert_eq!(list_names(&list).len(), 600);
+    let logged = kspaces_tests::eventually(std::time::Duration::from_secs(10), || {
+        std::fs::read_to_string(&log).unwrap_or_default().lines().any(|line| {
+            serde_json::from_str::<Value>(line).is_ok_and(|event| event["verb"] == "list" && event["stage"] == "ResponseComplete"
+                && event["responseObject"]["items"].as_array().map(Vec::len) == Some(600))
+        })
+    });
+    assert!(logged, "the audit log records the whole list");
 }

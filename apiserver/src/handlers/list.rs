@@ -1,14 +1,17 @@
 //! LIST: selectors, `limit`/`continue`, `resourceVersion`/`resourceVersionMatch`, and the forms a client may ask
-//! for: Tables, `PartialObjectMetadataList`, protobuf.
+//! for: Tables, `PartialObjectMetadataList`, protobuf. A JSON list of objects nothing transforms is written from
+//! the stored bytes, and without a `limit` it is streamed a page at a time: the whole list is never in memory.
 
 use actix_web::HttpResponse;
+use bytes::Bytes;
 use kspaces_storage::Revision;
 use serde_json::{json, Value};
 
 use super::{partial, respond, Ctx};
-use crate::negotiate::Target;
+use crate::negotiate::{Format, Target};
 use crate::registry::selector::{FieldSelector, LabelSelector};
-use crate::registry::{ListMeta, ListOptions};
+use crate::registry::stored::write_as_read;
+use crate::registry::{ListMeta, ListOptions, Pages};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::table;
 
@@ -135,6 +138,11 @@ pub fn list_metadata(meta: &ListMeta) -> Value {
 pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     let output = ctx.output(true)?;
     let options = options(&ctx)?;
+    if output.format == Format::Json && output.target == Target::Object {
+        if let Some(pages) = ctx.server.registry.pages_as_stored(&ctx.resource, &ctx.scope, &options)? {
+            return as_stored(&ctx, pages).await;
+        }
+    }
     let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;
     let metadata = list_metadata(&meta);
     let body = match output.target {
@@ -149,6 +157,65 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
         }),
     };
     respond(200, output, &body)
+}
+
+/// A JSON list whose items are the stored bytes (see `stored::write_as_read`). A list without a `limit` goes out a
+/// page at a time once its first page is read (a read failing later cuts the answer short, as a failing
+/// kube-apiserver stream does; a client sees a truncated body, never a partial list that parses); one with a
+/// `limit` is answered whole, since its `continue` is known only at the end. An audit log recording answers
+/// gets the whole list too.
+async fn as_stored(ctx: &Ctx, mut pages: Pages) -> ApiResult<HttpResponse> {
+    let first = pages.next().await?.unwrap_or_default();
+    let mut body = Vec::with_capacity(first.iter().map(|record| record.value.len() + 32).sum::<usize>() + 256);
+    let head = |meta: &ListMeta, body: &mut Vec<u8>| {
+        let (kind, version) = (json!(ctx.resource.list_kind()), json!(ctx.resource.api_version()));
+        body.extend_from_slice(format!(r#"{{"kind":{kind},"apiVersion":{version},"metadata":{},"items":["#, list_metadata(meta)).as_bytes());
+    };
+    let mut count = 0;
+    if pages.meta().is_none() && !pages.limited() && !ctx.audit_body {
+        let meta = ListMeta { resource_version: pages.revision().unwrap_or_default(), continue_token: None, remaining: None };
+        head(&meta, &mut body);
+        write_items(&first, &mut count, &mut body)?;
+        let stream = futures::stream::try_unfold((pages, Some(body), count), |(mut pages, first, mut count)| async move {
+            if let Some(first) = first {
+                return Ok(Some((Bytes::from(first), (pages, None, count))));
+            }
+            let Some(page) = pages.next().await? else { return Ok(None) };
+            let mut chunk = Vec::with_capacity(page.iter().map(|record| record.value.len() + 32).sum::<usize>() + 2);
+            write_items(&page, &mut count, &mut chunk)?;
+            if pages.meta().is_some() {
+                chunk.extend_from_slice(b"]}");
+            }
+            Ok(Some((Bytes::from(chunk), (pages, None, count))))
+        });
+        let stream = futures::StreamExt::map(stream, |chunk: ApiResult<Bytes>| chunk.map_err(|err| {
+            tracing::warn!(error = %err.message, "a streamed list failed after its first page; the answer is cut short");
+            actix_web::error::ErrorInternalServerError(err.message)
+        }));
+        return Ok(HttpResponse::Ok().content_type("application/json").streaming(stream));
+    }
+    let mut items = Vec::new();
+    write_items(&first, &mut count, &mut items)?;
+    while let Some(page) = pages.next().await? {
+        write_items(&page, &mut count, &mut items)?;
+    }
+    let meta = pages.meta().cloned().unwrap_or(ListMeta { resource_version: pages.revision().unwrap_or_default(), continue_token: None, remaining: None });
+    head(&meta, &mut body);
+    body.extend_from_slice(&items);
+    body.extend_from_slice(b"]}");
+    Ok(HttpResponse::Ok().content_type("application/json").body(body))
+}
+
+/// Appends `records` as list items, each after a comma but the list's first.
+fn write_items(records: &[kspaces_storage::Record], count: &mut usize, out: &mut Vec<u8>) -> ApiResult<()> {
+    for record in records {
+        if *count > 0 {
+            out.push(b',');
+        }
+        write_as_read(record, out)?;
+        *count += 1;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use super::workspace::BaseUrl;
 use super::workspace_type::{is_path, is_type_name};
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, View};
 use crate::registry::ResourceInfo;
 use crate::status::Cause;
 
@@ -97,6 +97,10 @@ pub struct ExportStrategy {
 }
 
 impl Strategy for ExportStrategy {
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
+    }
+
     fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
         for (index, schema) in object.pointer("/spec/latestResourceSchemas").and_then(Value::as_array).into_iter().flatten().enumerate() {
             let field = format!("spec.latestResourceSchemas[{index}]");
@@ -107,7 +111,9 @@ impl Strategy for ExportStrategy {
         }
         check_claims(object.pointer("/spec/permissionClaims"), false, causes);
     }
+}
 
+impl View for ExportStrategy {
     fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {
         let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
         let (Some(cluster), Some(name)) = (text("/metadata/annotations/kcp.io~1cluster"), text("/metadata/name")) else { return };

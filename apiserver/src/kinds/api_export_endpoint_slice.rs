@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use super::api_export::{check_export_reference, virtual_workspace_url, GROUP};
 use super::workspace::BaseUrl;
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, View};
 use crate::registry::store::cluster_name;
 use crate::registry::ResourceInfo;
 use crate::status::Cause;
@@ -54,10 +54,16 @@ pub struct SliceStrategy {
 }
 
 impl Strategy for SliceStrategy {
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
+    }
+
     fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
         check_export_reference(object, old, "spec.export", "spec.export", causes);
     }
+}
 
+impl View for SliceStrategy {
     fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {
         let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_owned();
         let (own, path, name) = (text("/metadata/annotations/kcp.io~1cluster"), text("/spec/export/path"), text("/spec/export/name"));

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation};
-use crate::registry::strategy::{Part, Strategy};
+use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{GenericStore, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
 
@@ -36,6 +36,10 @@ fn prune_and_default(resource: &ResourceInfo, object: &mut Value) {
 
 #[async_trait]
 impl Strategy for CustomResourceStrategy {
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
+    }
+
     fn prepare_create(&self, resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         if resource.has_subresource(Subresource::Status) {
             if let Some(object) = object.as_object_mut() {
@@ -73,7 +77,9 @@ impl Strategy for CustomResourceStrategy {
             map.insert("apiVersion".into(), json!(custom.storage_api_version()));
         }
     }
+}
 
+impl View for CustomResourceStrategy {
     /// A stored object in another version than the request's gets the request's `apiVersion` (conversion `None`).
     fn to_request(&self, resource: &ResourceInfo, object: &mut Value) {
         let Some(custom) = &resource.custom else { return };

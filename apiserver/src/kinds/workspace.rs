@@ -25,7 +25,7 @@ use sha2::{Digest, Sha224};
 use super::{kind_schema, string, verbs, Context, Kind, Rules};
 use crate::authorization::{self, Authorizer};
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
-use crate::registry::strategy::{Part, Strategy};
+use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy::lifecycle::PHASE_LABEL;
@@ -198,9 +198,8 @@ impl WorkspaceStrategy {
 
 #[async_trait]
 impl Strategy for WorkspaceStrategy {
-    /// In root, Workspaces are Tenants.
-    fn stored_as(&self, _resource: &ResourceInfo, space: &SpaceName) -> Option<Arc<ResourceInfo>> {
-        space.is_system().then(|| self.resources.by_kind("", "Tenant").cloned()).flatten()
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
     }
 
     fn prepare_create(&self, _resource: &ResourceInfo, space: &SpaceName, caller: Option<&Caller>, object: &mut Value) {
@@ -310,6 +309,23 @@ impl Strategy for WorkspaceStrategy {
         }
     }
 
+    /// The new workspace's logical cluster and content, then `Ready` (a crash in between is completed by the
+    /// workspace controller). In root: the tenant's space.
+    async fn after_create(&self, registry: &GenericStore, parent: &SpaceName, object: &Value) -> ApiResult<()> {
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        if parent.is_system() {
+            return space::initialize(registry, &self.resources, &self.types, &self.tree, name).await;
+        }
+        space::initialize_workspace(registry, &self.resources, &self.tree, parent, object).await.map(|_waiting| ())
+    }
+}
+
+impl View for WorkspaceStrategy {
+    /// In root, Workspaces are Tenants.
+    fn stored_as(&self, _resource: &ResourceInfo, space: &SpaceName) -> Option<Arc<ResourceInfo>> {
+        space.is_system().then(|| self.resources.by_kind("", "Tenant").cloned()).flatten()
+    }
+
     /// Root is no child of itself.
     fn visible(&self, _resource: &ResourceInfo, stored: &Value) -> bool {
         !(stored.get("kind").and_then(Value::as_str) == Some("Tenant") && stored.pointer("/metadata/name").and_then(Value::as_str) == Some(SYSTEM))
@@ -324,16 +340,6 @@ impl Strategy for WorkspaceStrategy {
         if let Some(node) = cluster.and_then(|c| self.tree.cluster(&c)) {
             object["spec"]["URL"] = json!(format!("{}/clusters/{}", self.base_url.get(), node.path));
         }
-    }
-
-    /// The new workspace's logical cluster and content, then `Ready` (a crash in between is completed by the
-    /// workspace controller). In root: the tenant's space.
-    async fn after_create(&self, registry: &GenericStore, parent: &SpaceName, object: &Value) -> ApiResult<()> {
-        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        if parent.is_system() {
-            return space::initialize(registry, &self.resources, &self.types, &self.tree, name).await;
-        }
-        space::initialize_workspace(registry, &self.resources, &self.tree, parent, object).await.map(|_waiting| ())
     }
 }
 

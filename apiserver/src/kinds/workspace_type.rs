@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::{kcp_row, kind_schema, string, Context, Kind, Rules};
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
-use crate::registry::strategy::{Part, Strategy};
+use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{GenericStore, ResourceInfo};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::kinds::workspace::BaseUrl;
@@ -185,6 +185,10 @@ fn default_spec(object: &mut Value) {
 }
 
 impl Strategy for WorkspaceTypeStrategy {
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
+    }
+
     fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         default_spec(object);
     }
@@ -196,7 +200,9 @@ impl Strategy for WorkspaceTypeStrategy {
     fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
         check(object, causes);
     }
+}
 
+impl View for WorkspaceTypeStrategy {
     /// `status.virtualWorkspaces` (and kcp's `VirtualWorkspaceURLsReady`) from the server's address, when read:
     /// the URL of the initializing and terminating virtual workspace of this type's entry.
     fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {

@@ -5,9 +5,11 @@
 use std::sync::Arc;
 
 use kspaces_storage::{Key, KeyParts, KeyRange, ListRequest, Record, ResourceKeys, Revision, SpaceName, Store, WatchFrom, WatchOptions, Watcher};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::selector::{FieldSelector, LabelSelector};
+use super::stored;
+pub use super::stored::{decode, set_resource_version};
 use super::{ResourceInfo, Scope, Spaces};
 use crate::status::{ApiError, ApiResult};
 
@@ -45,6 +47,78 @@ impl ListOptions {
     pub fn unfiltered(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty() && self.only.is_none()
     }
+
+    /// Whether the filters read nothing but `metadata` (labels, name, namespace): a stored object's head is then
+    /// enough to judge it.
+    fn reads_metadata_only(&self) -> bool {
+        self.only.is_none() && self.fields.reads_metadata_only()
+    }
+}
+
+/// How many objects a list reads from the store at a time when the client set no `limit`: what a streamed
+/// answer holds in memory at once.
+pub const PAGE: usize = 500;
+
+/// A list read from one snapshot a page at a time, filtered as `Reader::list` filters: what `list` collects,
+/// and what a streamed answer sends as it reads. Records come as stored (`stored::write_as_read` gives the form
+/// a request sees when nothing transforms it).
+pub struct Pages {
+    store: Store,
+    range: KeyRange,
+    scope: Scope,
+    options: ListOptions,
+    /// The next read, until the list is complete.
+    next: Option<ListRequest>,
+    found: usize,
+    revision: Option<Revision>,
+    meta: Option<ListMeta>,
+}
+
+impl Pages {
+    /// The next page's records that pass the scope and the options, `None` once the list is complete.
+    pub async fn next(&mut self) -> ApiResult<Option<Vec<Record>>> {
+        let Some(request) = self.next.take() else { return Ok(None) };
+        let page = self.store.list(&self.range, &request).await?;
+        self.revision = Some(page.revision);
+        let unfiltered = self.options.unfiltered() && self.scope.namespace_filter().is_none();
+        let mut items = Vec::with_capacity(page.items.len());
+        for record in page.items {
+            if unfiltered || self.admits(&record)? {
+                items.push(record);
+            }
+        }
+        self.found += items.len();
+        let filled = self.options.limit.is_some_and(|limit| self.found >= limit);
+        if page.continue_token.is_none() || filled {
+            let remaining = page.remaining.filter(|_| unfiltered);
+            self.meta = Some(ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining });
+        } else {
+            let limit = self.options.limit.map_or(PAGE, |limit| limit - self.found);
+            self.next = Some(ListRequest { revision: None, limit: Some(limit), continue_token: page.continue_token });
+        }
+        Ok(Some(items))
+    }
+
+    /// Whether `record` passes the scope and the options, parsing no more of it than they read.
+    fn admits(&self, record: &Record) -> ApiResult<bool> {
+        let object = if self.options.reads_metadata_only() { stored::head(record)? } else { decode(record)? };
+        Ok(self.scope.holds(&object) && self.options.matches(&object))
+    }
+
+    /// The snapshot the list is read at, once a page is read.
+    pub fn revision(&self) -> Option<Revision> {
+        self.revision
+    }
+
+    /// Whether a `limit` bounds the list (its `continue` is then known only at its last page).
+    pub fn limited(&self) -> bool {
+        self.options.limit.is_some()
+    }
+
+    /// The list's metadata, once `next` has returned its last page.
+    pub fn meta(&self) -> Option<&ListMeta> {
+        self.meta.as_ref()
+    }
 }
 
 /// The list's metadata.
@@ -53,20 +127,6 @@ pub struct ListMeta {
     pub resource_version: Revision,
     pub continue_token: Option<String>,
     pub remaining: Option<u64>,
-}
-
-/// Parses stored bytes and sets `metadata.resourceVersion` from the record.
-pub fn decode(record: &Record) -> ApiResult<Value> {
-    let mut object: Value = serde_json::from_slice(&record.value)
-        .map_err(|err| ApiError::internal(format!("stored object {} is not JSON: {err}", record.key)))?;
-    set_resource_version(&mut object, record.revision);
-    Ok(object)
-}
-
-pub fn set_resource_version(object: &mut Value, revision: Revision) {
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.insert("resourceVersion".into(), json!(revision.to_string()));
-    }
 }
 
 /// Reads objects of any resource from the store.
@@ -118,26 +178,27 @@ impl Reader {
 
     /// Lists objects; selectors filter pages until `limit` matches are found or the range ends.
     pub async fn list(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<(Vec<Value>, ListMeta)> {
-        let range = self.range(resource, scope)?;
-        let mut request = ListRequest { revision: options.exact_revision, limit: options.limit, continue_token: options.continue_token.clone() };
+        let mut pages = self.pages(resource, scope, options.clone())?;
         let mut items = Vec::new();
-        loop {
-            let page = self.store.list(&range, &request).await?;
-            for record in &page.items {
-                let object = decode(record)?;
-                if scope.holds(&object) && options.matches(&object) {
-                    items.push(object);
-                }
+        while let Some(page) = pages.next().await? {
+            items.reserve(page.len());
+            for record in &page {
+                items.push(decode(record)?);
             }
-            let filled = options.limit.is_some_and(|limit| items.len() >= limit);
-            let unfiltered = options.unfiltered() && scope.namespace_filter().is_none();
-            if page.continue_token.is_none() || filled || unfiltered {
-                let remaining = page.remaining.filter(|_| unfiltered);
-                let meta = ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining };
-                return Ok((items, meta));
-            }
-            request = ListRequest { revision: None, limit: options.limit.map(|l| l - items.len()), continue_token: page.continue_token };
         }
+        let meta = pages.meta.take().expect("a complete list has its metadata");
+        Ok((items, meta))
+    }
+
+    /// The list of `resource` in `scope`, to be read a page at a time (see `Pages`).
+    pub fn pages(&self, resource: &ResourceInfo, scope: &Scope, options: ListOptions) -> ApiResult<Pages> {
+        let range = self.range(resource, scope)?;
+        let first = ListRequest {
+            revision: options.exact_revision,
+            limit: Some(options.limit.unwrap_or(PAGE)),
+            continue_token: options.continue_token.clone(),
+        };
+        Ok(Pages { store: self.store.clone(), range, scope: scope.clone(), options, next: Some(first), found: 0, revision: None, meta: None })
     }
 
     /// Visits every object of `resource` in `scope` with the space it lives in, reading `page` objects at a time

@@ -172,6 +172,11 @@ impl FieldSelector {
         self.requirements.is_empty()
     }
 
+    /// Whether every requirement is on a `metadata.` field.
+    pub fn reads_metadata_only(&self) -> bool {
+        self.requirements.iter().all(|(field, _, _)| field.starts_with("metadata."))
+    }
+
     /// The name an equality on `metadata.name` pins, if any (lets a list read one key).
     pub fn name(&self) -> Option<&str> {
         self.requirements.iter().find(|(f, eq, _)| f == "metadata.name" && *eq).map(|(_, _, v)| v.as_str())

@@ -11,7 +11,6 @@
 #[cfg(test)]
 mod tests;
 
-use bytes::Bytes;
 use chrono::Utc;
 use kspaces_authz::Caller;
 use kspaces_storage::{Conflict, Key, Revision, SpaceName, Store, Watcher};
@@ -22,7 +21,8 @@ use super::admission::{AdmissionChain, AdmissionPhase, Attributes, Operation, Qu
 use super::deletion::{self, Plan};
 use super::managed_fields;
 use super::observe::{revision_of, WriteObserver};
-use super::read::{decode, set_resource_version, ListMeta, ListOptions, Reader};
+use super::read::{ListMeta, ListOptions, Pages, Reader};
+use super::stored::{decode, encode, set_resource_version};
 use super::strategy::{Part, Strategies, Strategy};
 use super::{now, validate, ResourceInfo, ResourceTable, Scope, Spaces, Subresource, WriteContext};
 use crate::fieldmanager::Operation as FieldOperation;
@@ -74,15 +74,6 @@ struct Inner {
 #[derive(Clone)]
 pub struct GenericStore {
     inner: Arc<Inner>,
-}
-
-fn encode(object: &Value) -> Bytes {
-    let mut object = object.clone();
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("resourceVersion");
-        metadata.remove("selfLink");
-    }
-    Bytes::from(serde_json::to_vec(&object).unwrap_or_default())
 }
 
 fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
@@ -169,7 +160,9 @@ impl GenericStore {
     /// Turns a stored object into the form a request for `resource` sees (custom resources: its version; a view:
     /// its own kind).
     pub fn to_request(&self, resource: &ResourceInfo, object: &mut Value) {
-        self.strategy(resource).to_request(resource, object);
+        if let Some(view) = self.strategy(resource).view() {
+            view.to_request(resource, object);
+        }
     }
 
     /// Whether `resource` is, in `spaces`, a view of another resource's stored objects.
@@ -179,13 +172,13 @@ impl GenericStore {
 
     /// Whether a request for `resource` sees this stored object at all (see `Strategy::visible`).
     pub fn visible(&self, resource: &ResourceInfo, stored: &Value) -> bool {
-        self.strategy(resource).visible(resource, stored)
+        self.strategy(resource).view().is_none_or(|view| view.visible(resource, stored))
     }
 
     /// The row whose keys hold `resource`'s objects in `spaces`: its own, unless its strategy makes it a view.
     fn stored_row(&self, resource: &ResourceInfo, spaces: &Spaces) -> Option<Arc<ResourceInfo>> {
         match spaces {
-            Spaces::One(space) => self.strategy(resource).stored_as(resource, space),
+            Spaces::One(space) => self.strategy(resource).view()?.stored_as(resource, space),
             Spaces::All => None,
         }
     }
@@ -233,7 +226,7 @@ impl GenericStore {
         let stored = self.stored_row(resource, &scope.spaces);
         let row = stored.as_deref().unwrap_or(resource);
         let mut object = self.reader().get(row, scope, name).await.map_err(|err| Self::as_requested(resource, name, err))?;
-        if !self.strategy(resource).visible(resource, &object) {
+        if !self.visible(resource, &object) {
             return Err(ApiError::not_found(&resource.group, &resource.plural, name));
         }
         self.to_request(resource, &mut object);
@@ -244,10 +237,18 @@ impl GenericStore {
     pub async fn list(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<(Vec<Value>, ListMeta)> {
         let stored = self.stored_row(resource, &scope.spaces);
         let (mut items, meta) = self.reader().list(stored.as_deref().unwrap_or(resource), scope, options).await?;
-        let strategy = self.strategy(resource);
-        items.retain(|item| strategy.visible(resource, item));
+        items.retain(|item| self.visible(resource, item));
         items.iter_mut().for_each(|item| self.to_request(resource, item));
         Ok((items, meta))
+    }
+
+    /// The list as stored, page by page, when a request for `resource` sees stored objects unchanged (its kind
+    /// has no `View`): an answer may then send the stored bytes (`stored::write_as_read`). `None` otherwise.
+    pub fn pages_as_stored(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<Option<Pages>> {
+        if self.strategy(resource).view().is_some() {
+            return Ok(None);
+        }
+        self.reader().pages(resource, scope, options.clone()).map(Some)
     }
 
     /// Watches `resource` in `scope` from after `from`; events carry stored objects (see `to_request`).
@@ -367,7 +368,7 @@ impl GenericStore {
             strategy.after_create(self, space, &created).await?;
         }
         let mut created = created;
-        strategy.to_request(resource, &mut created);
+        self.to_request(resource, &mut created);
         Ok(created)
     }
 
@@ -417,7 +418,7 @@ impl GenericStore {
             return Err(ApiError::stale(&resource.group, &resource.plural, name));
         }
         let mut updated = self.replace(resource, scope, &current, object, part, write).await?;
-        strategy.to_request(resource, &mut updated);
+        self.to_request(resource, &mut updated);
         Ok(updated)
     }
 
@@ -445,7 +446,7 @@ impl GenericStore {
             match self.replace(resource, scope, &current, desired, part, write).await {
                 Err(err) if err.reason == "Conflict" => continue,
                 Ok(mut updated) => {
-                    strategy.to_request(resource, &mut updated);
+                    self.to_request(resource, &mut updated);
                     return Ok(updated);
                 }
                 Err(err) => return Err(err),
@@ -554,7 +555,6 @@ impl GenericStore {
     /// period are pending. `caller` is `None` for the server's own deletes. A view's objects are deleted by the
     /// rules of the kind they are stored as.
     pub async fn delete(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions, caller: Option<&Caller>) -> ApiResult<DeleteOutcome> {
-        let strategy = self.strategy(resource);
         for _attempt in 0..16 {
             let current = self.read_current(resource, scope, name).await?;
             let row = current.row.as_deref().unwrap_or(resource);
@@ -592,11 +592,11 @@ impl GenericStore {
             if let Some(outcome) = outcome {
                 return Ok(match outcome {
                     DeleteOutcome::Deleted(mut object) => {
-                        strategy.to_request(resource, &mut object);
+                        self.to_request(resource, &mut object);
                         DeleteOutcome::Deleted(object)
                     }
                     DeleteOutcome::Pending(mut object) => {
-                        strategy.to_request(resource, &mut object);
+                        self.to_request(resource, &mut object);
                         DeleteOutcome::Pending(object)
                     }
                 });

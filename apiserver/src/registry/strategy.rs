@@ -43,10 +43,9 @@ pub type WriteGuard = Box<dyn Any + Send>;
 /// One kind's rules for the generic store. Every method has the behaviour of a kind with no rules of its own.
 #[async_trait]
 pub trait Strategy: Send + Sync {
-    /// The row whose keys hold this kind's objects in `space`, when it is not the kind's own: the kind is then a
-    /// view of another's stored objects (in root, Workspaces are Tenants). `to_request` shows a stored object in
-    /// this kind's form, `to_storage` turns one back.
-    fn stored_as(&self, _resource: &ResourceInfo, _space: &SpaceName) -> Option<Arc<ResourceInfo>> {
+    /// How a request sees this kind's stored objects, when not exactly as they are stored (see `View`). A kind
+    /// without one has its stored bytes sent as they are (lists stream them).
+    fn view(&self) -> Option<&dyn View> {
         None
     }
 
@@ -68,16 +67,8 @@ pub trait Strategy: Send + Sync {
     }
 
     /// Turns a validated object into the form it is stored in (custom resources: the storage version; a view: the
-    /// viewed kind). `old` is the stored object it replaces.
+    /// viewed kind; `View::to_request` turns it back). `old` is the stored object it replaces.
     fn to_storage(&self, _resource: &ResourceInfo, _space: &SpaceName, _object: &mut Value, _old: Option<&Value>) {}
-
-    /// Turns a stored object into the form a request for `resource` sees (custom resources: its version).
-    fn to_request(&self, _resource: &ResourceInfo, _object: &mut Value) {}
-
-    /// Whether a view shows this stored object at all (root's Workspaces are the tenants but `system`).
-    fn visible(&self, _resource: &ResourceInfo, _stored: &Value) -> bool {
-        true
-    }
 
     /// Taken before a create or update reads what it is checked against, and held until the write is applied
     /// to the caches that check it (CRDs: two CRDs cannot claim one name at once).
@@ -94,6 +85,26 @@ pub trait Strategy: Send + Sync {
     /// start at once). Not run for dry runs.
     async fn after_create(&self, _registry: &GenericStore, _space: &SpaceName, _object: &Value) -> ApiResult<()> {
         Ok(())
+    }
+}
+
+/// How requests see a kind's stored objects when that is not as they are stored: another kind's objects (in root,
+/// Workspaces are Tenants), another version (custom resources), fields computed when read (URLs from the server's
+/// address). Kept apart from `Strategy` so that a kind without one is known to show its stored bytes unchanged.
+pub trait View: Send + Sync {
+    /// The row whose keys hold this kind's objects in `space`, when it is not the kind's own: the kind is then a
+    /// view of another's stored objects. `to_request` shows a stored object in this kind's form,
+    /// `Strategy::to_storage` turns one back.
+    fn stored_as(&self, _resource: &ResourceInfo, _space: &SpaceName) -> Option<Arc<ResourceInfo>> {
+        None
+    }
+
+    /// Turns a stored object into the form a request for `resource` sees (custom resources: its version).
+    fn to_request(&self, _resource: &ResourceInfo, _object: &mut Value) {}
+
+    /// Whether a request sees this stored object at all (root's Workspaces are the tenants but `system`).
+    fn visible(&self, _resource: &ResourceInfo, _stored: &Value) -> bool {
+        true
     }
 }
 
