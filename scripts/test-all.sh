@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole kspaces test suite: unit tests, the storage conformance suite on memory, sled and a real
 # etcd, the property and kill -9 tests, and the black-box tests that drive the real binary with kubectl 1.32,
-# kube-rs and the Python client. Installs what the tests need when it is missing (etcd-server,
-# protobuf-compiler, a venv at .venv/ with the pinned Python `kubernetes` client); under CI=true anything it
-# cannot provide is a failure, never a skip.
+# kube-rs and the Python client. Installs what the tests need when it is missing (etcd-server, a venv at
+# .venv/ with the pinned Python `kubernetes` client); under CI=true anything it cannot provide is a failure,
+# never a skip. Nothing needs protoc: the etcd client's gRPC code is checked in (storage/src/etcd/proto).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 fail() { echo "test-all: $*" >&2; exit 1; }
 
 need_apt=()
-command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
 if ((${#need_apt[@]})); then
   echo "test-all: installing ${need_apt[*]}"
@@ -18,7 +17,6 @@ if ((${#need_apt[@]})); then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null \
     || fail "could not install ${need_apt[*]}"
 fi
-command -v protoc >/dev/null 2>&1 || fail "protoc is missing (Debian: protobuf-compiler)"
 command -v etcd >/dev/null 2>&1 || fail "etcd is missing (Debian: etcd-server)"
 
 if [ -z "${KUBECTL:-}" ]; then

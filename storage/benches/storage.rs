@@ -210,15 +210,17 @@ async fn etcd_columns() -> (Vec<String>, Vec<Row>) {
 
 #[cfg(feature = "etcd")]
 async fn raw_puts(server: &etcd_support::EtcdServer, writers: usize, per_writer: usize) -> String {
-    let client = etcd_client::Client::connect([server.endpoint.as_str()], None).await.expect("connect");
+    use kspaces_storage::etcd::proto::etcdserverpb::PutRequest;
+    let client = kspaces_storage::etcd::kv_client(&server.config()).expect("connect");
     let started = Instant::now();
     let tasks: Vec<_> = (0..writers)
         .map(|writer| {
-            let mut kv = client.kv_client();
+            let mut kv = client.clone();
             tokio::spawn(async move {
                 for i in 0..per_writer {
                     let name = format!("raw{writers}-{writer}-{i}");
-                    kv.put(format!("/raw-bench/{name}"), configmap(&name).to_vec(), None).await.expect("put");
+                    let put = PutRequest { key: format!("/raw-bench/{name}").into(), value: configmap(&name).to_vec(), ..PutRequest::default() };
+                    kv.put(put).await.expect("put");
                 }
             })
         })

@@ -20,5 +20,4 @@ pub use key::{ApiIdentity, GroupResource, Key, KeyLayout, KeyParts, KeyRange, Re
 pub use revision::Revision;
 pub use store::{ListPage, ListRequest, Store, StoreConfig, DEFAULT_MAX_VALUE_BYTES};
 pub use watch::{Event, EventKind, HubConfig, WatchFrom, WatchHub, WatchItem, WatchOptions, Watcher};
-#[cfg(feature = "etcd")]
 pub mod etcd;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kspaces_storage::conformance::{configmaps, key, space, test_config, value};
+use kspaces_storage::etcd::proto::etcdserverpb::PutRequest;
 use kspaces_storage::etcd::EtcdConfig;
 use kspaces_storage::{
     EventKind, HubConfig, KeyLayout, ListRequest, Revision, StorageError, Store, StoreConfig, WatchFrom, WatchItem,
@@ -122,8 +123,9 @@ async fn foreign_keys_under_the_prefix_are_skipped() {
     let layout = etcd_support::unique_layout();
     let store = open(&server.config(), &layout).await;
     let mut watcher = store.watch(&layout.everything(), WatchFrom::Now, WatchOptions::default()).await.expect("watch");
-    let mut raw = etcd_client::Client::connect([server.endpoint.as_str()], None).await.expect("raw client");
-    raw.put(format!("{}/not/an/object", layout.prefix()), "junk", None).await.expect("raw put");
+    let mut raw = kspaces_storage::etcd::kv_client(&server.config()).expect("raw client");
+    let junk = PutRequest { key: format!("{}/not/an/object", layout.prefix()).into(), value: b"junk".to_vec(), ..PutRequest::default() };
+    raw.put(junk).await.expect("raw put");
     let a = key(&store, "t1", "default", "a");
     let created = store.create(&a, value("one")).await.expect("no error").expect("created");
     assert_eq!(next_event(&mut watcher).await, (EventKind::Added, a.as_str().to_owned(), created.revision));
