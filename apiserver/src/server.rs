@@ -305,7 +305,6 @@ async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
     let config = StoreConfig { layout, ..StoreConfig::default() };
     match args.storage_backend {
         StorageBackend::Sled => Ok(Store::open_sled(&SledConfig::new(args.data_dir.join("db")), config)?),
-        #[cfg(feature = "etcd")]
         StorageBackend::Etcd => {
             if args.etcd_servers.is_empty() {
                 return Err(ServeError::Config("--storage-backend etcd needs --etcd-servers".into()));
@@ -313,10 +312,6 @@ async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
             let etcd = kspaces_storage::etcd::EtcdConfig::new(args.etcd_servers.clone());
             Ok(Store::open_etcd(&etcd, config).await?)
         }
-        #[cfg(not(feature = "etcd"))]
-        StorageBackend::Etcd => Err(ServeError::Config(
-            "this kspaces was built without etcd support; rebuild with `--features etcd`".into(),
-        )),
     }
 }
 

@@ -76,8 +76,9 @@ pub trait Backend: Send + Sync + 'static {
     async fn get(&self, key: &Key) -> Result<Option<Record>>;
 
     /// Keys of `range` from `start` (inclusive; within the range) at revision `at` (latest durable if `None`),
-    /// at most `limit` of them. `Compacted` if `at` is older than the compacted revision.
-    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>)
+    /// at most `limit` of them. `Compacted` if `at` is older than the compacted revision. Past `limit`, the
+    /// live keys left are counted into `remaining` only if `count_remaining` (a backend may give up counting).
+    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>, count_remaining: bool)
         -> Result<RawPage>;
 
     /// Performs one write atomically with its revision; acknowledged only once durable.

@@ -73,7 +73,7 @@ pub async fn put_over(store: &Store, key: &Key, text: &str) -> Record {
 pub async fn list_all(store: &Store, range: &crate::KeyRange, first: ListRequest) -> Vec<ListPage> {
     let mut pages = vec![store.list(range, &first).await.expect("first page")];
     while let Some(token) = pages.last().and_then(|page| page.continue_token.clone()) {
-        let request = ListRequest { continue_token: Some(token), limit: first.limit, revision: None };
+        let request = ListRequest { continue_token: Some(token), limit: first.limit, ..ListRequest::default() };
         pages.push(store.list(range, &request).await.expect("next page"));
         assert!(pages.len() < 10_000, "pagination does not end");
     }
@@ -226,7 +226,7 @@ pub async fn list_paginates_one_snapshot(factory: &dyn Factory) {
     let mut items = first.items.clone();
     let mut token = first.continue_token.clone();
     while let Some(continue_token) = token {
-        let request = ListRequest { limit: Some(2), continue_token: Some(continue_token), revision: None };
+        let request = ListRequest { limit: Some(2), continue_token: Some(continue_token), ..ListRequest::default() };
         let page = store.list(&range, &request).await.expect("next page");
         assert_eq!(page.revision, first.revision, "every page is read at the first page's snapshot");
         assert!(page.items.len() <= 2);

@@ -469,7 +469,8 @@ impl Backend for EtcdBackend {
         response.kvs.first().map(|kv| self.record(kv)).transpose()
     }
 
-    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>)
+    /// etcd counts what is left of a range with every answer, so `count_remaining` costs nothing and is ignored.
+    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>, _count_remaining: bool)
         -> Result<RawPage> {
         if let Some(at) = at {
             let compacted = self.shared.compacted();

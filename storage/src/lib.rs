@@ -1,7 +1,7 @@
 //! kspaces storage: a revisioned, watchable object store for system and tenant spaces.
 //!
-//! One [`Backend`] trait, three implementations (the in-memory reference model, sled, and etcd behind the
-//! `etcd` feature) that pass one [`conformance`] suite, and a [`Store`] that adds watch fan-out, continue
+//! One [`Backend`] trait, three implementations (the in-memory reference model, sled, and etcd, over gRPC
+//! code generated once and checked in, `etcd/proto`) that pass one [`conformance`] suite, and a [`Store`] that adds watch fan-out, continue
 //! tokens and size limits. This crate knows nothing of HTTP, RBAC or CRDs.
 
 pub mod backend;

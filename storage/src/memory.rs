@@ -85,7 +85,7 @@ impl Backend for MemoryBackend {
         Ok(state.live_at(key, state.revision))
     }
 
-    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>)
+    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>, count_remaining: bool)
         -> Result<RawPage> {
         let state = self.lock();
         let at = at.unwrap_or(state.revision);
@@ -98,12 +98,15 @@ impl Backend for MemoryBackend {
             let Some(item) = state.live_at(key, at) else { continue };
             if limit.is_some_and(|limit| items.len() >= limit) {
                 beyond += 1;
+                if !count_remaining {
+                    break;
+                }
                 continue;
             }
             items.push(item);
         }
         let more = beyond > 0;
-        Ok(RawPage { items, revision: at, more, remaining: more.then_some(beyond) })
+        Ok(RawPage { items, revision: at, more, remaining: (more && count_remaining).then_some(beyond) })
     }
 
     async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {

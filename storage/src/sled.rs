@@ -239,13 +239,19 @@ impl Backend for SledBackend {
         live_at(&self.shared.tree, key, self.shared.durable())
     }
 
-    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>)
+    async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>, count_remaining: bool)
         -> Result<RawPage> {
         let durable = self.shared.durable();
         let at = at.unwrap_or(durable);
         check_revision(at, durable, self.shared.compacted())?;
-        let from = start.filter(|s| *s > range.start()).unwrap_or(range.start());
-        let page = scan(&self.shared.tree, from, &range.end(), at, limit)?;
+        let from = start.filter(|s| *s > range.start()).unwrap_or(range.start()).to_owned();
+        let cap = if count_remaining { REMAINING_COUNT_CAP } else { 1 };
+        // A scan is long, synchronous work (and may fault pages in from disk): it runs on the blocking pool, so
+        // the caller's thread keeps serving, or sends the page before it while this one is read.
+        let (tree, end) = (self.shared.tree.clone(), range.end());
+        let page = tokio::task::spawn_blocking(move || scan(&tree, &from, &end, at, limit, cap))
+            .await
+            .map_err(|err| StorageError::Backend(format!("sled: a scan stopped: {err}")))??;
         // Compaction may have run during the scan; a snapshot older than it may have lost versions.
         check_revision(at, durable, self.shared.compacted())?;
         Ok(page)
@@ -328,9 +334,9 @@ type ScanEntry = (Vec<u8>, Option<(sled::IVec, sled::IVec)>, bool);
 const REMAINING_COUNT_CAP: u64 = 1_000;
 
 /// Scans versions in `[from, end)` and keeps, per key, the newest live version at or below `at`. Past `limit`,
-/// it only counts the remaining live keys (headers only, no value copies) for `remaining`, up to
-/// [`REMAINING_COUNT_CAP`].
-fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<usize>) -> Result<RawPage> {
+/// it only counts the remaining live keys (headers only, no value copies) for `remaining`, up to `cap` (at
+/// most [`REMAINING_COUNT_CAP`]; 1 only learns whether there are more).
+fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<usize>, cap: u64) -> Result<RawPage> {
     let mut items: Vec<Record> = Vec::new();
     let mut beyond: u64 = 0;
     // The key being scanned, its newest raw entry at or below `at`, and whether that entry is live.
@@ -351,7 +357,7 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
         let Some((_, Some((raw_key, raw_value)), true)) = entry else { return Ok(false) };
         if limit.is_some_and(|limit| items.len() >= limit) {
             beyond += 1;
-            return Ok(beyond >= REMAINING_COUNT_CAP);
+            return Ok(beyond >= cap);
         }
         let (key, version) = Version::decode_shared(&raw_key, raw_value)?;
         items.push(version.record(&Key::from_stored(&key)));
@@ -374,7 +380,7 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
     }
     finish(current, &mut items)?;
     let more = beyond > 0;
-    let counted = beyond < REMAINING_COUNT_CAP;
+    let counted = beyond < cap;
     Ok(RawPage { items, revision: at, more, remaining: (more && counted).then_some(beyond) })
 }
 

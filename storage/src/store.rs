@@ -48,6 +48,9 @@ pub struct ListRequest {
     pub revision: Option<Revision>,
     pub limit: Option<usize>,
     pub continue_token: Option<String>,
+    /// Do not count the keys past a limited page: `remaining` is then `None` (a reader that pages through
+    /// everything saves the count's scan on every page).
+    pub skip_remaining: bool,
 }
 
 /// One page of a list.
@@ -145,7 +148,7 @@ impl Store {
             None => (request.revision, None),
         };
         let limit = request.limit.filter(|limit| *limit > 0);
-        let page = self.backend.list(range, start.as_deref(), at, limit).await.map_err(|err| match err {
+        let page = self.backend.list(range, start.as_deref(), at, limit, !request.skip_remaining).await.map_err(|err| match err {
             StorageError::Compacted { requested, compacted } if request.continue_token.is_some() => {
                 StorageError::Expired { requested, compacted }
             }

@@ -142,14 +142,14 @@ impl Subject {
             }
             Op::Get(k) => Outcome::Got(store.get(&object_key(&store, *k)).await),
             Op::List { range, limit, back } => {
-                let request = ListRequest { revision: Some(self.back(*back).await), limit: *limit, continue_token: None };
+                let request = ListRequest { revision: Some(self.back(*back).await), limit: *limit, ..ListRequest::default() };
                 let page = store.list(&ranges(&store)[*range], &request).await;
                 self.keep_token(*range, &page);
                 Outcome::Page(page)
             }
             Op::Continue => {
                 let Some((range, token)) = self.token.take() else { return Outcome::Skipped };
-                let request = ListRequest { continue_token: Some(token), limit: Some(2), revision: None };
+                let request = ListRequest { continue_token: Some(token), limit: Some(2), ..ListRequest::default() };
                 let page = store.list(&ranges(&store)[range], &request).await;
                 self.keep_token(range, &page);
                 Outcome::Page(page)

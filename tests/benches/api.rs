@@ -232,46 +232,92 @@ async fn get_row(server: &Server, api: &Api<ConfigMap>, names: &[String], concur
         .target("≥ 30,000/s", load.per_second >= 30_000.0))
 }
 
-/// Fills a namespace with 10,000 ConfigMaps, then times one unpaginated list and the kubectl-style walk
-/// of 500-item pages (median of three each, decoding included, as a kube-rs user sees it).
+/// A ConfigMap with 1 KiB of data, as the list rows store.
+fn configmap_kib(name: String) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta { name: Some(name), ..ObjectMeta::default() },
+        data: Some([("key".to_owned(), "0123456789abcdef".repeat(64))].into()),
+        ..ConfigMap::default()
+    }
+}
+
+/// One list of the bench namespace answered in `accept`, its body read whole but not decoded: the time and the
+/// bytes received.
+async fn raw_list(client: &Client, accept: &str) -> Result<(Duration, usize)> {
+    let request = http::Request::get("/api/v1/namespaces/bench-list/configmaps").header("Accept", accept).body(kube::client::Body::empty())?;
+    let started = Instant::now();
+    let response = client.send(request).await?;
+    if !response.status().is_success() {
+        return Err(format!("list answered {}", response.status()).into());
+    }
+    let bytes = response.into_body().collect_bytes().await?;
+    Ok((started.elapsed(), bytes.len()))
+}
+
+/// Fills a namespace with 10,000 ConfigMaps of 1 KiB, then times one unpaginated list (decoded by kube-rs, as a
+/// user sees it; and its bytes only, in JSON, as a Table and in protobuf) and the kubectl-style walk of 500-item
+/// pages (median of three each), and the server's RSS before, at its peak during, and after those lists.
 async fn list_rows(server: &Server, client: &Client) -> Result<Vec<Row>> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let namespace = Namespace { metadata: ObjectMeta { name: Some("bench-list".into()), ..ObjectMeta::default() }, ..Namespace::default() };
     namespaces.create(&PostParams::default(), &namespace).await?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "bench-list");
     let filled = Instant::now();
-    fill(&api, LIST_SIZE, 64).await?;
+    fill(&api, LIST_SIZE, 64, configmap_kib).await?;
     let fill_rate = LIST_SIZE as f64 / filled.elapsed().as_secs_f64();
 
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Writing 5 to clear_refs resets the peak (VmHWM) to the current RSS.
+    std::fs::write(format!("/proc/{}/clear_refs", server.pid()), "5")?;
+    let before = status_kib(server.pid(), "VmRSS:")? as f64 / 1024.0;
     let (mut whole, mut paged) = (Vec::new(), Vec::new());
+    let mut raw: [Vec<Duration>; 3] = Default::default();
+    let mut sizes = [0; 3];
+    let formats = ["application/json", "application/json;as=Table;v=v1;g=meta.k8s.io", "application/vnd.kubernetes.protobuf"];
     let clock = CpuClock::start(server)?;
     for _ in 0..3 {
         let started = Instant::now();
         let list = api.list(&ListParams::default()).await?;
         whole.push(started.elapsed());
         assert_eq!(list.items.len(), LIST_SIZE, "the unpaginated list is incomplete");
+        drop(list);
+        for (index, accept) in formats.iter().enumerate() {
+            let (elapsed, size) = raw_list(client, accept).await?;
+            raw[index].push(elapsed);
+            sizes[index] = size;
+        }
         let started = Instant::now();
         let (pages, items) = walk_pages(&api, 500).await?;
         paged.push(started.elapsed());
         assert_eq!((pages, items), (LIST_SIZE / 500, LIST_SIZE), "the 500-page walk is incomplete");
     }
     let cores = clock.cores()?;
+    let peak = status_kib(server.pid(), "VmHWM:")? as f64 / 1024.0;
+    let after = status_kib(server.pid(), "VmRSS:")? as f64 / 1024.0;
     whole.sort();
     paged.sort();
+    raw.iter_mut().for_each(|samples| samples.sort());
+    let mb = |bytes: usize| bytes as f64 / 1e6;
     Ok(vec![
-        Row::new("(fill: 10,000 creates, N = 64)", format!("{fill_rate:.0}/s")),
-        Row::new("list 10,000 ConfigMaps, one call, no limit (median of 3)", format!("{:.0} ms", millis(whole[1]))).cpu(cores),
-        Row::new("list 10,000 ConfigMaps, limit=500 walk, 20 pages (median of 3)", format!("{:.0} ms", millis(paged[1]))).cpu(cores),
+        Row::new("(fill: 10,000 creates of 1 KiB ConfigMaps, N = 64)", format!("{fill_rate:.0}/s")),
+        Row::new("list 10,000 ConfigMaps, one call, no limit, decoded by kube-rs (median of 3)", format!("{:.0} ms", millis(whole[1]))).cpu(cores),
+        Row::new("list 10,000 ConfigMaps, one call, JSON bytes received (median of 3)", format!("{:.1} ms ({:.1} MB)", millis(raw[0][1]), mb(sizes[0])))
+            .target("≤ 30 ms", raw[0][1] <= Duration::from_millis(30)),
+        Row::new("list 10,000 ConfigMaps, one call, Table bytes received (median of 3)", format!("{:.1} ms ({:.1} MB)", millis(raw[1][1]), mb(sizes[1]))),
+        Row::new("list 10,000 ConfigMaps, one call, protobuf bytes received (median of 3)", format!("{:.1} ms ({:.1} MB)", millis(raw[2][1]), mb(sizes[2]))),
+        Row::new("list 10,000 ConfigMaps, limit=500 walk, 20 pages, decoded (median of 3)", format!("{:.0} ms", millis(paged[1]))).cpu(cores),
+        Row::new("RSS before / peak during / after those 15 lists", format!("{before:.1} / {peak:.1} / {after:.1} MiB"))
+            .target("peak ≤ before + 10 MiB", peak <= before + 10.0),
     ])
 }
 
-async fn fill(api: &Api<ConfigMap>, count: usize, concurrency: usize) -> Result<()> {
+async fn fill(api: &Api<ConfigMap>, count: usize, concurrency: usize, make: fn(String) -> ConfigMap) -> Result<()> {
     let workers: Vec<_> = (0..concurrency)
         .map(|worker| {
             let api = api.clone();
             tokio::spawn(async move {
                 for i in (worker..count).step_by(concurrency) {
-                    api.create(&PostParams::default(), &configmap(format!("item-{i:05}"))).await?;
+                    api.create(&PostParams::default(), &make(format!("item-{i:05}"))).await?;
                 }
                 Ok::<_, BoxError>(())
             })

@@ -129,7 +129,11 @@ fn lists_longer_than_a_page_stream_every_object_as_stored() {
     // One `List` (kubectl parses a YAML stream of a thousand documents slowly: a minute of its own CPU).
     let items: Vec<Value> = (0..COUNT)
         .map(|i| {
-            let labels = if i % 100 == 7 { serde_json::json!({"every": "hundredth"}) } else { serde_json::json!({}) };
+            let labels = match i {
+                _ if i % 100 == 7 => serde_json::json!({"every": "hundredth"}),
+                _ if i == COUNT - 1 => serde_json::json!({"last": "yes"}),
+                _ => serde_json::json!({}),
+            };
             serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"i": i.to_string()},
                 "metadata": {"name": format!("cm-{i:04}"), "namespace": "big", "labels": labels}})
         })
@@ -179,6 +183,7 @@ fn lists_longer_than_a_page_stream_every_object_as_stored() {
     let hundredths: Vec<String> = (0..COUNT).filter(|i| i % 100 == 7).map(|i| format!("cm-{i:04}")).collect();
     assert_eq!(list_names(&get("/api/v1/namespaces/big/configmaps?labelSelector=every%3Dhundredth")), hundredths);
     assert_eq!(list_names(&get("/api/v1/configmaps?labelSelector=every%3Dhundredth")), hundredths);
+    assert_eq!(list_names(&get("/api/v1/namespaces/big/configmaps?labelSelector=last%3Dyes")), ["cm-1233"], "pages without a match");
     assert_eq!(list_names(&get("/api/v1/namespaces/big/configmaps?fieldSelector=metadata.name%3Dcm-1233")), ["cm-1233"]);
     assert_eq!(list_names(&get("/api/v1/namespaces/big/configmaps?fieldSelector=metadata.name!%3Dcm-0000")).len(), total - 1);
     let everywhere = get("/api/v1/configmaps");

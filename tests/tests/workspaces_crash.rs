@@ -136,7 +136,7 @@ fn stored_keys(data_dir: &Path) -> Vec<(String, String, String)> {
         let store = Store::open_sled(&SledConfig::new(data_dir.join("db")), config).expect("open the stopped server's store");
         let layout = KeyLayout::default();
         let mut keys = Vec::new();
-        let mut request = ListRequest { revision: None, limit: Some(1000), continue_token: None };
+        let mut request = ListRequest { limit: Some(1000), skip_remaining: true, ..ListRequest::default() };
         loop {
             let page = store.list(&layout.everything(), &request).await.expect("list the store");
             for record in &page.items {

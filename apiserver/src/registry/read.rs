@@ -94,7 +94,8 @@ impl Pages {
             self.meta = Some(ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining });
         } else {
             let limit = self.options.limit.map_or(PAGE, |limit| limit - self.found);
-            self.next = Some(ListRequest { revision: None, limit: Some(limit), continue_token: page.continue_token });
+            let skip_remaining = self.options.limit.is_none();
+            self.next = Some(ListRequest { revision: None, limit: Some(limit), continue_token: page.continue_token, skip_remaining });
         }
         Ok(Some(items))
     }
@@ -193,10 +194,12 @@ impl Reader {
     /// The list of `resource` in `scope`, to be read a page at a time (see `Pages`).
     pub fn pages(&self, resource: &ResourceInfo, scope: &Scope, options: ListOptions) -> ApiResult<Pages> {
         let range = self.range(resource, scope)?;
+        // Without a client's `limit` the list has no `continue` to report, so nothing is counted past a page.
         let first = ListRequest {
             revision: options.exact_revision,
             limit: Some(options.limit.unwrap_or(PAGE)),
             continue_token: options.continue_token.clone(),
+            skip_remaining: options.limit.is_none(),
         };
         Ok(Pages { store: self.store.clone(), range, scope: scope.clone(), options, next: Some(first), found: 0, revision: None, meta: None })
     }
@@ -207,7 +210,7 @@ impl Reader {
         let range = self.range(resource, scope)?;
         let layout = self.store.layout().clone();
         let mut revision = None;
-        let mut request = ListRequest { limit: Some(page), ..ListRequest::default() };
+        let mut request = ListRequest { limit: Some(page), skip_remaining: true, ..ListRequest::default() };
         loop {
             let listed = self.store.list(&range, &request).await?;
             revision.get_or_insert(listed.revision);
@@ -222,7 +225,7 @@ impl Reader {
                 }
             }
             match listed.continue_token {
-                Some(token) => request = ListRequest { limit: Some(page), continue_token: Some(token), revision: None },
+                Some(token) => request = ListRequest { limit: Some(page), continue_token: Some(token), revision: None, skip_remaining: true },
                 None => return Ok(revision.unwrap_or_default()),
             }
         }
@@ -232,7 +235,7 @@ impl Reader {
     pub async fn first(&self, resource: &ResourceInfo, scope: &Scope, limit: usize) -> ApiResult<Vec<(SpaceName, Value)>> {
         let range = self.range(resource, scope)?;
         let layout = self.store.layout();
-        let listed = self.store.list(&range, &ListRequest { limit: Some(limit), ..ListRequest::default() }).await?;
+        let listed = self.store.list(&range, &ListRequest { limit: Some(limit), skip_remaining: true, ..ListRequest::default() }).await?;
         let mut found = Vec::with_capacity(listed.items.len());
         for record in &listed.items {
             let object = decode(record)?;
@@ -249,7 +252,7 @@ impl Reader {
     pub async fn scan(&self, page: usize, mut visit: impl FnMut(KeyParts<'_>, &Record)) -> ApiResult<usize> {
         let layout = self.store.layout().clone();
         let range = layout.everything();
-        let mut request = ListRequest { limit: Some(page), ..ListRequest::default() };
+        let mut request = ListRequest { limit: Some(page), skip_remaining: true, ..ListRequest::default() };
         let mut scanned = 0;
         loop {
             let listed = self.store.list(&range, &request).await?;
@@ -260,7 +263,7 @@ impl Reader {
                 }
             }
             match listed.continue_token {
-                Some(token) => request = ListRequest { limit: Some(page), continue_token: Some(token), revision: None },
+                Some(token) => request = ListRequest { limit: Some(page), continue_token: Some(token), revision: None, skip_remaining: true },
                 None => return Ok(scanned),
             }
             tokio::task::yield_now().await;

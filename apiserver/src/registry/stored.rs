@@ -112,15 +112,15 @@ mod tests {
     use super::{decode, encode, head, write_as_read};
 
     fn record(value: &[u8], revision: u64) -> Record {
-        let keys = KeyLayout::default().resource(&GroupResource::new("", "configmaps"), &ApiIdentity::BuiltIn).unwrap();
-        let key = keys.object(&SpaceName::new("t").unwrap(), Some("ns"), "a").unwrap();
+        let keys = KeyLayout::default().resource(&GroupResource::new("", "configmaps"), &ApiIdentity::BuiltIn).unwrap_or_else(|e| panic!("{e}"));
+        let key = keys.object(&SpaceName::new("t").unwrap_or_else(|e| panic!("{e}")), Some("ns"), "a").unwrap_or_else(|e| panic!("{e}"));
         Record { key, value: value.to_vec().into(), revision: Revision(revision), create_revision: Revision(1) }
     }
 
     fn read(record: &Record) -> Value {
         let mut out = Vec::new();
-        write_as_read(record, &mut out).unwrap();
-        serde_json::from_slice(&out).unwrap()
+        write_as_read(record, &mut out).unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
@@ -133,8 +133,8 @@ mod tests {
         let mut expected = object.clone();
         expected["metadata"] = json!({"name": "a", "resourceVersion": "42", "labels": {"k": "v"}});
         assert_eq!(read(&record), expected);
-        assert_eq!(decode(&record).unwrap(), expected);
-        assert_eq!(head(&record).unwrap(), json!({"metadata": {"name": "a", "labels": {"k": "v"}}}));
+        assert_eq!(decode(&record).unwrap_or_else(|e| panic!("{e}")), expected);
+        assert_eq!(head(&record).unwrap_or_else(|e| panic!("{e}")), json!({"metadata": {"name": "a", "labels": {"k": "v"}}}));
     }
 
     #[test]
@@ -149,8 +149,8 @@ mod tests {
         let older = record(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"k":"v"}}}"#, 9);
         let expected = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"k": "v"}, "resourceVersion": "9"}});
         assert_eq!(read(&older), expected);
-        assert_eq!(decode(&older).unwrap(), expected);
-        assert_eq!(head(&older).unwrap()["metadata"]["labels"], json!({"k": "v"}));
+        assert_eq!(decode(&older).unwrap_or_else(|e| panic!("{e}")), expected);
+        assert_eq!(head(&older).unwrap_or_else(|e| panic!("{e}"))["metadata"]["labels"], json!({"k": "v"}));
         assert!(head(&record(b"{\"metadata\":{nope", 1)).is_err());
     }
 }
