@@ -1,11 +1,9 @@
 //! Storage benchmark: durable create rate, get rate, large lists and watch fan-out latency, for sled and etcd.
 //!
-//! Run with `cargo bench -p kspaces-storage --features etcd --bench storage` (without the feature only sled is
-//! measured). etcd is started here as a child process in a temporary directory, like the test harness does.
+//! Run with `cargo bench -p kspaces-storage --bench storage` (etcd must be on the PATH). etcd is started here as a child process in a temporary directory, like the test harness does.
 //! Iteration counts are fixed and small so the whole run stays well under three minutes on two cores; the
 //! output is a markdown table for `docs/benchmarks.md`.
 
-#[cfg(feature = "etcd")]
 #[path = "../tests/support/etcd.rs"]
 mod etcd_support;
 
@@ -192,7 +190,6 @@ async fn sled_column() -> Vec<String> {
     measure(&store).await
 }
 
-#[cfg(feature = "etcd")]
 async fn etcd_columns() -> (Vec<String>, Vec<Row>) {
     let server = etcd_support::EtcdServer::start();
     let config = StoreConfig { layout: kspaces_storage::KeyLayout::new("/kspaces-bench").expect("valid"), ..bench_config() };
@@ -208,7 +205,6 @@ async fn etcd_columns() -> (Vec<String>, Vec<Row>) {
     (column, raw)
 }
 
-#[cfg(feature = "etcd")]
 async fn raw_puts(server: &etcd_support::EtcdServer, writers: usize, per_writer: usize) -> String {
     use kspaces_storage::etcd::proto::etcdserverpb::PutRequest;
     let client = kspaces_storage::etcd::kv_client(&server.config()).expect("connect");
@@ -229,11 +225,6 @@ async fn raw_puts(server: &etcd_support::EtcdServer, writers: usize, per_writer:
         task.await.expect("raw writer");
     }
     per_second(writers * per_writer, started.elapsed())
-}
-
-#[cfg(not(feature = "etcd"))]
-async fn etcd_columns() -> (Vec<String>, Vec<Row>) {
-    (vec!["(built without `etcd`)".to_owned(); METRICS.len()], Vec::new())
 }
 
 fn main() {

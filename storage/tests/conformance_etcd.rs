@@ -1,6 +1,5 @@
 //! The conformance suite against a real etcd: one etcd per test binary, one key prefix per store; checks that
 //! compact get an etcd of their own (compaction is global in etcd).
-#![cfg(feature = "etcd")]
 
 #[path = "support/etcd.rs"]
 mod etcd_support;

@@ -1,6 +1,5 @@
 //! Checks only etcd needs: reopening on a prefix, a dead etcd, value limits, writes from another store,
 //! foreign keys, history replay through a temporary watch, and compaction.
-#![cfg(feature = "etcd")]
 
 #[path = "support/etcd.rs"]
 mod etcd_support;

@@ -3,7 +3,7 @@
 //! etcd runs under a tiny `sh` guard that reads our end of a pipe: when this process exits, even without
 //! running destructors (a shared etcd lives in a `static`), the pipe closes, and the guard kills etcd and
 //! removes its data directory. Dropping an [`EtcdServer`] does the same at once.
-#![cfg(feature = "etcd")]
+
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
