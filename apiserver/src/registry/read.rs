@@ -159,11 +159,13 @@ impl Reader {
 
     /// The stored object, or kube's 404.
     pub async fn get(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Value> {
+        decode(&self.record(resource, scope, name).await?)
+    }
+
+    /// The stored record of an object, undecoded, or kube's 404.
+    pub async fn record(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Record> {
         let key = self.key(resource, scope, name)?;
-        match self.store.get(&key).await? {
-            Some(record) => decode(&record),
-            None => Err(ApiError::not_found(&resource.group, &resource.plural, name)),
-        }
+        self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))
     }
 
     /// The key range a list or watch of `resource` in `scope` covers.

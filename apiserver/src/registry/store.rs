@@ -13,7 +13,7 @@ mod tests;
 
 use chrono::Utc;
 use kspaces_authz::Caller;
-use kspaces_storage::{Conflict, Key, Revision, SpaceName, Store, Watcher};
+use kspaces_storage::{Conflict, Key, Record, Revision, SpaceName, Store, Watcher};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -240,6 +240,15 @@ impl GenericStore {
         items.retain(|item| self.visible(resource, item));
         items.iter_mut().for_each(|item| self.to_request(resource, item));
         Ok((items, meta))
+    }
+
+    /// One object's stored record when a request for `resource` sees stored objects unchanged (its kind has no
+    /// `View`): an answer may then send its bytes (`stored::write_as_read`). `None` otherwise.
+    pub async fn get_as_stored(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Option<Record>> {
+        if self.strategy(resource).view().is_some() {
+            return Ok(None);
+        }
+        self.reader().record(resource, scope, name).await.map(Some)
     }
 
     /// The list as stored, page by page, when a request for `resource` sees stored objects unchanged (its kind
