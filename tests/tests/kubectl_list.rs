@@ -201,6 +201,23 @@ fn lists_longer_than_a_page_stream_every_object_as_stored() {
         }
     }
     assert_eq!(&paged, items, "pages of 500 hold the same objects");
+    // Tables and metadata lists are built a page at a time: every row and item, in order, once.
+    let accepting = |accept: &str| -> Value {
+        let output = Command::new("curl")
+            .args(["-sk", "-H", "Authorization: Bearer root-token", "-H", &format!("Accept: {accept}")])
+            .arg(format!("{}/api/v1/namespaces/big/configmaps", server.url))
+            .output()
+            .expect("run curl");
+        serde_json::from_slice(&output.stdout).expect("JSON")
+    };
+    let table = accepting("application/json;as=Table;v=v1;g=meta.k8s.io");
+    let rows: Vec<&str> = table["rows"].as_array().expect("rows").iter().filter_map(|row| row["object"]["metadata"]["name"].as_str()).collect();
+    assert_eq!(rows, expected, "a Table of every object");
+    assert_eq!(table["metadata"]["resourceVersion"], list["metadata"]["resourceVersion"]);
+    assert_eq!(table["columnDefinitions"].as_array().map(Vec::len), Some(3), "{}", table["columnDefinitions"]);
+    let partial = accepting("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io");
+    assert_eq!(partial["kind"], "PartialObjectMetadataList");
+    assert_eq!(list_names(&partial), expected);
     assert_eq!(kubectl.ok(&["get", "cm", "-n", "big", "--no-headers"]).lines().count(), total);
     assert_eq!(names(&kubectl, &["-n", "big"]), expected);
 }

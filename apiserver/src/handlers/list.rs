@@ -143,19 +143,43 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
             return as_stored(&ctx, pages).await;
         }
     }
-    let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;
-    let metadata = list_metadata(&meta);
-    let body = match output.target {
-        Target::Table => table::build_table(&ctx.resource, &items, metadata, ctx.include_object()?, chrono::Utc::now()),
-        Target::MetadataList(version) => partial::list(&items, metadata, version),
+    // Tables and metadata lists are built a page at a time: only one page's objects are parsed at once.
+    match output.target {
+        Target::Table => {
+            let (include, now) = (ctx.include_object()?, chrono::Utc::now());
+            let mut table: Option<Value> = None;
+            let meta = ctx.server.registry.list_pages(&ctx.resource, &ctx.scope, &options, |items| {
+                let part = table::build_table(&ctx.resource, &items, Value::Null, include, now);
+                match (&mut table, part) {
+                    (Some(Value::Object(whole)), Value::Object(mut part)) => {
+                        if let (Some(Value::Array(rows)), Some(Value::Array(more))) = (whole.get_mut("rows"), part.remove("rows")) {
+                            rows.extend(more);
+                        }
+                    }
+                    (_, part) => table = Some(part),
+                }
+            }).await?;
+            let mut table = table.unwrap_or_else(|| table::build_table(&ctx.resource, &[], Value::Null, include, now));
+            table["metadata"] = list_metadata(&meta);
+            return respond(200, output, &table);
+        }
+        Target::MetadataList(version) => {
+            let mut items = Vec::new();
+            let meta = ctx.server.registry.list_pages(&ctx.resource, &ctx.scope, &options, |page| {
+                items.extend(page.iter().map(|item| partial::object(item, version)));
+            }).await?;
+            return respond(200, output, &partial::list_of(items, list_metadata(&meta), version));
+        }
         Target::Metadata(_) => return Err(partial::a_list(&ctx.resource)),
-        Target::Object => json!({
-            "kind": ctx.resource.list_kind(),
-            "apiVersion": ctx.resource.api_version(),
-            "metadata": metadata,
-            "items": items,
-        }),
-    };
+        Target::Object => {}
+    }
+    let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;
+    let body = json!({
+        "kind": ctx.resource.list_kind(),
+        "apiVersion": ctx.resource.api_version(),
+        "metadata": list_metadata(&meta),
+        "items": items,
+    });
     respond(200, output, &body)
 }
 

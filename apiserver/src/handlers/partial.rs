@@ -19,7 +19,11 @@ pub fn object(object: &Value, version: MetaVersion) -> Value {
 
 /// A list as `PartialObjectMetadataList`: the list's metadata, and each item as `PartialObjectMetadata`.
 pub fn list(items: &[Value], list_metadata: Value, version: MetaVersion) -> Value {
-    let items: Vec<Value> = items.iter().map(|item| object(item, version)).collect();
+    list_of(items.iter().map(|item| object(item, version)).collect(), list_metadata, version)
+}
+
+/// A `PartialObjectMetadataList` of items already in their metadata form (`object`).
+pub fn list_of(items: Vec<Value>, list_metadata: Value, version: MetaVersion) -> Value {
     json!({
         "kind": "PartialObjectMetadataList",
         "apiVersion": version.api_version(),

@@ -235,11 +235,28 @@ impl GenericStore {
 
     /// Lists objects (see `Reader::list`), as the request's version shows them.
     pub async fn list(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<(Vec<Value>, ListMeta)> {
-        let stored = self.stored_row(resource, &scope.spaces);
-        let (mut items, meta) = self.reader().list(stored.as_deref().unwrap_or(resource), scope, options).await?;
-        items.retain(|item| self.visible(resource, item));
-        items.iter_mut().for_each(|item| self.to_request(resource, item));
+        let mut items = Vec::new();
+        let meta = self.list_pages(resource, scope, options, |page| items.extend(page)).await?;
         Ok((items, meta))
+    }
+
+    /// Lists objects a page at a time (see `Pages`), as the request's version shows them, handing each page to
+    /// `visit` (an answer built page by page never holds every object parsed); returns the list's metadata.
+    pub async fn list_pages(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions, mut visit: impl FnMut(Vec<Value>)) -> ApiResult<ListMeta> {
+        let stored = self.stored_row(resource, &scope.spaces);
+        let mut pages = self.reader().pages(stored.as_deref().unwrap_or(resource), scope, options.clone())?;
+        while let Some(page) = pages.next().await? {
+            let mut items = Vec::with_capacity(page.len());
+            for record in &page {
+                let mut item = decode(record)?;
+                if self.visible(resource, &item) {
+                    self.to_request(resource, &mut item);
+                    items.push(item);
+                }
+            }
+            visit(items);
+        }
+        pages.meta().cloned().ok_or_else(|| ApiError::internal("a complete list has no metadata"))
     }
 
     /// One object's stored record when a request for `resource` sees stored objects unchanged (its kind has no
