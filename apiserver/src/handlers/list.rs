@@ -1,14 +1,16 @@
 //! LIST: selectors, `limit`/`continue`, `resourceVersion`/`resourceVersionMatch`, and the forms a client may ask
 //! for: Tables, `PartialObjectMetadataList`, protobuf. A JSON list of objects nothing transforms is written from
 //! the stored bytes, and without a `limit` it is streamed a page at a time: the whole list is never in memory.
+//! Other forms are built a page at a time, keeping only what they answer.
 
 use actix_web::HttpResponse;
 use bytes::Bytes;
 use kspaces_storage::{Record, Revision};
 use serde_json::{json, Value};
 
-use super::{partial, respond, Ctx};
+use super::{partial, protobuf_error, respond, Ctx};
 use crate::negotiate::{Format, Target};
+use crate::protobuf::{ListEncoder, PROTOBUF_MEDIA_TYPE};
 use crate::registry::selector::{FieldSelector, LabelSelector};
 use crate::registry::stored::write_as_read;
 use crate::registry::{ListMeta, ListOptions, Pages};
@@ -143,7 +145,8 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
             return as_stored(&ctx, pages).await;
         }
     }
-    // Tables and metadata lists are built a page at a time: only one page's objects are parsed at once.
+    // Tables, metadata lists and protobuf lists are built a page at a time: only one page's objects are parsed at
+    // once.
     match output.target {
         Target::Table => {
             let (include, now) = (ctx.include_object()?, chrono::Utc::now());
@@ -171,6 +174,23 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
             return respond(200, output, &partial::list_of(items, list_metadata(&meta), version));
         }
         Target::Metadata(_) => return Err(partial::a_list(&ctx.resource)),
+        Target::Object if output.format == Format::Protobuf => {
+            let resource = &ctx.resource;
+            let mut encoder = ListEncoder::new(&resource.api_version(), &resource.kind, &resource.list_kind()).map_err(protobuf_error)?;
+            let mut failed = None;
+            let meta = ctx.server.registry.list_pages(resource, &ctx.scope, &options, |items| {
+                for item in &items {
+                    if failed.is_none() {
+                        failed = encoder.push(item).err();
+                    }
+                }
+            }).await?;
+            if let Some(err) = failed {
+                return Err(protobuf_error(err));
+            }
+            let body = encoder.finish(list_metadata(&meta)).map_err(protobuf_error)?;
+            return Ok(HttpResponse::Ok().content_type(PROTOBUF_MEDIA_TYPE).body(body));
+        }
         Target::Object => {}
     }
     let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;

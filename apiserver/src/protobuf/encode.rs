@@ -13,6 +13,7 @@ use prost::Message;
 use serde_json::Value;
 
 use super::from_json::EncodeFailure;
+use super::generated::Encoder;
 use super::{generated, MAGIC};
 
 /// Why an object could not be encoded as protobuf.
@@ -68,6 +69,58 @@ pub fn encode_object(object: &Value) -> Result<Vec<u8>, EncodeError> {
     // Go writes the empty content encoding and content type too.
     body.extend_from_slice(&[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0]);
     Ok(body)
+}
+
+/// A list's protobuf body built an item at a time, so that a list need not hold every object parsed at once: the
+/// bytes are those `encode_object` writes for the whole list (its message has the metadata in field 1 and the
+/// items in field 2, as every Kubernetes list's does).
+pub struct ListEncoder {
+    list_api_version: String,
+    list_kind: String,
+    list: Encoder,
+    item: Encoder,
+    /// The items encoded so far, each as field 2.
+    items: Vec<u8>,
+}
+
+/// The key of a list message's `items` (field 2, length-delimited).
+const ITEMS_KEY: u8 = 0x12;
+
+impl ListEncoder {
+    /// An encoder for a list of `kind` objects in `api_version` (whose list kind is `list_kind`).
+    pub fn new(api_version: &str, kind: &str, list_kind: &str) -> Result<ListEncoder, EncodeError> {
+        let missing = |kind: &str| EncodeError::NoProtobufForm { api_version: api_version.to_owned(), kind: kind.to_owned() };
+        let list = generated::encoder_for(api_version, list_kind).ok_or_else(|| missing(list_kind))?;
+        let item = generated::encoder_for(api_version, kind).ok_or_else(|| missing(kind))?;
+        Ok(ListEncoder { list_api_version: api_version.to_owned(), list_kind: list_kind.to_owned(), list, item, items: Vec::new() })
+    }
+
+    /// Adds one item (in the request's form).
+    pub fn push(&mut self, item: &Value) -> Result<(), EncodeError> {
+        self.items.push(ITEMS_KEY);
+        (self.item)(item, &mut self.items).map_err(|failure| EncodeError::Field { kind: self.list_kind.clone(), failure: failure.to_string() })
+    }
+
+    /// The body: the list's `metadata` (a `ListMeta` as JSON) and the items pushed.
+    pub fn finish(self, metadata: Value) -> Result<Vec<u8>, EncodeError> {
+        let head = serde_json::json!({"apiVersion": self.list_api_version, "kind": self.list_kind, "metadata": metadata});
+        let mut delimited = Vec::with_capacity(64);
+        (self.list)(&head, &mut delimited).map_err(|failure| EncodeError::Field { kind: self.list_kind.clone(), failure: failure.to_string() })?;
+        // The list without items, length-delimited: its own bytes follow the length.
+        let content_len = prost::decode_length_delimiter(delimited.as_slice()).unwrap_or(0);
+        let own = &delimited[prost::length_delimiter_len(content_len)..];
+        let mut body = Vec::with_capacity(own.len() + self.items.len() + 64);
+        body.extend_from_slice(MAGIC);
+        body.push(TYPE_META_KEY);
+        let type_meta = TypeMeta { api_version: Some(self.list_api_version), kind: Some(self.list_kind) };
+        let _ = type_meta.encode_length_delimited(&mut body);
+        body.push(RAW_KEY);
+        let _ = prost::encode_length_delimiter(own.len() + self.items.len(), &mut body);
+        body.extend_from_slice(own);
+        body.extend_from_slice(&self.items);
+        body.extend_from_slice(&[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0]);
+        Ok(body)
+    }
 }
 
 /// One frame of a protobuf watch stream: the length, then `WatchEvent{type, object: {raw: embedded}}`.

@@ -505,3 +505,23 @@ fn every_truncation_and_bit_flip_of_a_real_body_is_handled() {
         "some mutations must be rejected"
     );
 }
+
+#[test]
+fn a_list_encoded_an_item_at_a_time_is_the_list_encoded_whole() {
+    let items = vec![
+        serde_json::json!({"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "5", "labels": {"k": "v"}}, "data": {"x": "1"}}),
+        serde_json::json!({"metadata": {"name": "b", "namespace": "ns", "resourceVersion": "6"}, "binaryData": {"y": "AAE="}}),
+    ];
+    for (metadata, items) in [
+        (serde_json::json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3}), items.clone()),
+        (serde_json::json!({"resourceVersion": "7"}), Vec::new()),
+    ] {
+        let whole = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": metadata, "items": items});
+        let mut encoder = super::ListEncoder::new("v1", "ConfigMap", "ConfigMapList").unwrap_or_else(|e| panic!("{e}"));
+        for item in &items {
+            encoder.push(item).unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert_eq!(encoder.finish(metadata.clone()), super::encode_object(&whole));
+    }
+    assert!(matches!(super::ListEncoder::new("example.com/v1", "Widget", "WidgetList"), Err(super::EncodeError::NoProtobufForm { .. })));
+}
