@@ -230,8 +230,7 @@ async fn as_stored(ctx: &Ctx, mut pages: Pages) -> ApiResult<HttpResponse> {
     while let Some(page) = pages.next().await? {
         write_items(&page, &mut count, &mut items)?;
     }
-    let meta = pages.meta().cloned().unwrap_or(ListMeta { resource_version: pages.revision().unwrap_or_default(), continue_token: None, remaining: None });
-    let mut body = head(&meta);
+    let mut body = head(&pages.into_meta()?);
     body.reserve(items.len() + 2);
     body.extend_from_slice(&items);
     body.extend_from_slice(b"]}");

@@ -93,11 +93,16 @@ impl Pages {
             let remaining = page.remaining.filter(|_| unfiltered);
             self.meta = Some(ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining });
         } else {
-            let limit = self.options.limit.map_or(PAGE, |limit| limit - self.found);
-            let skip_remaining = self.options.limit.is_none();
-            self.next = Some(ListRequest { revision: None, limit: Some(limit), continue_token: page.continue_token, skip_remaining });
+            self.next = Some(self.request(None, page.continue_token));
         }
         Ok(Some(items))
+    }
+
+    /// The read of the next page: what is left of the client's `limit`, else a page. Without a client's `limit`
+    /// the list has no `continue` to report, so nothing is counted past a page.
+    fn request(&self, revision: Option<Revision>, continue_token: Option<String>) -> ListRequest {
+        let limit = self.options.limit.map_or(PAGE, |limit| limit - self.found);
+        ListRequest { revision, limit: Some(limit), continue_token, skip_remaining: self.options.limit.is_none() }
     }
 
     /// Whether `record` passes the scope and the options, parsing no more of it than they read.
@@ -119,6 +124,11 @@ impl Pages {
     /// The list's metadata, once `next` has returned its last page.
     pub fn meta(&self) -> Option<&ListMeta> {
         self.meta.as_ref()
+    }
+
+    /// The metadata of the list `next` has read to its end.
+    pub fn into_meta(self) -> ApiResult<ListMeta> {
+        self.meta.ok_or_else(|| ApiError::internal("a list read to its end has no metadata"))
     }
 }
 
@@ -189,21 +199,16 @@ impl Reader {
                 items.push(decode(record)?);
             }
         }
-        let meta = pages.meta.take().expect("a complete list has its metadata");
-        Ok((items, meta))
+        Ok((items, pages.into_meta()?))
     }
 
     /// The list of `resource` in `scope`, to be read a page at a time (see `Pages`).
     pub fn pages(&self, resource: &ResourceInfo, scope: &Scope, options: ListOptions) -> ApiResult<Pages> {
         let range = self.range(resource, scope)?;
-        // Without a client's `limit` the list has no `continue` to report, so nothing is counted past a page.
-        let first = ListRequest {
-            revision: options.exact_revision,
-            limit: Some(options.limit.unwrap_or(PAGE)),
-            continue_token: options.continue_token.clone(),
-            skip_remaining: options.limit.is_none(),
-        };
-        Ok(Pages { store: self.store.clone(), range, scope: scope.clone(), options, next: Some(first), found: 0, revision: None, meta: None })
+        let (revision, token) = (options.exact_revision, options.continue_token.clone());
+        let mut pages = Pages { store: self.store.clone(), range, scope: scope.clone(), options, next: None, found: 0, revision: None, meta: None };
+        pages.next = Some(pages.request(revision, token));
+        Ok(pages)
     }
 
     /// Visits every object of `resource` in `scope` with the space it lives in, reading `page` objects at a time

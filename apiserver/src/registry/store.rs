@@ -165,6 +165,11 @@ impl GenericStore {
         }
     }
 
+    /// Whether requests for `resource` see its stored objects unchanged (its kind has no `View`).
+    fn shows_stored(&self, resource: &ResourceInfo) -> bool {
+        self.strategy(resource).view().is_none()
+    }
+
     /// Whether `resource` is, in `spaces`, a view of another resource's stored objects.
     pub fn is_view(&self, resource: &ResourceInfo, spaces: &Spaces) -> bool {
         self.stored_row(resource, spaces).is_some()
@@ -256,13 +261,13 @@ impl GenericStore {
             }
             visit(items);
         }
-        pages.meta().cloned().ok_or_else(|| ApiError::internal("a complete list has no metadata"))
+        pages.into_meta()
     }
 
     /// One object's stored record when a request for `resource` sees stored objects unchanged (its kind has no
     /// `View`): an answer may then send its bytes (`stored::write_as_read`). `None` otherwise.
     pub async fn get_as_stored(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Option<Record>> {
-        if self.strategy(resource).view().is_some() {
+        if !self.shows_stored(resource) {
             return Ok(None);
         }
         self.reader().record(resource, scope, name).await.map(Some)
@@ -271,7 +276,7 @@ impl GenericStore {
     /// The list as stored, page by page, when a request for `resource` sees stored objects unchanged (its kind
     /// has no `View`): an answer may then send the stored bytes (`stored::write_as_read`). `None` otherwise.
     pub fn pages_as_stored(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<Option<Pages>> {
-        if self.strategy(resource).view().is_some() {
+        if !self.shows_stored(resource) {
             return Ok(None);
         }
         self.reader().pages(resource, scope, options.clone()).map(Some)
