@@ -99,6 +99,15 @@ pub struct ServeArgs {
     /// Users in one of these groups get a home workspace.
     #[arg(long, value_delimiter = ',', default_value = "system:authenticated")]
     pub home_workspaces_home_creator_groups: Vec<String>,
+    /// With a store other replicas share (etcd): how long the controllers' Lease holds once not renewed.
+    #[arg(long, value_parser = parse_duration, default_value = "15s")]
+    pub leader_elect_lease_duration: Duration,
+    /// How long the leader keeps trying to renew its Lease before it stops its controllers.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub leader_elect_renew_deadline: Duration,
+    /// How often the Lease is renewed, or tried for.
+    #[arg(long, value_parser = parse_duration, default_value = "2s")]
+    pub leader_elect_retry_period: Duration,
 }
 
 /// `--authorization-mode` values (kube-apiserver's spelling).
@@ -110,20 +119,22 @@ pub enum AuthorizationMode {
     AlwaysAllow,
 }
 
-/// A Go-style duration: a number followed by `h`, `m` or `s` (`24h`, `90m`, `3600s`), or bare seconds.
+/// A Go-style duration: a number followed by `h`, `m`, `s` or `ms` (`24h`, `90m`, `3600s`, `500ms`), or bare
+/// seconds.
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
         Some(at) => text.split_at(at),
         None => (text, "s"),
     };
     let value: u64 = number.parse().map_err(|_| format!("invalid duration {text:?}"))?;
-    let seconds = match unit {
-        "h" => value * 3600,
-        "m" => value * 60,
-        "s" => value,
-        _ => return Err(format!("invalid duration {text:?}: use h, m or s")),
+    let millis = match unit {
+        "h" => value.checked_mul(3_600_000),
+        "m" => value.checked_mul(60_000),
+        "s" => value.checked_mul(1000),
+        "ms" => Some(value),
+        _ => return Err(format!("invalid duration {text:?}: use h, m, s or ms")),
     };
-    Ok(Duration::from_secs(seconds))
+    millis.map(Duration::from_millis).ok_or_else(|| format!("invalid duration {text:?}: too long"))
 }
 
 #[derive(Clone, Debug, Args)]

@@ -8,6 +8,7 @@ pub mod apis;
 pub mod compaction;
 pub mod crd;
 pub mod gc;
+pub mod leader;
 pub mod namespace;
 pub mod tenant;
 pub mod workspace;

@@ -24,12 +24,13 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use kspaces_crd::definition::{Definition, Names, Scope as CrdScope};
 use kspaces_crd::sharing::{self, CrdPolicy, Source, SystemCandidate};
-use kspaces_storage::{ApiIdentity, Revision, SpaceName};
+use kspaces_storage::{ApiIdentity, KeyParts, Revision, SpaceName};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::kinds::crd::accept_names;
 use crate::openapi::OpenApi;
+use crate::registry::feed::Rows;
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::selector::LabelSelector;
 use crate::registry::{Custom, ResourceInfo, ResourceTable, Spaces, Subresource};
@@ -777,6 +778,19 @@ fn published_schema(mut schema: Value) -> Value {
         }
     }
     schema
+}
+
+/// The row the caches' feed tells observers a stored object's write under: a built-in's, or the storage row of
+/// a CRD or bound API whose objects the space stores.
+impl Rows for Resolver {
+    fn row(&self, space: &SpaceName, parts: &KeyParts<'_>) -> Option<Arc<ResourceInfo>> {
+        let identity = match parts.identity {
+            "builtin" => return self.builtin.all().iter().find(|r| r.group == parts.group && r.plural == parts.resource).cloned(),
+            "local" => ApiIdentity::Local,
+            hash => ApiIdentity::shared(hash).ok()?,
+        };
+        self.stored_in(space).into_iter().find(|r| r.group == parts.group && r.plural == parts.resource && r.identity() == identity)
+    }
 }
 
 impl WriteObserver for Resolver {

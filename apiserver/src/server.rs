@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use tokio::task::JoinHandle;
+
 use actix_web::{middleware, web, App, HttpServer};
 use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::sled::SledConfig;
@@ -21,6 +23,7 @@ use crate::claims::Claims;
 use crate::controllers::apis::{ApisController, ApisQueue};
 use crate::controllers::crd::CrdController;
 use crate::controllers::gc::{GarbageCollector, GcController};
+use crate::controllers::leader::{self, Elector, Timing};
 use crate::controllers::namespace::{NamespaceController, TerminatingNamespaces};
 use crate::controllers::tenant::TenantController;
 use crate::controllers::workspace::{PendingWorkspaces, WorkspaceController};
@@ -29,6 +32,7 @@ use crate::filters::token_issuer::{TokenIssuer, TokenOptions};
 use crate::metrics::Metrics;
 use crate::openapi::OpenApi;
 use crate::pki::{self, CertificateAuthority, PkiPaths};
+use crate::registry::feed::Feed;
 use crate::registry::observe::WriteObserver;
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope, Spaces, Wiring, WriteContext, SERVER_MANAGER};
 use crate::kinds::workspace::BaseUrl;
@@ -104,6 +108,8 @@ pub struct Settings {
     pub authorization_modes: Vec<AuthorizationMode>,
     pub auditor: Auditor,
     pub homes: HomeConfig,
+    /// The controllers' Lease, when replicas share the store.
+    pub leader_election: Timing,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
@@ -113,22 +119,41 @@ pub struct Controllers {
     workspace: WorkspaceController,
     crd: CrdController,
     aggregation: AggregationController,
-    gc: GcController,
+    gc: Arc<GcController>,
     apis: ApisController,
     store: Store,
+    /// With a store other replicas share: the controllers run only while this replica holds their Lease.
+    elector: Option<Elector>,
 }
 
 impl Controllers {
-    /// Starts every controller on the current runtime.
-    pub fn start(self) {
-        actix_web::rt::spawn(self.namespace.run(Duration::from_millis(500)));
-        actix_web::rt::spawn(self.tenant.run(Duration::from_millis(500)));
-        actix_web::rt::spawn(self.workspace.run(Duration::from_millis(200)));
-        actix_web::rt::spawn(self.crd.run(Duration::from_millis(200)));
-        actix_web::rt::spawn(self.aggregation.run(Duration::from_millis(50)));
-        actix_web::rt::spawn(controllers::gc::run(self.gc));
-        actix_web::rt::spawn(self.apis.run());
-        actix_web::rt::spawn(controllers::compaction::run(self.store, COMPACTION_INTERVAL));
+    /// Starts the controllers on the current runtime: at once, or, when replicas share the store, whenever this
+    /// replica wins their Lease (and stops them when it loses it). The garbage collector's graph is loaded on
+    /// every replica: it is a cache.
+    pub fn start(mut self) {
+        actix_web::rt::spawn(controllers::gc::load(self.gc.clone()));
+        match self.elector.take() {
+            Some(elector) => {
+                actix_web::rt::spawn(elector.run(move || self.spawn()));
+            }
+            None => {
+                self.spawn();
+            }
+        }
+    }
+
+    /// Spawns every controller loop, as a freshly started process would run them.
+    fn spawn(&self) -> Vec<JoinHandle<()>> {
+        vec![
+            actix_web::rt::spawn(self.namespace.clone().run(Duration::from_millis(500))),
+            actix_web::rt::spawn(self.tenant.clone().run(Duration::from_millis(500))),
+            actix_web::rt::spawn(self.workspace.clone().run(Duration::from_millis(200))),
+            actix_web::rt::spawn(self.crd.clone().run(Duration::from_millis(200))),
+            actix_web::rt::spawn(self.aggregation.clone().run(Duration::from_millis(50))),
+            actix_web::rt::spawn(controllers::gc::work(self.gc.clone())),
+            actix_web::rt::spawn(self.apis.clone().run()),
+            actix_web::rt::spawn(controllers::compaction::run(self.store.clone(), COMPACTION_INTERVAL)),
+        ]
     }
 }
 
@@ -200,9 +225,24 @@ impl Core {
     /// schemas and bindings, exports' maximal permission policies, accepted claims) from the store, and the APIs controller's queue
     /// (every export and binding).
     pub async fn prime(&self) -> ApiResult<()> {
-        let primed: [Arc<dyn WriteObserver>; 7] = [self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(),
-            self.authorizer.clone(), self.claims.clone()];
-        self.registry.prime(&primed, &self.resources).await
+        self.registry.prime(&self.primed(), &self.resources).await
+    }
+
+    fn primed(&self) -> Vec<Arc<dyn WriteObserver>> {
+        vec![self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(), self.authorizer.clone(),
+            self.claims.clone()]
+    }
+
+    /// Primes the caches, then, when other processes write the store too (replicas on one etcd), keeps every
+    /// observer following the store's watch from before the priming read (`registry::feed`).
+    pub async fn prime_and_follow(&self) -> ApiResult<()> {
+        let from = self.registry.reader().current_revision().await?;
+        self.prime().await?;
+        if self.registry.reader().shared() {
+            let feed = Feed { registry: self.registry.clone(), rows: self.resolver.clone(), primed: self.primed(), table: self.resources.clone() };
+            actix_web::rt::spawn(feed.run(from));
+        }
+        Ok(())
     }
 }
 
@@ -210,7 +250,7 @@ impl Core {
 /// handles, and the controllers (not started).
 pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
     let core = Core::new(store.clone(), settings.authorization_modes);
-    core.prime().await.map_err(|err| ServeError::Bootstrap(err.message))?;
+    core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let controllers = Controllers {
@@ -232,8 +272,19 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         },
         crd: CrdController { registry: registry.clone(), resolver: resolver.clone(), crds: row(kinds::crd::GROUP, kinds::crd::NAME)? },
         aggregation: AggregationController { registry: registry.clone(), cluster_roles: row(crate::authorization::RBAC_GROUP, "ClusterRole")?, queue: aggregation },
-        gc: GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc },
+        gc: Arc::new(GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc,
+            loaded: tokio::sync::watch::channel(false).0 }),
         apis: ApisController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tree: tree.clone(), claims: claims.clone(), queue: apis },
+        elector: match registry.reader().shared() {
+            true => Some(Elector {
+                registry: registry.clone(),
+                leases: row("coordination.k8s.io", "Lease")?,
+                space: SpaceName::new(tenancy::SYSTEM_ADMIN).map_err(|err| ServeError::Bootstrap(err.to_string()))?,
+                identity: leader::identity(),
+                timing: settings.leader_election,
+            }),
+            false => None,
+        },
         store,
     };
     let authenticator = Authenticator {
@@ -391,6 +442,10 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
                 "--default-tenant {tenant:?}: must be a DNS label other than \"system\" and \"all\"")));
         }
     }
+    if !(args.leader_elect_retry_period < args.leader_elect_renew_deadline && args.leader_elect_renew_deadline < args.leader_elect_lease_duration) {
+        return Err(ServeError::Config(
+            "--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline, and that shorter than --leader-elect-lease-duration".into()));
+    }
     let homes = HomeConfig::new(args.enable_home_workspaces, &args.home_workspaces_root_prefix, args.home_workspaces_bucket_levels,
         args.home_workspaces_bucket_size, args.home_workspaces_home_creator_groups.clone()).map_err(ServeError::Config)?;
     let store = open_store(&args).await?;
@@ -401,6 +456,11 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         authorization_modes: args.authorization_mode.clone(),
         auditor,
         homes,
+        leader_election: Timing {
+            lease_duration: args.leader_elect_lease_duration,
+            renew_deadline: args.leader_elect_renew_deadline,
+            retry_period: args.leader_elect_retry_period,
+        },
     };
     let (server, controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;

@@ -104,4 +104,10 @@ pub trait Backend: Send + Sync + 'static {
     async fn request_progress(&self) -> Result<()> {
         Ok(())
     }
+
+    /// True if other processes may write this store too (etcd, shared by replicas): what this process caches
+    /// must then follow the store's watch, not only its own writes. sled is opened by one process at a time.
+    fn shared(&self) -> bool {
+        false
+    }
 }

@@ -588,6 +588,10 @@ impl Backend for EtcdBackend {
         }
     }
 
+    fn shared(&self) -> bool {
+        true
+    }
+
     async fn request_progress(&self) -> Result<()> {
         let revision = self.put_marker().await?;
         if self.wait_for_feed(revision).await {

@@ -224,6 +224,11 @@ impl Store {
         Ok(())
     }
 
+    /// True if other processes may write this store too (see [`Backend::shared`]).
+    pub fn shared(&self) -> bool {
+        self.backend.shared()
+    }
+
     /// The fan-out hub (watcher counts, current revision as seen by watchers).
     pub fn hub(&self) -> &Arc<WatchHub> {
         &self.hub

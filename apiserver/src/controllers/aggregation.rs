@@ -50,6 +50,7 @@ impl WriteObserver for AggregationQueue {
 }
 
 /// The aggregation controller: what it reads and writes through.
+#[derive(Clone)]
 pub struct AggregationController {
     pub registry: GenericStore,
     /// The ClusterRole resource.

@@ -183,6 +183,7 @@ impl WriteObserver for ApisQueue {
 }
 
 /// The APIs controller: what it reads and writes through.
+#[derive(Clone)]
 pub struct ApisController {
     pub registry: GenericStore,
     pub resources: ResourceTable,

@@ -19,6 +19,7 @@ use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 
 /// The CRD controller: what it reads and writes through.
+#[derive(Clone)]
 pub struct CrdController {
     pub registry: GenericStore,
     /// Which CRDs are Terminating or waiting for names, and their objects' rows.

@@ -290,11 +290,13 @@ pub struct GcController {
     pub resolver: Arc<Resolver>,
     /// The graph and queue the registry's writes feed.
     pub state: Arc<GarbageCollector>,
+    /// Set once the startup scan has filled the graph.
+    pub loaded: tokio::sync::watch::Sender<bool>,
 }
 
-/// Fills the graph from storage (retrying until it can), then runs the workers forever.
-pub async fn run(collector: GcController) {
-    let collector = Arc::new(collector);
+/// Fills the graph from storage, retrying until it can. Every replica keeps the graph (a cache its writes and the
+/// store's watch feed); only the leader runs the workers (`work`).
+pub async fn load(collector: Arc<GcController>) {
     let started = Instant::now();
     loop {
         match load::scan(&collector.registry, &collector.state).await {
@@ -302,13 +304,21 @@ pub async fn run(collector: GcController) {
                 let counts = collector.state.finish_load();
                 tracing::info!(objects = scanned.objects, dependents = counts.nodes, owners = counts.owners,
                     waiting = counts.waiting, millis = started.elapsed().as_millis() as u64, "garbage collector: graph loaded");
-                break;
+                collector.loaded.send_replace(true);
+                return;
             }
             Err(err) => {
                 tracing::warn!(%err, "garbage collector: scanning the store; retrying");
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
         }
+    }
+}
+
+/// Once the graph is loaded, runs the workers forever.
+pub async fn work(collector: Arc<GcController>) {
+    if collector.loaded.subscribe().wait_for(|loaded| *loaded).await.is_err() {
+        return;
     }
     let slots = Arc::new(Semaphore::new(WORKERS));
     loop {

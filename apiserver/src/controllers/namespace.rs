@@ -55,6 +55,7 @@ impl WriteObserver for TerminatingNamespaces {
 const PARALLEL: usize = 16;
 
 /// The namespace controller: what it reads and writes through.
+#[derive(Clone)]
 pub struct NamespaceController {
     pub registry: GenericStore,
     /// The built-in resources (the namespaced ones are a namespace's content).

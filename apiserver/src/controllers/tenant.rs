@@ -15,6 +15,7 @@ use crate::tenancy::types::WorkspaceTypes;
 use crate::tenancy::{self, space_of, Phase, TenantCache, Tree};
 
 /// The tenant controller: what it reads and writes through.
+#[derive(Clone)]
 pub struct TenantController {
     pub registry: GenericStore,
     /// The built-in resources (a space's content, and the Tenant row).

@@ -107,6 +107,7 @@ fn owner(logical_cluster: &Value) -> Option<(SpaceName, String)> {
 }
 
 /// The workspace controller: what it reads and writes through.
+#[derive(Clone)]
 pub struct WorkspaceController {
     pub registry: GenericStore,
     /// The built-in resources (a workspace's content, and the Workspace row).

@@ -284,6 +284,11 @@ impl Reader {
         Ok(self.store.watch(&range, WatchFrom::After(from), WatchOptions { bookmarks: true }).await.map_err(ApiError::from))
     }
 
+    /// True if other processes write the store too (replicas on one etcd).
+    pub fn shared(&self) -> bool {
+        self.store.shared()
+    }
+
     /// The store's newest revision.
     pub async fn current_revision(&self) -> ApiResult<Revision> {
         Ok(self.store.current_revision().await?)

@@ -196,13 +196,13 @@ impl GenericStore {
         }
     }
 
-    fn notify(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
+    pub(super) fn notify(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
         for observer in &self.inner.wiring.observers {
             observer.written(resource, space, name, object, revision);
         }
     }
 
-    fn notify_deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, last: &Value, revision: Revision) {
+    pub(super) fn notify_deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, last: &Value, revision: Revision) {
         for observer in &self.inner.wiring.observers {
             observer.deleted(resource, space, name, last, revision);
         }
