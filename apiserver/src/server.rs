@@ -44,6 +44,9 @@ use crate::tenancy::{self, TenantCache, Tree};
 use crate::virtual_workspace::VirtualWorkspaces;
 use crate::{chain, controllers, kinds};
 
+#[cfg(test)]
+mod tests;
+
 /// What the request path shares: the registry, and the narrow handles each stage uses.
 pub struct ApiServer {
     pub registry: GenericStore,

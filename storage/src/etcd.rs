@@ -27,6 +27,7 @@
 //! notifications that etcd sends to our own watch id travel with the events and are used as they come.
 
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -111,8 +112,6 @@ impl Store {
 struct FeedState {
     /// Every event up to this revision has been published (or the hub advanced to it).
     revision: u64,
-    /// The feed gave up (compacted past its resume point); nobody should wait for it.
-    stopped: bool,
 }
 
 /// State shared by the backend handle and its feed task.
@@ -245,10 +244,10 @@ impl EtcdBackend {
     /// Waits until the feed has published everything up to `revision` (writes and progress markers).
     async fn wait_for_feed(&self, revision: Revision) -> bool {
         let mut feed = self.shared.feed.subscribe();
-        let caught_up = feed.wait_for(|state| state.stopped || state.revision >= revision.0);
-        match tokio::time::timeout(self.request_timeout, caught_up).await.map(|waited| waited.map(|state| state.stopped)) {
-            Ok(Ok(stopped)) => !stopped,
-            Ok(Err(_)) => false,
+        let caught_up = feed.wait_for(|state| state.revision >= revision.0);
+        let waited = tokio::time::timeout(self.request_timeout, caught_up).await.map(|caught| caught.is_ok());
+        match waited {
+            Ok(caught) => caught,
             Err(_) => {
                 tracing::warn!(%revision, "the etcd watch feed did not deliver a committed write in time");
                 false
@@ -671,38 +670,24 @@ struct Feed {
     id: Option<i64>,
 }
 
-/// What to do after the watch stream ended.
-enum Next {
-    Reconnect,
-    Stop,
-}
-
 impl Feed {
     async fn run(mut self, mut shutdown: oneshot::Receiver<()>, timeout: Duration) {
         let mut backoff = Duration::from_millis(50);
         loop {
-            let next = tokio::select! {
+            tokio::select! {
                 _ = &mut shutdown => return,
-                next = self.watch_once(timeout) => next,
-            };
-            match next {
-                Next::Stop => {
-                    self.shared.feed.send_modify(|state| state.stopped = true);
-                    return;
-                }
-                Next::Reconnect => {
-                    tokio::select! {
-                        _ = &mut shutdown => return,
-                        _ = tokio::time::sleep(backoff) => {}
-                    }
-                    backoff = (backoff * 2).min(Duration::from_secs(2));
-                }
+                _ = self.watch_once(timeout) => {}
             }
+            tokio::select! {
+                _ = &mut shutdown => return,
+                _ = tokio::time::sleep(backoff) => {}
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(2));
         }
     }
 
-    /// Establishes the watch from `last + 1` and follows it until it breaks.
-    async fn watch_once(&mut self, timeout: Duration) -> Next {
+    /// Establishes the watch from `last + 1` and follows it until it breaks (then it is established again).
+    async fn watch_once(&mut self, timeout: Duration) {
         let everything = self.shared.layout.everything();
         let create = WatchCreateRequest {
             key: everything.start().into(),
@@ -716,43 +701,50 @@ impl Feed {
             Ok(Ok(stream)) => stream,
             Ok(Err(err)) => {
                 tracing::warn!(%err, "cannot establish the etcd watch feed; retrying");
-                return Next::Reconnect;
+                return;
             }
             Err(_) => {
                 tracing::warn!("establishing the etcd watch feed timed out; retrying");
-                return Next::Reconnect;
+                return;
             }
         };
         loop {
             match stream.message().await {
                 Ok(Some(response)) => {
-                    if let Some(next) = self.handle(response) {
-                        return next;
+                    if self.handle(response).is_break() {
+                        return;
                     }
                 }
                 Ok(None) => {
                     tracing::warn!(last = %self.last, "the etcd watch feed closed; re-establishing");
-                    return Next::Reconnect;
+                    return;
                 }
                 Err(err) => {
                     tracing::warn!(%err, last = %self.last, "the etcd watch feed broke; re-establishing");
-                    return Next::Reconnect;
+                    return;
                 }
             }
         }
     }
 
-    /// Publishes one watch response; `Some` if the watch is over.
-    fn handle(&mut self, response: WatchResponse) -> Option<Next> {
+    /// Publishes one watch response; `Break` if the watch is over.
+    fn handle(&mut self, response: WatchResponse) -> ControlFlow<()> {
         if response.compact_revision > 0 {
-            let compacted = self.shared.record_compacted(to_revision(response.compact_revision));
-            tracing::error!(resume = %self.last.next(), %compacted,
-                "etcd compacted past the watch feed's resume point; this store delivers no more watch events");
-            return Some(Next::Stop);
+            // Cut off from etcd while another client compacted past our resume point: the events in between are
+            // gone. Watchers are closed with `Compacted` (clients re-list, as after kube's 410) and the feed goes
+            // on from the oldest revision etcd keeps, so later writes are still delivered.
+            let oldest = to_revision(response.compact_revision);
+            self.shared.record_compacted(oldest);
+            let skipped = Revision(oldest.0.saturating_sub(1)).max(self.last);
+            tracing::error!(resume = %self.last.next(), %oldest, "etcd compacted past the watch feed's resume point; watchers must re-list");
+            self.hub.skip_to(skipped);
+            self.last = skipped;
+            self.shared.feed.send_modify(|state| state.revision = state.revision.max(skipped.0));
+            return ControlFlow::Break(());
         }
         if response.canceled {
             tracing::warn!(reason = response.cancel_reason.as_str(), "etcd canceled the watch feed; re-establishing");
-            return Some(Next::Reconnect);
+            return ControlFlow::Break(());
         }
         if response.created {
             self.id = Some(response.watch_id);
@@ -780,6 +772,6 @@ impl Feed {
             self.last = top;
             self.shared.feed.send_modify(|state| state.revision = state.revision.max(top.0));
         }
-        None
+        ControlFlow::Continue(())
     }
 }

@@ -6,7 +6,6 @@
 mod hub;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
@@ -105,8 +104,8 @@ pub struct Watcher {
     replay: Option<Replay>,
     backlog: VecDeque<Arc<Event>>,
     rx: mpsc::Receiver<WatchItem>,
-    overflow: Arc<AtomicBool>,
-    capacity: usize,
+    /// Set when the hub closes this watcher: it fell behind, or the history it needs is gone.
+    closed: Arc<OnceLock<StorageError>>,
     /// The highest revision delivered (or the start point); nothing at or below it is delivered again.
     delivered: Revision,
     done: bool,
@@ -142,10 +141,7 @@ impl Watcher {
                 }
                 None => {
                     self.done = true;
-                    if self.overflow.load(Ordering::Acquire) {
-                        return Some(Err(StorageError::WatchOverflow { capacity: self.capacity }));
-                    }
-                    return None;
+                    return self.closed.get().cloned().map(Err);
                 }
             }
         }

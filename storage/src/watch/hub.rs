@@ -6,13 +6,13 @@
 //! an overflow error instead of blocking the writer or the other watchers.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
 use super::{Event, Replay, WatchFrom, WatchItem, WatchOptions, Watcher};
 use crate::backend::Backend;
+use crate::error::StorageError;
 use crate::key::KeyRange;
 use crate::Revision;
 
@@ -37,7 +37,7 @@ struct Slot {
     from: Revision,
     bookmarks: bool,
     tx: mpsc::Sender<WatchItem>,
-    overflow: Arc<AtomicBool>,
+    closed: Arc<OnceLock<StorageError>>,
 }
 
 struct HubState {
@@ -117,6 +117,25 @@ impl WatchHub {
         }
     }
 
+    /// The backend's history skipped from the current revision to `compacted` (etcd compacted past where this
+    /// store's feed had to resume, after it was cut off from etcd): the events in between are gone. Every
+    /// watcher is closed with `Compacted` once it has read what it was sent (a client re-lists, as after kube's
+    /// 410), and the hub goes on from `compacted`.
+    pub fn skip_to(&self, compacted: Revision) {
+        let mut state = self.lock();
+        if compacted <= state.current {
+            return;
+        }
+        tracing::error!(current = %state.current, %compacted, "watch history lost to compaction: closing every watcher");
+        let requested = state.current;
+        for slot in state.slots.drain(..) {
+            let _ = slot.closed.set(StorageError::Compacted { requested, compacted });
+        }
+        state.ring.clear();
+        state.current = compacted;
+        state.floor = compacted;
+    }
+
     /// Sends a bookmark with the current revision to every watcher that asked for bookmarks. A watcher with a
     /// full queue simply misses this one.
     pub fn progress(&self) {
@@ -157,18 +176,10 @@ impl WatchHub {
             .cloned()
             .collect();
         let (tx, rx) = mpsc::channel(self.config.queue_capacity);
-        let overflow = Arc::new(AtomicBool::new(false));
+        let closed = Arc::new(OnceLock::new());
         let slot_from = from.max(state.current);
-        state.slots.push(Slot { range, from: slot_from, bookmarks: options.bookmarks, tx, overflow: overflow.clone() });
-        Watcher {
-            replay,
-            backlog,
-            rx,
-            overflow,
-            capacity: self.config.queue_capacity,
-            delivered: from,
-            done: false,
-        }
+        state.slots.push(Slot { range, from: slot_from, bookmarks: options.bookmarks, tx, closed: closed.clone() });
+        Watcher { replay, backlog, rx, closed, delivered: from, done: false }
     }
 }
 
@@ -181,9 +192,44 @@ fn deliver(slot: &Slot, event: &Arc<Event>, capacity: usize) -> bool {
         Ok(()) => true,
         Err(mpsc::error::TrySendError::Full(_)) => {
             tracing::warn!(capacity, "closing a watcher that fell behind");
-            slot.overflow.store(true, Ordering::Release);
+            let _ = slot.closed.set(StorageError::WatchOverflow { capacity });
             false
         }
         Err(mpsc::error::TrySendError::Closed(_)) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use crate::key::{GroupResource, KeyLayout};
+    use crate::watch::{WatchFrom, WatchItem, WatchOptions};
+    use crate::{ApiIdentity, Revision, SpaceName, StorageError, Store, StoreConfig};
+
+    #[tokio::test]
+    async fn history_lost_to_compaction_closes_every_watcher_after_what_it_was_sent() {
+        let store = Store::memory(StoreConfig { bookmark_interval: None, ..StoreConfig::default() });
+        let keys = KeyLayout::default().resource(&GroupResource::new("", "configmaps"), &ApiIdentity::BuiltIn).unwrap_or_else(|e| panic!("{e}"));
+        let everything = store.layout().everything();
+        let mut watcher = store.watch(&everything, WatchFrom::Now, WatchOptions::default()).await.unwrap_or_else(|e| panic!("{e}"));
+        let key = keys.object(&SpaceName::system(), Some("default"), "a").unwrap_or_else(|e| panic!("{e}"));
+        let written = store.create(&key, Bytes::from_static(b"{}")).await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|e| panic!("{e:?}"));
+
+        store.hub().skip_to(Revision(written.revision.0 + 10));
+
+        match watcher.next().await {
+            Some(Ok(WatchItem::Event(event))) => assert_eq!(event.revision, written.revision, "what it was sent comes first"),
+            other => panic!("expected the event sent before the gap, got {other:?}"),
+        }
+        match watcher.next().await {
+            Some(Err(StorageError::Compacted { requested, compacted })) => {
+                assert_eq!((requested, compacted), (written.revision, Revision(written.revision.0 + 10)));
+            }
+            other => panic!("expected Compacted, got {other:?}"),
+        }
+        assert!(watcher.next().await.is_none());
+        assert_eq!(store.hub().watcher_count(), 0);
+        assert_eq!(store.hub().current(), Revision(written.revision.0 + 10), "the hub goes on after the gap");
     }
 }
