@@ -151,3 +151,22 @@ pub struct KubeconfigArgs {
     #[arg(long)]
     pub server: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::parse_duration;
+
+    #[test]
+    fn durations_are_read_as_go_writes_them() {
+        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(parse_duration("90m"), Ok(Duration::from_secs(5_400)));
+        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)), "bare seconds");
+        assert!(parse_duration("2d").is_err_and(|e| e.contains("use h, m, s or ms")));
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("99999999999999999h").is_err_and(|e| e.contains("too long")));
+    }
+}

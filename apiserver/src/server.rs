@@ -7,13 +7,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tokio::task::JoinHandle;
-
 use actix_web::{middleware, web, App, HttpServer};
 use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::sled::SledConfig;
 use kspaces_storage::{KeyLayout, SpaceName, Store, StoreConfig};
 use serde_json::json;
+use tokio::task::JoinHandle;
 
 use crate::audit::Auditor;
 use crate::authorization::{Authorizer, PolicySource};

@@ -7,6 +7,7 @@
 //! controllers before anyone else may take over. Writes are compare-and-swap on the Lease's resourceVersion, so
 //! two replicas never both win one round.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -16,7 +17,6 @@ use tokio::task::JoinHandle;
 
 use crate::registry::{GenericStore, Part, ResourceInfo, Scope, WriteContext};
 use crate::status::{ApiError, ApiResult};
-use std::sync::Arc;
 
 /// The Lease the controllers' leader holds.
 pub const LEASE_NAME: &str = "kspaces-controllers";
