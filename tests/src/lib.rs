@@ -1,6 +1,7 @@
 //! Black-box test harness: starts the real `kspaces` binary on `127.0.0.1:0` with a fresh data dir and
 //! drives it with real clients (kubectl 1.32 here; kube-rs and the Python client in the tests).
 
+pub mod etcd;
 pub mod initializer;
 
 use std::io::{BufRead, BufReader, Write};
@@ -113,26 +114,32 @@ impl Server {
 
     /// Starts on an existing data dir (a restart).
     pub fn start_in(data_dir: tempfile::TempDir, extra: &[&str]) -> Server {
-        let started = Instant::now();
-        let mut child = Command::new(kspaces_binary())
-            .args(["serve", "--secure-port", "0", "--data-dir"])
-            .arg(data_dir.path())
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start kspaces");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read the server's first line");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("https://"))
-            .unwrap_or_else(|| panic!("the server printed no URL: {line:?}"))
-            .to_owned();
+        let (child, url, startup) = serve(data_dir.path(), extra);
         let kubeconfig = data_dir.path().join("admin.kubeconfig");
         assert!(kubeconfig.exists(), "admin.kubeconfig was not written");
-        Server { child, url, data_dir, kubeconfig, startup: started.elapsed() }
+        Server { child, url, data_dir, kubeconfig, startup }
+    }
+
+    /// Starts one replica of a scaled-out server on `dir`, a data dir it shares with the other replicas (the
+    /// same CA and service-account keys) and does not own; `extra` names the shared storage
+    /// (`--storage-backend etcd --etcd-servers ...`). Replicas are started one at a time: each writes its own URL
+    /// to `dir/admin.kubeconfig`, of which the replica keeps a copy.
+    pub fn start_replica(dir: &Path, extra: &[&str]) -> Replica {
+        let (child, url, startup) = serve(dir, extra);
+        let pid = child.id();
+        // Kills the replica (SIGKILL) when its stdin closes: at `kill`, on drop, or when this test process ends
+        // without running destructors (a replica kept in a `static`); told `exited`, it leaves the pid alone.
+        let watchdog = Command::new("sh")
+            .args(["-c", &format!("read line; [ \"$line\" = exited ] || kill -9 {pid} 2>/dev/null")])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the replica's watchdog");
+        let written = std::fs::read_to_string(dir.join("admin.kubeconfig")).expect("the replica wrote admin.kubeconfig");
+        let kubeconfig = kubeconfig_path_in(dir, &format!("replica-{pid}-admin"));
+        std::fs::write(&kubeconfig, with_server_url(&written, &url)).expect("write the replica's admin kubeconfig");
+        Replica { child, watchdog: Some(watchdog), url, data_dir: dir.to_owned(), kubeconfig, startup }
     }
 
     /// kubectl as the system administrator.
@@ -181,6 +188,100 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Runs `kspaces serve --secure-port 0 --data-dir <dir> <extra>` until it prints its URL; returns the process, the
+/// URL and how long that took.
+fn serve(dir: &Path, extra: &[&str]) -> (Child, String, Duration) {
+    let started = Instant::now();
+    let mut child = Command::new(kspaces_binary())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start kspaces");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("read the server's first line");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("https://"))
+        .unwrap_or_else(|| panic!("the server printed no URL: {line:?}"))
+        .to_owned();
+    (child, url, started.elapsed())
+}
+
+/// One replica of a scaled-out server ([`Server::start_replica`]): its data dir is shared and outlives it; killed
+/// (SIGKILL) on drop.
+pub struct Replica {
+    child: Child,
+    watchdog: Option<Child>,
+    pub url: String,
+    /// The shared data dir.
+    pub data_dir: PathBuf,
+    /// The system administrator's kubeconfig for this replica's URL.
+    pub kubeconfig: PathBuf,
+    pub startup: Duration,
+}
+
+impl Replica {
+    /// kubectl as the system administrator, through this replica.
+    pub fn kubectl(&self) -> Kubectl {
+        Kubectl::new(&self.kubeconfig)
+    }
+
+    /// The process id (kube's leader election names the holder `<hostname>_<pid>_<random>`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// True until the replica has been killed or has exited.
+    pub fn running(&mut self) -> bool {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            return true;
+        }
+        // Reaped: its pid may be reused from now on, so the watchdog must not kill it.
+        if let Some(mut watchdog) = self.watchdog.take() {
+            if let Some(mut stdin) = watchdog.stdin.take() {
+                let _ = stdin.write_all(b"exited\n");
+            }
+            let _ = watchdog.wait();
+        }
+        false
+    }
+
+    /// Kills the replica (SIGKILL) and waits for it to exit.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        // The watchdog's `kill -9 <pid>` finds the replica not yet reaped (its pid cannot have been reused).
+        if let Some(mut watchdog) = self.watchdog.take() {
+            drop(watchdog.stdin.take());
+            let _ = watchdog.wait();
+        }
+        let _ = self.child.wait();
+    }
+
+    /// A copy of this replica's admin kubeconfig whose server is `url` (e.g. `<replica>/clusters/system:admin`).
+    pub fn kubeconfig_for_url(&self, url: &str) -> PathBuf {
+        let original = std::fs::read_to_string(&self.kubeconfig).expect("read the replica's kubeconfig");
+        let path = kubeconfig_path_in(&self.data_dir, "replica-rewritten");
+        std::fs::write(&path, with_server_url(&original, url)).expect("write kubeconfig");
+        path
+    }
+
+    /// A client-certificate kubeconfig (CN=user, O=groups, O=tenant:T) for `url` (this replica's URL, or one
+    /// under it such as `<replica>/clusters/root:t`), signed by the shared CA.
+    pub fn certificate_kubeconfig(&self, tenant: &str, user: &str, groups: &[&str], url: &str) -> PathBuf {
+        certificate_kubeconfig_in(&self.data_dir, tenant, user, groups, Some(url))
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 
@@ -434,12 +535,17 @@ fn curl_command(http: Http, token: Option<&str>) -> Command {
 
 /// One request with curl (`token`: a bearer token, else anonymous); returns the HTTP status and the body.
 pub fn curl(server: &Server, http: Http, token: Option<&str>, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    curl_url(&server.url, http, token, method, path, body)
+}
+
+/// [`curl`] to the server at `base` (a replica's URL).
+pub fn curl_url(base: &str, http: Http, token: Option<&str>, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
     let mut command = curl_command(http, token);
     command.args(["-X", method, "-w", "\n%{http_code}"]);
     if let Some(body) = body {
         command.args(["-H", "Content-Type: application/json", "--data-binary", body]);
     }
-    let output = command.arg(format!("{}{path}", server.url)).output().expect("run curl");
+    let output = command.arg(format!("{base}{path}")).output().expect("run curl");
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
     (code.trim().parse().unwrap_or_else(|_| panic!("curl {method} {path}: no status in {text:?}")), body.to_owned())
@@ -464,8 +570,13 @@ pub fn curl_each(server: &Server, http: Http, token: Option<&str>, paths: &[Stri
 
 /// A fresh path for a kubeconfig written by a test, under the server's data dir (removed with it).
 fn test_kubeconfig_path(server: &Server, label: &str) -> PathBuf {
+    kubeconfig_path_in(server.data_dir.path(), label)
+}
+
+/// A fresh path for a kubeconfig written by a test, under `data_dir`.
+fn kubeconfig_path_in(data_dir: &Path, label: &str) -> PathBuf {
     static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let dir = server.data_dir.path().join("test-kubeconfigs");
+    let dir = data_dir.join("test-kubeconfigs");
     std::fs::create_dir_all(&dir).expect("create the test kubeconfig dir");
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let label: String = label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
@@ -475,8 +586,12 @@ fn test_kubeconfig_path(server: &Server, label: &str) -> PathBuf {
 /// Runs `kspaces kubeconfig --data-dir <server's data dir> --tenant T --user U [--group G ...] [--server URL]`
 /// and writes its stdout to a file; returns the file's path.
 pub fn certificate_kubeconfig_with(server: &Server, tenant: &str, user: &str, groups: &[&str], url: Option<&str>) -> PathBuf {
+    certificate_kubeconfig_in(server.data_dir.path(), tenant, user, groups, url)
+}
+
+fn certificate_kubeconfig_in(data_dir: &Path, tenant: &str, user: &str, groups: &[&str], url: Option<&str>) -> PathBuf {
     let mut command = Command::new(kspaces_binary());
-    command.args(["kubeconfig", "--data-dir"]).arg(server.data_dir.path()).args(["--tenant", tenant, "--user", user]);
+    command.args(["kubeconfig", "--data-dir"]).arg(data_dir).args(["--tenant", tenant, "--user", user]);
     for group in groups {
         command.args(["--group", group]);
     }
@@ -489,7 +604,7 @@ pub fn certificate_kubeconfig_with(server: &Server, tenant: &str, user: &str, gr
         "kspaces kubeconfig --tenant {tenant} --user {user} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let path = test_kubeconfig_path(server, &format!("cert-{tenant}-{user}"));
+    let path = kubeconfig_path_in(data_dir, &format!("cert-{tenant}-{user}"));
     std::fs::write(&path, &output.stdout).expect("write kubeconfig");
     path
 }
@@ -627,16 +742,21 @@ pub fn current_server(kubeconfig: &Path) -> String {
 
 pub fn kubeconfig_with_server_url(server: &Server, kubeconfig: &Path, url: &str) -> PathBuf {
     let original = std::fs::read_to_string(kubeconfig).expect("read kubeconfig");
-    let rewritten: Vec<String> = original
+    let path = test_kubeconfig_path(server, "rewritten");
+    std::fs::write(&path, with_server_url(&original, url)).expect("write kubeconfig");
+    path
+}
+
+/// A kubeconfig's text with every cluster's `server:` set to `url`.
+fn with_server_url(kubeconfig: &str, url: &str) -> String {
+    let rewritten: Vec<String> = kubeconfig
         .lines()
         .map(|line| match line.find("server: ") {
             Some(at) if line.trim_start().starts_with("server: ") => format!("{}server: {url}", &line[..at]),
             _ => line.to_owned(),
         })
         .collect();
-    let path = test_kubeconfig_path(server, "rewritten");
-    std::fs::write(&path, rewritten.join("\n") + "\n").expect("write kubeconfig");
-    path
+    rewritten.join("\n") + "\n"
 }
 
 /// A `--token-auth-file` with these CSV lines.
