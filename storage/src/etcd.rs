@@ -161,6 +161,14 @@ enum Failure {
 /// tonic reports transport failures as `Unavailable` (or `Unknown` when the channel was not ready).
 const UNAVAILABLE_CODES: [Code; 5] = [Code::Cancelled, Code::Unknown, Code::DeadlineExceeded, Code::Aborted, Code::Unavailable];
 
+/// How many times a request that could not connect is sent (pauses of 5, 10, 20, ... ms in between).
+const CONNECT_ATTEMPTS: u32 = 8;
+
+/// True for a failure to connect to the endpoint the request was sent to: the request never reached etcd.
+fn never_sent(status: &Status) -> bool {
+    status.code() == Code::Unavailable && status.message().contains("connect error")
+}
+
 fn classify(status: Status) -> Failure {
     let message = status.message();
     if message.contains("required revision has been compacted") {
@@ -222,12 +230,31 @@ impl EtcdBackend {
         Ok((backend, hub))
     }
 
-    /// Runs `request` under the request timeout.
-    async fn call<T>(&self, what: &str, request: impl Future<Output = std::result::Result<tonic::Response<T>, Status>>)
-        -> std::result::Result<T, Failure> {
-        match tokio::time::timeout(self.request_timeout, request).await {
-            Ok(result) => result.map(tonic::Response::into_inner).map_err(classify),
-            Err(_) => Err(Failure::Unavailable(format!("etcd: {what} timed out after {:?}", self.request_timeout))),
+    /// Runs the request `send` makes on a KV client, under the request timeout. A request that failed to connect
+    /// (so nothing was sent: safe even for a transaction) is sent again, up to `CONNECT_ATTEMPTS` times over about
+    /// half a second: the channel's balancer may still pick an endpoint whose member is down (tonic's balancer
+    /// keeps a failed endpoint ready, hyperium/tonic#1147), and another attempt goes to a live one. With every
+    /// member down, the caller still hears `Unavailable` at once.
+    async fn call<T, F, Fut>(&self, what: &str, send: F) -> std::result::Result<T, Failure>
+    where
+        F: Fn(KvClient<Channel>) -> Fut,
+        Fut: Future<Output = std::result::Result<tonic::Response<T>, Status>>,
+    {
+        let deadline = tokio::time::Instant::now() + self.request_timeout;
+        let mut pause = Duration::from_millis(5);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match tokio::time::timeout_at(deadline, send(self.kv.clone())).await {
+                Ok(Ok(response)) => return Ok(response.into_inner()),
+                Ok(Err(status)) if never_sent(&status) && attempt < CONNECT_ATTEMPTS && tokio::time::Instant::now() + pause < deadline => {
+                    tracing::debug!(what, message = status.message(), "etcd: an endpoint cannot be reached; sending again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(200));
+                }
+                Ok(Err(status)) => return Err(classify(status)),
+                Err(_) => return Err(Failure::Unavailable(format!("etcd: {what} timed out after {:?}", self.request_timeout))),
+            }
         }
     }
 
@@ -263,7 +290,7 @@ impl EtcdBackend {
             limit: i64::try_from(limit).unwrap_or(i64::MAX),
             ..RangeRequest::default()
         };
-        self.call("range", self.kv.clone().range(request)).await
+        self.call("range", |mut kv| { let request = request.clone(); async move { kv.range(request).await } }).await
     }
 
     /// One internal chunk of a list, shrinking the chunk while responses are too large to decode.
@@ -287,7 +314,7 @@ impl EtcdBackend {
     }
 
     async fn txn(&self, txn: TxnRequest, size: usize) -> Result<TxnResponse> {
-        self.call("txn", self.kv.clone().txn(txn)).await.map_err(|failure| match failure {
+        self.call("txn", |mut kv| { let txn = txn.clone(); async move { kv.txn(txn).await } }).await.map_err(|failure| match failure {
             Failure::TooLarge => StorageError::ValueTooLarge { size, limit: ETCD_DEFAULT_MAX_REQUEST_BYTES },
             other => plain(other),
         })
@@ -374,7 +401,7 @@ impl EtcdBackend {
     /// Puts the progress marker; returns its revision.
     async fn put_marker(&self) -> Result<Revision> {
         let request = PutRequest { key: self.shared.marker().into(), ..PutRequest::default() };
-        let response = self.call("put", self.kv.clone().put(request)).await.map_err(plain)?;
+        let response = self.call("put", |mut kv| { let request = request.clone(); async move { kv.put(request).await } }).await.map_err(plain)?;
         Ok(header_revision(response.header.as_ref()))
     }
 }
@@ -464,7 +491,7 @@ impl Drop for EtcdBackend {
 impl Backend for EtcdBackend {
     async fn get(&self, key: &Key) -> Result<Option<Record>> {
         let request = RangeRequest { key: key.as_str().into(), ..RangeRequest::default() };
-        let response = self.call("get", self.kv.clone().range(request)).await.map_err(plain)?;
+        let response = self.call("get", |mut kv| { let request = request.clone(); async move { kv.range(request).await } }).await.map_err(plain)?;
         response.kvs.first().map(|kv| self.record(kv)).transpose()
     }
 
@@ -540,7 +567,7 @@ impl Backend for EtcdBackend {
 
     async fn current_revision(&self) -> Result<Revision> {
         let request = RangeRequest { key: self.shared.marker().into(), count_only: true, ..RangeRequest::default() };
-        let response = self.call("range", self.kv.clone().range(request)).await.map_err(plain)?;
+        let response = self.call("range", |mut kv| { let request = request.clone(); async move { kv.range(request).await } }).await.map_err(plain)?;
         Ok(header_revision(response.header.as_ref()))
     }
 
@@ -549,7 +576,7 @@ impl Backend for EtcdBackend {
             return Ok(());
         }
         let request = CompactionRequest { revision: to_i64(revision), physical: true };
-        match self.call("compact", self.kv.clone().compact(request)).await {
+        match self.call("compact", |mut kv| { let request = request.clone(); async move { kv.compact(request).await } }).await {
             Ok(_) | Err(Failure::Compacted) => {
                 self.shared.record_compacted(revision);
                 Ok(())
