@@ -576,7 +576,7 @@ impl Backend for EtcdBackend {
             return Ok(());
         }
         let request = CompactionRequest { revision: to_i64(revision), physical: true };
-        match self.call("compact", |mut kv| { let request = request.clone(); async move { kv.compact(request).await } }).await {
+        match self.call("compact", |mut kv| async move { kv.compact(request).await }).await {
             Ok(_) | Err(Failure::Compacted) => {
                 self.shared.record_compacted(revision);
                 Ok(())
