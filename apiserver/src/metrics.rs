@@ -63,6 +63,11 @@ struct ComponentLabels {
     component: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NameLabels {
+    name: &'static str,
+}
+
 /// What a request was, as far as its labels go.
 pub struct Request<'a> {
     pub method: &'a str,
@@ -147,6 +152,8 @@ pub struct Metrics {
     durations: Family<RequestLabels, Histogram>,
     inflight: Family<KindLabels, Gauge>,
     longrunning: Family<ComponentLabels, Gauge>,
+    /// 1 while this process runs the controllers (it holds their Lease, or nobody else shares the store).
+    leading: Gauge,
     /// Requests being served, by kind, so the gauge never counts a request twice.
     in_flight: [AtomicI64; 2],
 }
@@ -175,7 +182,13 @@ impl Default for Metrics {
             inflight.get_or_create(&KindLabels { request_kind }).set(0);
         }
         longrunning.get_or_create(&ComponentLabels { component: "apiserver" }).set(0);
-        Metrics { registry, requests, durations, inflight, longrunning, in_flight: [AtomicI64::new(0), AtomicI64::new(0)] }
+        // client-go's leader election metric, with the Lease's name as its `name`.
+        let status = Family::<NameLabels, Gauge>::default();
+        registry.register("leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            status.clone());
+        let leading = status.get_or_create(&NameLabels { name: crate::controllers::leader::LEASE_NAME }).clone();
+        Metrics { registry, requests, durations, inflight, longrunning, leading, in_flight: [AtomicI64::new(0), AtomicI64::new(0)] }
     }
 }
 
@@ -208,6 +221,11 @@ impl Metrics {
     /// A long-running request ends.
     pub fn longrunning_ended(&self) {
         self.longrunning.get_or_create(&ComponentLabels { component: "apiserver" }).dec();
+    }
+
+    /// The gauge that says whether this process runs the controllers (`leader_election_master_status`).
+    pub fn leading(&self) -> Gauge {
+        self.leading.clone()
     }
 
     /// The OpenMetrics text exposition (its media type is `CONTENT_TYPE`).

@@ -11,6 +11,7 @@ use actix_web::{middleware, web, App, HttpServer};
 use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::sled::SledConfig;
 use kspaces_storage::{KeyLayout, SpaceName, Store, StoreConfig};
+use prometheus_client::metrics::gauge::Gauge;
 use serde_json::json;
 use tokio::task::JoinHandle;
 
@@ -126,6 +127,8 @@ pub struct Controllers {
     store: Store,
     /// With a store other replicas share: the controllers run only while this replica holds their Lease.
     elector: Option<Elector>,
+    /// 1 while the controllers run here.
+    leading: Gauge,
 }
 
 impl Controllers {
@@ -136,9 +139,11 @@ impl Controllers {
         actix_web::rt::spawn(controllers::gc::load(self.gc.clone()));
         match self.elector.take() {
             Some(elector) => {
-                actix_web::rt::spawn(elector.run(move || self.spawn()));
+                let leading = self.leading.clone();
+                actix_web::rt::spawn(elector.run(leading, move || self.spawn()));
             }
             None => {
+                self.leading.set(1);
                 self.spawn();
             }
         }
@@ -255,6 +260,7 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
+    let metrics = Metrics::default();
     let controllers = Controllers {
         namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
         tenant: TenantController {
@@ -287,6 +293,7 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
             }),
             false => None,
         },
+        leading: metrics.leading(),
         store,
     };
     let authenticator = Authenticator {
@@ -323,7 +330,7 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         homes: settings.homes,
         virtual_workspaces,
         default_tenant: settings.default_tenant,
-        metrics: Metrics::default(),
+        metrics,
         openapi: OnceLock::new(),
     });
     Ok((server, controllers))

@@ -375,6 +375,13 @@ fn controllers_run_on_the_lease_holder_and_move_to_another_replica_when_it_is_ki
     assert_eq!(holder_pid(lease["spec"]["holderIdentity"].as_str().unwrap_or_default()), old_pid, "{lease}");
     assert!(lease["spec"]["leaseDurationSeconds"].as_i64() == Some(4), "--leader-elect-lease-duration 4s: {lease}");
 
+    // Each replica's /metrics says whether it leads, as client-go's elector does.
+    for (i, replica) in f.replicas.iter().enumerate() {
+        let text = replica.kubectl().ok(&["get", "--raw", "/metrics"]);
+        let wanted = format!(r#"leader_election_master_status{{name="kspaces-controllers"}} {}"#, u8::from(i == old));
+        assert!(text.lines().any(|l| l == wanted), "replica {i}: no line {wanted:?}");
+    }
+
     // A namespace deleted through a follower is emptied and removed (by the leader's controller).
     delete_namespace_and_wait(&f.replicas[follower], "doomed-before");
 

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use kspaces_storage::SpaceName;
+use prometheus_client::metrics::gauge::Gauge;
 use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 
@@ -67,7 +68,8 @@ fn holder(lease: &Value) -> &str {
 impl Elector {
     /// Runs forever: while this process holds the Lease, the tasks `start` spawned run; they are stopped (aborted)
     /// when it is lost, and `start` is called again when it is won again.
-    pub async fn run(self, start: impl Fn() -> Vec<JoinHandle<()>>) {
+    /// `leading` is set to 1 while they run, else 0.
+    pub async fn run(self, leading: Gauge, start: impl Fn() -> Vec<JoinHandle<()>>) {
         let mut observed: Option<Observed> = None;
         let mut running: Vec<JoinHandle<()>> = Vec::new();
         let mut renewed: Option<Instant> = None;
@@ -78,6 +80,7 @@ impl Elector {
                     if running.is_empty() {
                         tracing::warn!(identity = %self.identity, "leader election: this replica leads; starting the controllers");
                         running = start();
+                        leading.set(1);
                     }
                 }
                 Ok(false) => {}
@@ -89,6 +92,7 @@ impl Elector {
                 for task in running.drain(..) {
                     task.abort();
                 }
+                leading.set(0);
                 renewed = None;
             }
             tokio::time::sleep(self.timing.retry_period).await;
