@@ -237,6 +237,22 @@ impl WriteObserver for Authorizer {
             }
         }
     }
+
+    fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
+        match resource.is("apis.kcp.io", "APIExport") {
+            true => self.bounded.read().unwrap_or_else(|e| e.into_inner()).keys().cloned().collect(),
+            false => Vec::new(),
+        }
+    }
+
+    /// RBAC objects written while this process could not hear of them may have changed any space's policy.
+    fn resync(&self) {
+        let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
+        for slot in spaces.values_mut() {
+            slot.generation += 1;
+            slot.policy = None;
+        }
+    }
 }
 
 /// The attributes of a parsed request. A namespace's own requests (`GET /api/v1/namespaces/dev`) are in that

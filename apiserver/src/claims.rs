@@ -185,6 +185,14 @@ impl WriteObserver for Claims {
         let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
         spaces.entry(space.clone()).or_default().apply(name.to_owned(), claims, revision);
     }
+
+    fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
+        if !resource.is("apis.kcp.io", "APIBinding") {
+            return Vec::new();
+        }
+        let spaces = self.spaces.read().unwrap_or_else(|e| e.into_inner());
+        spaces.iter().flat_map(|(space, bindings)| bindings.keys().map(move |name| (space.clone(), name.clone()))).collect()
+    }
 }
 
 /// Keeps claim labels true on every write: those of the claims accepted in the object's workspace that cover it,

@@ -29,6 +29,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::kinds::crd::accept_names;
+use crate::kinds::logical_cluster::LOGICAL_CLUSTER_NAME;
 use crate::openapi::OpenApi;
 use crate::registry::feed::Rows;
 use crate::registry::observe::{RevisionMap, WriteObserver};
@@ -815,6 +816,25 @@ impl WriteObserver for Resolver {
             if labelled || was {
                 inner.changed(None);
             }
+        }
+    }
+
+    fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
+        fn by_space<V>(maps: &HashMap<SpaceName, RevisionMap<String, V>>) -> Vec<(SpaceName, String)> {
+            maps.iter().flat_map(|(space, names)| names.keys().map(move |name| (space.clone(), name.clone()))).collect()
+        }
+        let inner = self.read();
+        if resource.is("apiextensions.k8s.io", "CustomResourceDefinition") {
+            by_space(&inner.spaces)
+        } else if resource.is(APIS, "APIResourceSchema") {
+            by_space(&inner.schemas)
+        } else if resource.is(APIS, "APIBinding") {
+            by_space(&inner.bindings)
+        } else if resource.is("core.kcp.io", "LogicalCluster") {
+            let spaces: BTreeSet<&SpaceName> = inner.policies.keys().chain(inner.retained.keys()).collect();
+            spaces.into_iter().map(|space| (space.clone(), LOGICAL_CLUSTER_NAME.to_owned())).collect()
+        } else {
+            Vec::new()
         }
     }
 }

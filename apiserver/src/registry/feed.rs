@@ -7,8 +7,9 @@
 //!
 //! A watch that breaks resumes after the last revision it delivered. One that cannot (its history compacted away
 //! while this process was cut off from the store) primes the caches again from a fresh list, as a reflector
-//! re-lists: objects created or changed meanwhile are caught up; an object deleted meanwhile stays in a cache
-//! until its key is written again or the process restarts (`docs/scale-out.md`).
+//! re-lists and replaces: objects created or changed meanwhile are caught up, and what a cache holds that the list
+//! no longer shows is told deleted (`GenericStore::relist`); what was read on demand (RBAC policies) is dropped
+//! and read again (`WriteObserver::resync`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,13 +102,15 @@ impl Feed {
         }
     }
 
-    /// Primes the caches from a fresh list, retrying until it can; returns the revision to watch after.
-    async fn prime_again(&self) -> Revision {
+    /// Primes the caches again from a fresh list, what the list no longer shows told deleted (a reflector's
+    /// replace), retrying until it can; returns the revision to watch after.
+    pub(crate) async fn prime_again(&self) -> Revision {
+        self.registry.resync_observers();
         let mut backoff = Duration::from_millis(50);
         loop {
             let listed = async {
                 let at = self.registry.reader().current_revision().await?;
-                self.registry.prime(&self.primed, &self.table).await?;
+                self.registry.relist(&self.primed, &self.table).await?;
                 Ok::<_, crate::status::ApiError>(at)
             };
             match listed.await {

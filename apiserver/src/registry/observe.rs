@@ -28,6 +28,17 @@ pub trait WriteObserver: Send + Sync {
     fn deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, _last: &Value, revision: Revision) {
         self.written(resource, space, name, None, revision);
     }
+
+    /// The (space, name) of every live object of `resource`'s kind (one it `follows`) this cache holds. After a
+    /// re-list (`GenericStore::relist`), those the list no longer shows are told they are gone, as a reflector's
+    /// replace does.
+    fn holds(&self, _resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
+        Vec::new()
+    }
+
+    /// The store's history was lost to this process (see `registry::feed`): forget what was read from the store
+    /// on demand rather than primed, since no re-list brings it up to date.
+    fn resync(&self) {}
 }
 
 /// The revision a stored object was read at (`metadata.resourceVersion`, set on every read).
@@ -66,6 +77,11 @@ impl<K: Eq + Hash, V, S: BuildHasher> RevisionMap<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         self.entries.get(key).and_then(|(value, _)| value.as_ref())
+    }
+
+    /// Every live key.
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        self.iter().map(|(key, _)| key)
     }
 
     /// Every live entry.

@@ -210,20 +210,48 @@ impl GenericStore {
 
     /// Feeds `observers` every stored object of the kinds they follow (in `table`), one paged list per kind.
     pub async fn prime(&self, observers: &[Arc<dyn WriteObserver>], table: &ResourceTable) -> ApiResult<()> {
+        self.list_into(observers, table, false).await
+    }
+
+    /// As `prime`, for caches that already hold objects: what they hold (`WriteObserver::holds`) that a list no
+    /// longer shows is told deleted, as of the list's revision.
+    pub async fn relist(&self, observers: &[Arc<dyn WriteObserver>], table: &ResourceTable) -> ApiResult<()> {
+        self.list_into(observers, table, true).await
+    }
+
+    async fn list_into(&self, observers: &[Arc<dyn WriteObserver>], table: &ResourceTable, replace: bool) -> ApiResult<()> {
         let mut kinds: Vec<(&str, &str)> = observers.iter().flat_map(|o| o.follows().iter().copied()).collect();
         kinds.sort_unstable();
         kinds.dedup();
         for (group, kind) in kinds {
             let Some(resource) = table.by_kind(group, kind).cloned() else { continue };
             let followers: Vec<&Arc<dyn WriteObserver>> = observers.iter().filter(|o| o.follows().contains(&(group, kind))).collect();
-            self.reader().visit(&resource, &Scope::everywhere(), 1000, |space, object| {
+            let mut listed = std::collections::HashSet::new();
+            let revision = self.reader().visit(&resource, &Scope::everywhere(), 1000, |space, object| {
                 let name = meta_str(&object, "name").unwrap_or_default();
                 for follower in &followers {
                     follower.written(&resource, space, name, Some(&object), revision_of(&object));
                 }
+                if replace {
+                    listed.insert((space.clone(), name.to_owned()));
+                }
             }).await?;
+            if replace {
+                for follower in &followers {
+                    for (space, name) in follower.holds(&resource).into_iter().filter(|held| !listed.contains(held)) {
+                        follower.written(&resource, &space, &name, None, revision);
+                    }
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Tells every observer the store's history was lost to this process (`WriteObserver::resync`).
+    pub(super) fn resync_observers(&self) {
+        for observer in &self.inner.wiring.observers {
+            observer.resync();
+        }
     }
 
     /// One object, as the request's version shows it.

@@ -65,3 +65,37 @@ async fn a_replica_follows_what_another_writes_to_the_store() {
     other.registry.delete(&types, &in_t1, "team", &Default::default(), None).await.unwrap_or_else(|e| panic!("{e}"));
     eventually("its deletion", || one.types.get(&t1, "team").is_none()).await;
 }
+
+#[tokio::test]
+async fn after_a_gap_in_the_feed_a_relist_forgets_what_was_deleted_meanwhile() {
+    let store = Store::memory(StoreConfig { bookmark_interval: None, ..StoreConfig::default() });
+    let one = replica(&store).await;
+    let other = replica(&store).await;
+    let write = WriteContext::server(SERVER_MANAGER, "");
+    let row = |group: &str, kind: &str| other.resources.by_kind(group, kind).cloned().unwrap_or_else(|| panic!("no {kind}"));
+    let system = Scope::one(SpaceName::system(), None);
+    for tenant in ["system", "t1", "t2"] {
+        other.registry.create(&row("", "Tenant"), &system, json!({"metadata": {"name": tenant}}), &write).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let t1 = SpaceName::new("t1").unwrap_or_else(|e| panic!("{e}"));
+    let types = row("tenancy.kcp.io", "WorkspaceType");
+    let in_t1 = Scope::one(t1.clone(), None);
+    for name in ["kept", "gone"] {
+        let object = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceType", "metadata": {"name": name}, "spec": {}});
+        other.registry.create(&types, &in_t1, object, &write).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    one.prime().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(one.types.get(&t1, "gone").is_some() && one.tenants.phase("t2").is_some(), "primed with both");
+
+    // Written while `one` hears nothing (its feed cut off, the history compacted away).
+    other.registry.delete(&types, &in_t1, "gone", &Default::default(), None).await.unwrap_or_else(|e| panic!("{e}"));
+    let added = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceType", "metadata": {"name": "new"}, "spec": {}});
+    other.registry.create(&types, &in_t1, added, &write).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(one.types.get(&t1, "gone").is_some(), "not heard of yet");
+
+    let feed = Feed { registry: one.registry.clone(), rows: one.resolver.clone(), primed: one.primed(), table: one.resources.clone() };
+    feed.prime_again().await;
+    assert!(one.types.get(&t1, "gone").is_none(), "deleted during the gap: forgotten by the re-list");
+    assert!(one.types.get(&t1, "kept").is_some() && one.types.get(&t1, "new").is_some(), "the others listed");
+    assert!(one.tenants.phase("t2").is_some() && one.tree.tenant_of(&t1) == "t1", "what is still there stays");
+}

@@ -103,6 +103,13 @@ impl WriteObserver for TenantCache {
         &[("", "Tenant")]
     }
 
+    fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
+        match resource.is("", "Tenant") {
+            true => self.read().tenants.keys().map(|name| (SpaceName::system(), name.to_string())).collect(),
+            false => Vec::new(),
+        }
+    }
+
     fn written(&self, resource: &ResourceInfo, _space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
         if resource.is("", "Tenant") {
             self.apply(name, object, revision);

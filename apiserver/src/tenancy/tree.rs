@@ -282,6 +282,17 @@ impl WriteObserver for Tree {
         };
         self.apply(&parent, name, object.and_then(|object| edge(resource, name, object)), revision);
     }
+
+    /// Tenants are root's children; Workspaces are stored in their parents' spaces.
+    fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
+        let tenants = resource.is("", "Tenant");
+        if !tenants && !resource.is("tenancy.kcp.io", "Workspace") {
+            return Vec::new();
+        }
+        let inner = self.read();
+        let held = inner.edges.keys().filter(|(parent, _)| (parent.as_str() == SYSTEM_SPACE) == tenants);
+        held.filter_map(|(parent, name)| Some((SpaceName::new(parent.as_str()).ok()?, name.to_string()))).collect()
+    }
 }
 
 #[cfg(test)]

@@ -314,6 +314,13 @@ impl WriteObserver for WorkspaceTypes {
             self.apply(space, name, object.map(TypeSpec::of), revision);
         }
     }
+
+    fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
+        match resource.is("tenancy.kcp.io", "WorkspaceType") {
+            true => self.types.read().unwrap_or_else(|e| e.into_inner()).keys().cloned().collect(),
+            false => Vec::new(),
+        }
+    }
 }
 
 /// The built-in types root holds, with the parent and child limits of the seed documents: `root` (a singleton),
