@@ -1,5 +1,6 @@
 //! Checks only etcd needs: reopening on a prefix, a dead etcd, value limits, writes from another store,
-//! foreign keys, history replay through a temporary watch, and compaction.
+//! foreign keys, history replay through a temporary watch, compaction, and a store cut off from etcd while
+//! another compacts.
 
 #[path = "support/etcd.rs"]
 mod etcd_support;
@@ -194,4 +195,86 @@ async fn progress_brings_bookmarks_up_to_the_current_revision() {
         WatchItem::Bookmark(revision) => assert!(revision >= current, "bookmark {revision} < {current}"),
         other => panic!("expected a bookmark, got {other:?}"),
     }
+}
+
+/// A TCP relay to etcd that can be cut (every connection dropped, new ones refused) and restored: a store behind
+/// it is cut off from etcd while others go on.
+struct Relay {
+    endpoint: String,
+    open: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    connections: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Relay {
+    async fn start(target: &str) -> Relay {
+        use std::sync::atomic::Ordering;
+        let target = target.trim_start_matches("http://").to_owned();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the relay");
+        let endpoint = format!("http://{}", listener.local_addr().expect("relay address"));
+        let open = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let connections = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (accepting, tasks) = (open.clone(), connections.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !accepting.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let target = target.clone();
+                let task = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                tasks.lock().expect("relay tasks").push(task);
+            }
+        });
+        Relay { endpoint, open, connections }
+    }
+
+    fn cut(&self) {
+        self.open.store(false, std::sync::atomic::Ordering::SeqCst);
+        for task in self.connections.lock().expect("relay tasks").drain(..) {
+            task.abort();
+        }
+    }
+
+    fn restore(&self) {
+        self.open.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_cut_off_while_another_compacts_closes_its_watchers_and_goes_on() {
+    // Its own etcd: the compaction below would cut other tests' history short.
+    let server = EtcdServer::start();
+    let layout = etcd_support::unique_layout();
+    let relay = Relay::start(&server.endpoint).await;
+    let mut cut_off = server.config();
+    cut_off.endpoints = vec![relay.endpoint.clone()];
+    let (behind, other) = (open(&cut_off, &layout).await, open(&server.config(), &layout).await);
+    let range = configmaps(&behind).all_spaces();
+    let mut watcher = behind.watch(&range, WatchFrom::Now, WatchOptions::default()).await.expect("watch");
+    let a = key(&other, "t1", "default", "a");
+    let created = other.create(&a, value("a")).await.expect("no error").expect("created");
+    assert_eq!(next_event(&mut watcher).await.2, created.revision, "heard while connected");
+
+    relay.cut();
+    for name in ["b", "c"] {
+        other.create(&key(&other, "t1", "default", name), value(name)).await.expect("no error").expect("created");
+    }
+    let compacted = other.current_revision().await.expect("revision");
+    other.compact(compacted).await.expect("compact");
+    relay.restore();
+
+    // The feed cannot resume below the compacted revision: the watcher is told its history is gone (a client
+    // re-lists), instead of waiting forever for events that will never come.
+    let item = tokio::time::timeout(Duration::from_secs(20), watcher.next()).await.expect("the watcher is closed in time");
+    assert!(matches!(item, Some(Err(StorageError::Compacted { .. }))), "expected Compacted, got {item:?}");
+
+    // And the store goes on: a watch resumed from where a client re-listed hears later writes.
+    let mut again = behind.watch(&range, WatchFrom::After(compacted), WatchOptions::default()).await.expect("watch again");
+    let d = key(&other, "t1", "default", "d");
+    let later = other.create(&d, value("d")).await.expect("no error").expect("created");
+    assert_eq!(next_event(&mut again).await, (EventKind::Added, d.as_str().to_owned(), later.revision));
+    assert_eq!(behind.get(&d).await.expect("get").map(|r| r.revision), Some(later.revision));
 }
