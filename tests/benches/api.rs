@@ -9,15 +9,14 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
-use kube::{Api, Client, ResourceExt};
+use kube::api::{ListParams, ObjectMeta, PostParams, WatchParams};
+use kube::{Api, Client};
 use kspaces_tests::Server;
 
 mod support;
 
-use support::{client, closed_loops, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{client, receive_added, closed_loops, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(4);
@@ -363,7 +362,7 @@ async fn watch_row(server: &Server, client: &Client) -> Result<Row> {
     let mut watchers = Vec::new();
     for _ in 0..WATCHERS {
         let stream = api.watch(&WatchParams::default().disable_bookmarks().timeout(60), &version).await?;
-        watchers.push(tokio::spawn(receive_added(Box::pin(stream))));
+        watchers.push(tokio::spawn(receive_added(Box::pin(stream), WATCHED_CREATES)));
     }
     let clock = CpuClock::start(server)?;
     let mut sent = Vec::with_capacity(WATCHED_CREATES);
@@ -388,25 +387,5 @@ async fn watch_row(server: &Server, client: &Client) -> Result<Row> {
         latencies.len()
     );
     Ok(Row::new(format!("watch latency, create → ADDED received, {WATCHERS} watchers"), summary).cpu(cores))
-}
-
-/// Collects `(create index, arrival)` for every ADDED event until all creates arrived (or 30 s passed).
-async fn receive_added<S>(mut stream: std::pin::Pin<Box<S>>) -> Result<Vec<(usize, Instant)>>
-where
-    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Send,
-{
-    let mut arrivals = Vec::with_capacity(WATCHED_CREATES);
-    while arrivals.len() < WATCHED_CREATES {
-        let event = tokio::time::timeout(Duration::from_secs(30), stream.try_next()).await??;
-        match event.ok_or("a watch ended early")? {
-            WatchEvent::Added(cm) => {
-                let index: usize = cm.name_any().trim_start_matches("w-").parse()?;
-                arrivals.push((index, Instant::now()));
-            }
-            WatchEvent::Error(status) => return Err(format!("watch error: {status:?}").into()),
-            _ => {}
-        }
-    }
-    Ok(arrivals)
 }
 

@@ -21,17 +21,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
-use kube::{Api, Client, ResourceExt};
+use kube::api::{ListParams, ObjectMeta, PostParams, WatchParams};
+use kube::{Api, Client};
 use kspaces_tests::etcd::EtcdCluster;
 use kspaces_tests::{kube_client, Replica, Server};
 use serde_json::Value;
 
 mod support;
 
-use support::{client, closed_loops, cpu_seconds, dir_size, env_usize, mib, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{client, receive_added, closed_loops, cpu_seconds, dir_size, env_usize, mib, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(3);
@@ -409,7 +408,7 @@ async fn watch_rows(cluster: &Cluster, report: &mut Report) -> Result<()> {
     for api in [&on_b, &on_a] {
         let version = api.list(&ListParams::default().limit(1)).await?.metadata.resource_version.unwrap_or_default();
         let stream = api.watch(&WatchParams::default().disable_bookmarks().timeout(120), &version).await?;
-        watchers.push(tokio::spawn(receive_added(Box::pin(stream))));
+        watchers.push(tokio::spawn(receive_added(Box::pin(stream), WATCHED_CREATES)));
     }
     let clock = cluster.clock()?;
     let (mut sent, mut acknowledged) = (Vec::with_capacity(WATCHED_CREATES), Vec::with_capacity(WATCHED_CREATES));
@@ -445,26 +444,6 @@ async fn watch_rows(cluster: &Cluster, report: &mut Report) -> Result<()> {
         format!("{:.2} / {:.2} / {:.2}", cores.servers, cores.etcd.unwrap_or_default(), cores.client),
     );
     Ok(())
-}
-
-/// Collects `(create index, arrival)` for every ADDED event until all creates arrived (or 30 s passed).
-async fn receive_added<S>(mut stream: std::pin::Pin<Box<S>>) -> Result<Vec<(usize, Instant)>>
-where
-    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Send,
-{
-    let mut arrivals = Vec::with_capacity(WATCHED_CREATES);
-    while arrivals.len() < WATCHED_CREATES {
-        let event = tokio::time::timeout(Duration::from_secs(30), stream.try_next()).await??;
-        match event.ok_or("a watch ended early")? {
-            WatchEvent::Added(cm) => {
-                let index: usize = cm.name_any().trim_start_matches("w-").parse()?;
-                arrivals.push((index, Instant::now()));
-            }
-            WatchEvent::Error(status) => return Err(format!("watch error: {status:?}").into()),
-            _ => {}
-        }
-    }
-    Ok(arrivals)
 }
 
 /// `rounds` times: kill (SIGKILL) the replica holding the Lease, poll the Lease through a survivor every 100 ms

@@ -7,7 +7,10 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use kube::Client;
+use futures::TryStreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::WatchEvent;
+use kube::{Client, ResourceExt};
 use kspaces_tests::{kube_client, Server};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -142,4 +145,25 @@ pub fn dir_size(dir: &std::path::Path) -> Result<(u64, u64)> {
 
 pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// Collects `(create index, arrival)` for every ADDED event of ConfigMaps named `w-<index>` until `count` arrived
+/// (each within 30 s of the last).
+pub async fn receive_added<S>(mut stream: std::pin::Pin<Box<S>>, count: usize) -> Result<Vec<(usize, Instant)>>
+where
+    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Send,
+{
+    let mut arrivals = Vec::with_capacity(count);
+    while arrivals.len() < count {
+        let event = tokio::time::timeout(Duration::from_secs(30), stream.try_next()).await??;
+        match event.ok_or("a watch ended early")? {
+            WatchEvent::Added(cm) => {
+                let index: usize = cm.name_any().trim_start_matches("w-").parse()?;
+                arrivals.push((index, Instant::now()));
+            }
+            WatchEvent::Error(status) => return Err(format!("watch error: {status:?}").into()),
+            _ => {}
+        }
+    }
+    Ok(arrivals)
 }
