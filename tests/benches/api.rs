@@ -16,7 +16,7 @@ use kspaces_tests::Server;
 
 mod support;
 
-use support::{client, receive_added, closed_loops, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{client, configmap, receive_added, closed_loops, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(4);
@@ -91,14 +91,6 @@ async fn run() -> Result<Vec<Row>> {
     let loaded = status_kib(server.pid(), "VmRSS:")? as f64 / 1024.0;
     rows.push(Row::new(format!("RSS after the run ({} objects stored)", LIST_SIZE + 2000), format!("{loaded:.1} MiB")));
     Ok(rows)
-}
-
-fn configmap(name: String) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta { name: Some(name), ..ObjectMeta::default() },
-        data: Some([("key".to_owned(), "a small value".to_owned())].into()),
-        ..ConfigMap::default()
-    }
 }
 
 /// Time from spawning the process to `/readyz` answering, on a fresh data dir (which also generates the CA

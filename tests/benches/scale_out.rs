@@ -30,7 +30,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::{client, receive_added, closed_loops, cpu_seconds, dir_size, env_usize, mib, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{client, configmap, receive_added, closed_loops, cpu_seconds, dir_size, env_usize, mib, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(3);
@@ -165,14 +165,6 @@ fn etcd_pids(root: &std::path::Path) -> Result<Vec<u32>> {
         }
     }
     Ok(pids)
-}
-
-fn configmap(name: String) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta { name: Some(name), ..ObjectMeta::default() },
-        data: Some([("key".to_owned(), "a small value".to_owned())].into()),
-        ..ConfigMap::default()
-    }
 }
 
 fn namespace(name: &str) -> Namespace {

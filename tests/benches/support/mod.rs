@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::WatchEvent;
+use kube::api::{ObjectMeta, WatchEvent};
 use kube::{Client, ResourceExt};
 use kspaces_tests::{kube_client, Server};
 
@@ -166,4 +166,13 @@ where
         }
     }
     Ok(arrivals)
+}
+
+/// A small ConfigMap named `name`.
+pub fn configmap(name: String) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta { name: Some(name), ..ObjectMeta::default() },
+        data: Some([("key".to_owned(), "a small value".to_owned())].into()),
+        ..ConfigMap::default()
+    }
 }
