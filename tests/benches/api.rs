@@ -16,7 +16,7 @@ use kspaces_tests::Server;
 
 mod support;
 
-use support::{client, configmap, receive_added, closed_loops, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{client, closed_loops, configmap, cpu_seconds, millis, percentile, receive_added, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(4);

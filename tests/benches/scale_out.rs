@@ -30,7 +30,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::{client, configmap, receive_added, closed_loops, cpu_seconds, dir_size, env_usize, mib, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{client, closed_loops, configmap, cpu_seconds, dir_size, env_usize, mib, millis, percentile, receive_added, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(3);
