@@ -131,7 +131,9 @@ impl Elector {
         let seen = observed.as_ref().map_or_else(Instant::now, |o| o.at);
         let current = holder(&lease);
         let mine = current == self.identity;
-        if !mine && !current.is_empty() && seen.elapsed() < self.timing.lease_duration {
+        // The holder's own lease duration, as client-go reads it (replicas may run with different flags).
+        let held_for = lease.pointer("/spec/leaseDurationSeconds").and_then(Value::as_u64).map_or(self.timing.lease_duration, Duration::from_secs);
+        if !mine && !current.is_empty() && seen.elapsed() < held_for {
             return Ok(false);
         }
         let mut next = lease.clone();
