@@ -185,7 +185,7 @@ impl Default for Metrics {
         // client-go's leader election metric, with the Lease's name as its `name`.
         let status = Family::<NameLabels, Gauge>::default();
         registry.register("leader_election_master_status",
-            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name",
             status.clone());
         let leading = status.get_or_create(&NameLabels { name: crate::controllers::leader::LEASE_NAME }).clone();
         Metrics { registry, requests, durations, inflight, longrunning, leading, in_flight: [AtomicI64::new(0), AtomicI64::new(0)] }
