@@ -416,6 +416,11 @@ fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> ServeError +
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     std::fs::create_dir_all(&args.data_dir).map_err(io_err(&args.data_dir))?;
+    // Replicas sharing a data dir may start at the same moment: the first makes the CA, the serving certificate and
+    // the service-account key while holding this lock, and the others then read them.
+    let keys_lock_path = args.data_dir.join("keys.lock");
+    let keys_lock = std::fs::File::create(&keys_lock_path).map_err(io_err(&keys_lock_path))?;
+    keys_lock.lock().map_err(io_err(&keys_lock_path))?;
     let paths = PkiPaths::new(&args.data_dir);
     let ca = CertificateAuthority::load_or_create(&paths)?;
     let (cert_file, key_file) = match (&args.tls_cert_file, &args.tls_private_key_file) {
@@ -441,6 +446,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         key_files: args.service_account_key_file.clone(),
         max_expiration: args.service_account_max_token_expiration,
     })?;
+    drop(keys_lock);
     let auditor = match &args.audit_log_path {
         Some(path) => Auditor::open(path, args.audit_policy_file.as_deref())?,
         None => Auditor::disabled(),

@@ -594,3 +594,33 @@ fn slow_create(replica: &Replica, name: &str) -> (u16, String, Duration) {
     let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
     (code.trim().parse().unwrap_or(0), body.to_owned(), took)
 }
+
+#[test]
+fn replicas_started_together_on_a_fresh_data_dir_share_one_ca_and_one_service_account_key() {
+    let f = fixture();
+    let dir = f.etcd.root().join(format!("together-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let endpoints = f.etcd.endpoints();
+    // A prefix of their own: these replicas must not compete with the fixture's for its Lease.
+    let flags = ["--storage-backend", "etcd", "--etcd-servers", &endpoints, "--etcd-prefix", "/together"];
+    let (first, second) = std::thread::scope(|scope| {
+        let one = scope.spawn(|| Server::start_replica(&dir, &flags));
+        let two = scope.spawn(|| Server::start_replica(&dir, &flags));
+        (one.join().unwrap_or_else(|_| panic!("start a replica")), two.join().unwrap_or_else(|_| panic!("start a replica")))
+    });
+    let authority = |replica: &Replica| {
+        let kubeconfig = std::fs::read_to_string(&replica.kubeconfig).unwrap_or_else(|e| panic!("{e}"));
+        kubeconfig.lines().find(|l| l.trim_start().starts_with("certificate-authority-data:")).map(str::to_owned)
+    };
+    assert!(authority(&first).is_some());
+    assert_eq!(authority(&first), authority(&second), "both replicas made or read the same CA");
+    // The first replica's credentials (signed by that CA) are good on the second, whose serving certificate the
+    // CA signed too.
+    let across = Kubectl::new(&first.kubeconfig_for_url(&second.url));
+    assert!(across.ok(&["get", "namespaces", "-o", "name"]).lines().any(|l| l == "namespace/default"));
+    // A service-account token one replica issues is accepted by the other.
+    first.kubectl().ok(&["create", "serviceaccount", "bot", "-n", "default"]);
+    let token = first.kubectl().ok(&["create", "token", "bot", "-n", "default"]);
+    let (code, body) = curl_url(&second.url, Http::Two, Some(token.trim()), "GET", "/api", None);
+    assert_eq!(code, 200, "{body}");
+}
