@@ -23,7 +23,7 @@ use crate::claims::Claims;
 use crate::controllers::apis::{ApisController, ApisQueue};
 use crate::controllers::crd::CrdController;
 use crate::controllers::gc::{GarbageCollector, GcController};
-use crate::controllers::leader::{self, Elector, Timing};
+use crate::controllers::leader::{self, Elector, Stepdown, Timing};
 use crate::controllers::namespace::{NamespaceController, TerminatingNamespaces};
 use crate::controllers::tenant::TenantController;
 use crate::controllers::workspace::{PendingWorkspaces, WorkspaceController};
@@ -133,18 +133,21 @@ pub struct Controllers {
 
 impl Controllers {
     /// Starts the controllers on the current runtime: at once, or, when replicas share the store, whenever this
-    /// replica wins their Lease (and stops them when it loses it). The garbage collector's graph is loaded on
-    /// every replica: it is a cache.
-    pub fn start(mut self) {
+    /// replica wins their Lease (and stops them when it loses it; the `Stepdown` gives the Lease up on a graceful
+    /// shutdown). The garbage collector's graph is loaded on every replica: it is a cache.
+    pub fn start(mut self) -> Option<Stepdown> {
         actix_web::rt::spawn(controllers::gc::load(self.gc.clone()));
         match self.elector.take() {
             Some(elector) => {
                 let leading = self.leading.clone();
-                actix_web::rt::spawn(elector.run(leading, move || self.spawn()));
+                let (stepdown, stop) = Elector::stepdown();
+                actix_web::rt::spawn(elector.run(leading, move || self.spawn(), stop));
+                Some(stepdown)
             }
             None => {
                 self.leading.set(1);
                 self.spawn();
+                None
             }
         }
     }
@@ -357,6 +360,9 @@ pub enum ServeError {
     Config(String),
 }
 
+/// How long a graceful shutdown waits to give the controllers' Lease up.
+const STEPDOWN_WITHIN: Duration = Duration::from_secs(5);
+
 /// How often storage history is compacted (kube-apiserver's default).
 const COMPACTION_INTERVAL: Duration = Duration::from_secs(300);
 
@@ -495,7 +501,19 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
 
     // The OpenAPI documents (about 30 MB of schema trees) are built on the first request that needs them
     // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.
-    controllers.start();
+    // On SIGTERM or SIGINT the controllers' Lease is given up at once, while the server drains its connections
+    // (watches may hold it for its whole shutdown timeout): another replica takes the controllers over at its next
+    // try.
+    if let Some(stepdown) = controllers.start() {
+        actix_web::rt::spawn(async move {
+            let Ok(mut terminate) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else { return };
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            stepdown.release(STEPDOWN_WITHIN).await;
+        });
+    }
 
     println!("kspaces serving on {url} (admin kubeconfig: {})", kubeconfig_path.display());
     let data = web::Data::new(server);

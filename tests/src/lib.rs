@@ -264,6 +264,11 @@ impl Replica {
         let _ = self.child.wait();
     }
 
+    /// Asks the replica to stop, as an init system does (SIGTERM); `kill` reaps it.
+    pub fn terminate(&self) {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+    }
+
     /// A copy of this replica's admin kubeconfig whose server is `url` (e.g. `<replica>/clusters/system:admin`).
     pub fn kubeconfig_for_url(&self, url: &str) -> PathBuf {
         let original = std::fs::read_to_string(&self.kubeconfig).expect("read the replica's kubeconfig");

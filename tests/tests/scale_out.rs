@@ -211,7 +211,8 @@ fn holder_pid(identity: &str) -> u32 {
 fn leader(replicas: &mut [Replica], reader: usize) -> usize {
     let mut found = None;
     wait_for("the Lease names a live replica", CONTROLLERS_WITHIN, || {
-        let Some(holder) = lease_holder(&replicas[reader]) else { return false };
+        // No holder: a leader gave the Lease up and nobody has taken it yet.
+        let Some(holder) = lease_holder(&replicas[reader]).filter(|h| !h.is_empty()) else { return false };
         let pid = holder_pid(&holder);
         found = replicas.iter_mut().position(|r| r.pid() == pid && r.running());
         found.is_some()
@@ -623,4 +624,21 @@ fn replicas_started_together_on_a_fresh_data_dir_share_one_ca_and_one_service_ac
     let token = first.kubectl().ok(&["create", "token", "bot", "-n", "default"]);
     let (code, body) = curl_url(&second.url, Http::Two, Some(token.trim()), "GET", "/api", None);
     assert_eq!(code, 200, "{body}");
+}
+
+#[test]
+fn a_leader_stopped_gracefully_gives_the_lease_up_at_once() {
+    let mut f = fixture();
+    let old = leader(&mut f.replicas, 0);
+    let old_pid = f.replicas[old].pid();
+    let survivor = (old + 1) % REPLICAS;
+    f.replicas[old].terminate();
+    let stopped = Instant::now();
+    let new = leader(&mut f.replicas, survivor);
+    let took = stopped.elapsed();
+    eprintln!("after SIGTERM of pid {old_pid} the Lease moved to pid {} in {took:?}", f.replicas[new].pid());
+    assert_ne!(new, old);
+    // Within about one retry period (500 ms), not the lease duration (4 s) an expiry would take.
+    assert!(took < Duration::from_millis(2500), "the Lease moved only after {took:?}");
+    f.replicas[old].kill();
 }

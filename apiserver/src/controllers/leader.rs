@@ -14,6 +14,7 @@ use chrono::Utc;
 use kspaces_storage::SpaceName;
 use prometheus_client::metrics::gauge::Gauge;
 use serde_json::{json, Value};
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::registry::{GenericStore, Part, ResourceInfo, Scope, WriteContext};
@@ -45,6 +46,21 @@ pub struct Elector {
     pub timing: Timing,
 }
 
+/// Stops a running elector on a graceful shutdown: its controllers are stopped and its Lease given up, so another
+/// replica takes over at its next try instead of after a lease duration (client-go's `ReleaseOnCancel`).
+pub struct Stepdown {
+    stop: watch::Sender<bool>,
+    done: oneshot::Receiver<()>,
+}
+
+impl Stepdown {
+    /// Asks the elector to stop and waits for it, at most `within`.
+    pub async fn release(self, within: Duration) {
+        let _ = self.stop.send(true);
+        let _ = tokio::time::timeout(within, self.done).await;
+    }
+}
+
 /// The Lease as last seen, and when this process saw it change (every renewal changes it).
 struct Observed {
     lease: Value,
@@ -66,10 +82,18 @@ fn holder(lease: &Value) -> &str {
 }
 
 impl Elector {
-    /// Runs forever: while this process holds the Lease, the tasks `start` spawned run; they are stopped (aborted)
-    /// when it is lost, and `start` is called again when it is won again.
+    /// A handle that stops `run` (see `Stepdown`), and what `run` listens to.
+    pub fn stepdown() -> (Stepdown, (watch::Receiver<bool>, oneshot::Sender<()>)) {
+        let (stop, stopped) = watch::channel(false);
+        let (finished, done) = oneshot::channel();
+        (Stepdown { stop, done }, (stopped, finished))
+    }
+
+    /// Runs until `stop` says so (see `Stepdown`): while this process holds the Lease, the tasks `start` spawned
+    /// run; they are stopped (aborted) when it is lost, and `start` is called again when it is won again.
     /// `leading` is set to 1 while they run, else 0.
-    pub async fn run(self, leading: Gauge, start: impl Fn() -> Vec<JoinHandle<()>>) {
+    pub async fn run(self, leading: Gauge, start: impl Fn() -> Vec<JoinHandle<()>>, stop: (watch::Receiver<bool>, oneshot::Sender<()>)) {
+        let (mut stopped, finished) = stop;
         let mut observed: Option<Observed> = None;
         let mut running: Vec<JoinHandle<()>> = Vec::new();
         let mut renewed: Option<Instant> = None;
@@ -95,8 +119,38 @@ impl Elector {
                 leading.set(0);
                 renewed = None;
             }
-            tokio::time::sleep(self.timing.retry_period).await;
+            tokio::select! {
+                _ = tokio::time::sleep(self.timing.retry_period) => {}
+                _ = stopped.wait_for(|stop| *stop) => {
+                    for task in running.drain(..) {
+                        task.abort();
+                    }
+                    leading.set(0);
+                    if let Err(err) = self.release().await {
+                        tracing::warn!(err = %err.message, "leader election: could not give the Lease up");
+                    }
+                    let _ = finished.send(());
+                    return;
+                }
+            }
         }
+    }
+
+    /// Gives the Lease up if this process holds it: no holder, a one-second duration (client-go's release).
+    async fn release(&self) -> ApiResult<()> {
+        let scope = Scope::one(self.space.clone(), Some(LEASE_NAMESPACE.to_owned()));
+        let lease = self.registry.get(&self.leases, &scope, LEASE_NAME).await?;
+        if holder(&lease) != self.identity {
+            return Ok(());
+        }
+        let mut next = lease;
+        next["spec"]["holderIdentity"] = json!("");
+        next["spec"]["leaseDurationSeconds"] = json!(1);
+        next["spec"]["renewTime"] = json!(micro_time());
+        let write = WriteContext::server(MANAGER, "");
+        self.registry.update(&self.leases, &scope, LEASE_NAME, next, Part::Main, &write).await?;
+        tracing::warn!(identity = %self.identity, "leader election: gave the Lease up");
+        Ok(())
     }
 
     /// One round: true if this process holds the Lease afterwards.
