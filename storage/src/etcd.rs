@@ -235,7 +235,7 @@ impl EtcdBackend {
     /// (so nothing was sent: safe even for a transaction) is sent again, up to `CONNECT_ATTEMPTS` times over about
     /// half a second: the channel's balancer may still pick an endpoint whose member is down (tonic's balancer
     /// keeps a failed endpoint ready, hyperium/tonic#1147), and another attempt goes to a live one. With every
-    /// member down, the caller still hears `Unavailable` at once.
+    /// member down, the caller hears `Unavailable` after those attempts, about half a second.
     async fn call<T, F, Fut>(&self, what: &str, send: F) -> std::result::Result<T, Failure>
     where
         F: Fn(KvClient<Channel>) -> Fut,
