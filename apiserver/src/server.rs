@@ -414,6 +414,15 @@ fn server_url(addr: SocketAddr) -> String {
     }
 }
 
+/// Replaces `path` with `contents` in one step (a file beside it, renamed over it): replicas sharing a data dir
+/// rewrite `admin.kubeconfig` as they start, and a reader never sees half of one.
+fn write_whole(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(format!(".{}.tmp", std::process::id()));
+    std::fs::write(&partial, contents)?;
+    std::fs::rename(&partial, path)
+}
+
 fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> ServeError + '_ {
     move |source| ServeError::Io { path: path.to_owned(), source }
 }
@@ -496,8 +505,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let (admin_cert, admin_key) = ca.client_cert("kubernetes-admin", &admin_groups)?;
     let kubeconfig = pki::kubeconfig(&url, &ca.cert_pem, "kspaces", "kubernetes-admin", &admin_cert, &admin_key);
     let kubeconfig_path = args.data_dir.join("admin.kubeconfig");
-    std::fs::write(&kubeconfig_path, kubeconfig).map_err(io_err(&kubeconfig_path))?;
-    let _ = std::fs::write(args.data_dir.join("server-url"), &url);
+    write_whole(&kubeconfig_path, kubeconfig.as_bytes()).map_err(io_err(&kubeconfig_path))?;
+    let _ = write_whole(&args.data_dir.join("server-url"), url.as_bytes());
 
     // The OpenAPI documents (about 30 MB of schema trees) are built on the first request that needs them
     // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.

@@ -122,8 +122,8 @@ impl Server {
 
     /// Starts one replica of a scaled-out server on `dir`, a data dir it shares with the other replicas (the
     /// same CA and service-account keys) and does not own; `extra` names the shared storage
-    /// (`--storage-backend etcd --etcd-servers ...`). Replicas are started one at a time: each writes its own URL
-    /// to `dir/admin.kubeconfig`, of which the replica keeps a copy.
+    /// (`--storage-backend etcd --etcd-servers ...`). Each replica rewrites `dir/admin.kubeconfig` as it starts; the
+    /// replica keeps a copy of it with its own URL, so replicas may also be started at the same moment.
     pub fn start_replica(dir: &Path, extra: &[&str]) -> Replica {
         let (child, url, startup) = serve(dir, extra);
         let pid = child.id();
