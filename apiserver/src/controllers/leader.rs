@@ -77,6 +77,14 @@ fn micro_time() -> String {
     Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
+/// Stops the controllers' tasks and says this process no longer runs them.
+fn stop_all(running: &mut Vec<JoinHandle<()>>, leading: &Gauge) {
+    for task in running.drain(..) {
+        task.abort();
+    }
+    leading.set(0);
+}
+
 fn holder(lease: &Value) -> &str {
     lease.pointer("/spec/holderIdentity").and_then(Value::as_str).unwrap_or_default()
 }
@@ -113,19 +121,13 @@ impl Elector {
             let lost = renewed.is_some_and(|at| at.elapsed() >= self.timing.renew_deadline) || observed.as_ref().is_some_and(|o| holder(&o.lease) != self.identity);
             if lost && !running.is_empty() {
                 tracing::warn!(identity = %self.identity, "leader election: the Lease is lost; stopping the controllers");
-                for task in running.drain(..) {
-                    task.abort();
-                }
-                leading.set(0);
+                stop_all(&mut running, &leading);
                 renewed = None;
             }
             tokio::select! {
                 _ = tokio::time::sleep(self.timing.retry_period) => {}
                 _ = stopped.wait_for(|stop| *stop) => {
-                    for task in running.drain(..) {
-                        task.abort();
-                    }
-                    leading.set(0);
+                    stop_all(&mut running, &leading);
                     if let Err(err) = self.release().await {
                         tracing::warn!(err = %err.message, "leader election: could not give the Lease up");
                     }
