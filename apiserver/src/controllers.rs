@@ -17,7 +17,7 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
 use crate::authorization::RBAC_GROUP;
-use crate::registry::{DeleteOptions, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
+use crate::registry::{DeleteOptions, DeleteOutcome, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 
@@ -28,21 +28,26 @@ pub(crate) const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 pub(crate) const BATCH: usize = 500;
 
 /// Deletes the objects of `resources` in `scope` (one space; a namespace, or all of the space), honouring
-/// finalizers: an object with finalizers only gets its deletion timestamp. True if nothing was left to delete.
+/// finalizers: an object with finalizers only gets its deletion timestamp. True if nothing is left: nothing was
+/// found, or everything found was removed outright (so the caller goes on at once, not at its next pass). Which
+/// resources hold anything is asked of the store in one call; only those are listed.
 /// 404 (gone meanwhile) and 409 (a Terminating namespace, emptied by its own controller) are not failures.
 pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterator<Item = &'a ResourceInfo>, scope: &Scope) -> ApiResult<bool> {
     let space = scope.space()?;
+    let resources: Vec<&ResourceInfo> = resources.collect();
+    let occupied = registry.reader().occupied(&resources, scope).await?;
     let mut empty = true;
-    for resource in resources {
+    for resource in resources.into_iter().zip(occupied).filter_map(|(resource, occupied)| occupied.then_some(resource)) {
         let options = ListOptions { limit: Some(BATCH), ..ListOptions::default() };
-        let (items, _) = registry.reader().list(resource, scope, &options).await?;
+        let (items, meta) = registry.reader().list(resource, scope, &options).await?;
+        empty &= meta.continue_token.is_none();
         for item in &items {
-            empty = false;
             let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
             let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).filter(|_| resource.namespaced);
             let item_scope = Scope::one(space.clone(), namespace.map(str::to_owned));
             match registry.delete(resource, &item_scope, name, &DeleteOptions::default(), None).await {
-                Ok(_) | Err(ApiError { code: 404 | 409, .. }) => {}
+                Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => {}
+                Ok(DeleteOutcome::Pending(_)) | Err(ApiError { code: 409, .. }) => empty = false,
                 Err(err) => return Err(err),
             }
         }
@@ -50,8 +55,8 @@ pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterato
     Ok(empty)
 }
 
-/// One pass over a space being deleted (a tenant's, a workspace's): deletes what is left of its content; true if
-/// nothing was left. The space's LogicalCluster is `Deleting` meanwhile. ClusterRoles and ClusterRoleBindings go
+/// One pass over a space being deleted (a tenant's, a workspace's): deletes what is left of its content; true once
+/// nothing is left. The space's LogicalCluster is `Deleting` meanwhile. ClusterRoles and ClusterRoleBindings go
 /// once everything else is gone, so the space's administrators keep their access while it drains (e.g. to lift a
 /// finalizer that holds the deletion up), and the LogicalCluster goes last, as kcp removes it.
 /// Workspaces in it are content: each goes only once its own subtree is gone.

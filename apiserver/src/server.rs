@@ -200,8 +200,8 @@ impl Core {
         let resolver = Arc::new(Resolver::new(resources.clone(), tenants.clone(), tree.clone()));
         let policies = PolicySource::new(crate::registry::Reader::new(store.clone()), &resources, tree.clone());
         let authorizer = Arc::new(Authorizer::new(authorization_modes, policies));
-        let terminating_namespaces = Arc::new(TerminatingNamespaces::default());
         let pending_workspaces = Arc::new(PendingWorkspaces::default());
+        let terminating_namespaces = Arc::new(TerminatingNamespaces::notifying(pending_workspaces.advance()));
         let aggregation = Arc::new(AggregationQueue::default());
         let gc = Arc::new(GarbageCollector::default());
         let apis = Arc::new(ApisQueue::default());

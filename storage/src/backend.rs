@@ -81,6 +81,16 @@ pub trait Backend: Send + Sync + 'static {
     async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>, count_remaining: bool)
         -> Result<RawPage>;
 
+    /// For each range, whether it holds any live key now. A default of one limited list per range; a backend
+    /// that can answer many in one call (sled: one trip to the blocking pool) does.
+    async fn occupied(&self, ranges: &[KeyRange]) -> Result<Vec<bool>> {
+        let mut occupied = Vec::with_capacity(ranges.len());
+        for range in ranges {
+            occupied.push(!self.list(range, None, None, Some(1), false).await?.items.is_empty());
+        }
+        Ok(occupied)
+    }
+
     /// Performs one write atomically with its revision; acknowledged only once durable.
     async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>>;
 

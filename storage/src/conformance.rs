@@ -384,6 +384,27 @@ pub async fn range_isolation(factory: &dyn Factory) {
     assert_eq!(listed(keys.all_spaces()).await, expect(&[0, 1, 2, 3, 4, 5]), "other resources stay out");
 }
 
+/// `occupied` says which ranges hold a live key now: a deleted key leaves its range empty, a neighbour's
+/// space (`t10` beside `t1`) does not count, and the answers come back in the order asked.
+pub async fn occupied_ranges(factory: &dyn Factory) {
+    let store = factory.fresh(test_config()).await;
+    let keys = configmaps(&store);
+    put_new(&store, &key(&store, "t10", "default", "a"), "a").await;
+    let gone = put_new(&store, &key(&store, "t1", "old", "a"), "a").await;
+    store.delete(&gone.key, None).await.expect("delete").expect("deleted");
+    put_new(&store, &key(&store, "t1", "default", "a"), "a").await;
+    let ranges = [
+        keys.namespace(&space("t1"), Some("old")).expect("range"),
+        keys.namespace(&space("t1"), Some("default")).expect("range"),
+        keys.namespace(&space("t1"), None).expect("range"),
+        keys.space(&space("t1")),
+        keys.space(&space("t2")),
+        keys.all_spaces(),
+    ];
+    assert_eq!(store.occupied(&ranges).await.expect("occupied"), [false, true, false, true, false, true]);
+    assert_eq!(store.occupied(&[]).await.expect("occupied"), Vec::<bool>::new());
+}
+
 /// A value over `max_value_bytes` fails with `ValueTooLarge` on create and update and writes nothing.
 pub async fn value_too_large(factory: &dyn Factory) {
     let store = factory.fresh(StoreConfig { max_value_bytes: 1024, ..test_config() }).await;
@@ -451,6 +472,7 @@ macro_rules! conformance_tests {
             compaction_keeps_latest_versions,
             continue_token_garbage_invalid,
             range_isolation,
+            occupied_ranges,
             value_too_large,
             invalid_key_segments,
             watch_ordered,

@@ -497,6 +497,12 @@ impl Backend for EtcdBackend {
     }
 
     /// etcd counts what is left of a range with every answer, so `count_remaining` costs nothing and is ignored.
+    /// Every range at once (one round trip's wait, not one per range).
+    async fn occupied(&self, ranges: &[KeyRange]) -> Result<Vec<bool>> {
+        let pages = futures::future::try_join_all(ranges.iter().map(|range| self.list(range, None, None, Some(1), false))).await?;
+        Ok(pages.iter().map(|page| !page.items.is_empty()).collect())
+    }
+
     async fn list(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>, _count_remaining: bool)
         -> Result<RawPage> {
         if let Some(at) = at {

@@ -257,6 +257,17 @@ impl Backend for SledBackend {
         Ok(page)
     }
 
+    async fn occupied(&self, ranges: &[KeyRange]) -> Result<Vec<bool>> {
+        let at = self.shared.durable();
+        let tree = self.shared.tree.clone();
+        let bounds: Vec<(String, String)> = ranges.iter().map(|range| (range.start().to_owned(), range.end())).collect();
+        tokio::task::spawn_blocking(move || {
+            bounds.iter().map(|(from, end)| Ok(!scan(&tree, from, end, at, Some(1), 1)?.items.is_empty())).collect()
+        })
+        .await
+        .map_err(|err| StorageError::Backend(format!("sled: a scan stopped: {err}")))?
+    }
+
     async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {
         if self.shared.failed.load(Ordering::Acquire) {
             return Err(StorageError::Unavailable("a commit failed earlier; restart to recover".to_owned()));

@@ -165,6 +165,12 @@ impl Store {
         Ok(ListPage { items: page.items, revision: page.revision, continue_token, remaining: page.remaining })
     }
 
+    /// For each range, whether it holds any object now (one call, however many ranges: how a controller finds
+    /// what is left in a space it empties without a list per resource).
+    pub async fn occupied(&self, ranges: &[KeyRange]) -> Result<Vec<bool>> {
+        self.backend.occupied(ranges).await
+    }
+
     fn check_size(&self, value: &Bytes) -> Result<()> {
         if value.len() > self.config.max_value_bytes {
             return Err(StorageError::ValueTooLarge { size: value.len(), limit: self.config.max_value_bytes });

@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
+use tokio::sync::Notify;
 
 use super::{delete_content, finalize};
 use crate::registry::observe::WriteObserver;
@@ -20,15 +21,27 @@ use crate::status::{ApiError, ApiResult};
 #[derive(Debug, Default)]
 pub struct TerminatingNamespaces {
     pending: Mutex<BTreeSet<(SpaceName, String)>>,
+    /// A namespace became Terminating: the controller runs now, not at its next tick.
+    wake: Notify,
+    /// Told when a Terminating namespace is gone (the workspace controller, whose deleted workspaces wait for
+    /// their namespaces, goes on at once).
+    removed: Arc<Notify>,
 }
 
 impl TerminatingNamespaces {
+    /// Tells `removed` whenever a Terminating namespace is gone.
+    pub fn notifying(removed: Arc<Notify>) -> TerminatingNamespaces {
+        TerminatingNamespaces { removed, ..TerminatingNamespaces::default() }
+    }
+
     fn set(&self, space: &SpaceName, name: &str, deleting: bool) {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if deleting {
-            pending.insert((space.clone(), name.to_owned()));
-        } else {
-            pending.remove(&(space.clone(), name.to_owned()));
+            if pending.insert((space.clone(), name.to_owned())) {
+                self.wake.notify_one();
+            }
+        } else if pending.remove(&(space.clone(), name.to_owned())) {
+            self.removed.notify_one();
         }
     }
 
@@ -67,7 +80,7 @@ pub struct NamespaceController {
 
 impl NamespaceController {
     /// Finds the namespaces left Terminating by the previous run, then runs forever, checking the Terminating
-    /// namespaces every `interval`.
+    /// namespaces every `interval`, and at once when a namespace becomes Terminating.
     pub async fn run(self, interval: Duration) {
         let queue: Arc<dyn WriteObserver> = self.queue.clone();
         while let Err(err) = self.registry.prime(std::slice::from_ref(&queue), &self.resources).await {
@@ -76,7 +89,10 @@ impl NamespaceController {
         }
         let mut ticker = tokio::time::interval(interval);
         loop {
-            ticker.tick().await;
+            tokio::select! {
+                _ = ticker.tick() => {}
+                () = self.queue.wake.notified() => {}
+            }
             if let Err(err) = self.reconcile().await {
                 tracing::warn!(%err, "namespace controller");
             }

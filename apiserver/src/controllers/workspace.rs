@@ -38,11 +38,18 @@ type Pending = (BTreeMap<(SpaceName, String), u64>, u64);
 pub struct PendingWorkspaces {
     pending: Mutex<Pending>,
     wake: Notify,
-    /// A LogicalCluster's last initializer or terminator is gone: its workspace moves on now, not at the next tick.
-    advance: Notify,
+    /// A LogicalCluster's last initializer or terminator is gone, a deleted workspace or a Terminating namespace
+    /// is gone: what waited for it moves on now, not at the next tick.
+    advance: Arc<Notify>,
 }
 
 impl PendingWorkspaces {
+    /// What wakes the controller between passes (shared with the namespace controller's queue, which tells it
+    /// when a namespace a deleted workspace holds is gone).
+    pub fn advance(&self) -> Arc<Notify> {
+        self.advance.clone()
+    }
+
     fn set(&self, parent: &SpaceName, name: &str, pending: bool) {
         let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let (set, count) = &mut *guard;
@@ -86,6 +93,10 @@ impl WriteObserver for PendingWorkspaces {
         if resource.is("tenancy.kcp.io", "Workspace") {
             let pending = object.is_some_and(|o| is_deleting(o) || o.pointer("/status/phase").and_then(Value::as_str) != Some("Ready"));
             self.set(space, name, pending);
+            if object.is_none() {
+                // Its parent, being deleted, may be waiting for it.
+                self.advance.notify_one();
+            }
         } else if let Some(object) = object.filter(|_| resource.is("core.kcp.io", "LogicalCluster")) {
             // Its workspace (`spec.owner`) was set aside while it waited; it moves on now.
             let done = Lifecycle::ALL.into_iter().any(|l| {

@@ -189,6 +189,12 @@ impl Reader {
         })
     }
 
+    /// For each of `resources`, whether it has any object in `scope` now: one storage call for all of them.
+    pub async fn occupied(&self, resources: &[&ResourceInfo], scope: &Scope) -> ApiResult<Vec<bool>> {
+        let ranges = resources.iter().map(|resource| self.range(resource, scope)).collect::<ApiResult<Vec<_>>>()?;
+        Ok(self.store.occupied(&ranges).await?)
+    }
+
     /// Lists objects; selectors filter pages until `limit` matches are found or the range ends.
     pub async fn list(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<(Vec<Value>, ListMeta)> {
         let mut pages = self.pages(resource, scope, options.clone())?;
