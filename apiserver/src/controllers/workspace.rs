@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
 use kspaces_storage::{Revision, SpaceName};
@@ -29,8 +29,15 @@ use crate::tenancy::{space, Tree};
 /// How many workspaces one pass works on at once.
 const CONCURRENCY: usize = 32;
 
-/// The pending workspaces, each with the count of the write that made it pending, and the last count given.
-type Pending = (BTreeMap<(SpaceName, String), u64>, u64);
+/// The pending workspaces, each with the count of the write that made it pending and the moment before which the
+/// controller leaves it alone (a creation the request that made it is still completing), and the last count given.
+type Pending = (BTreeMap<(SpaceName, String), (u64, Option<Instant>)>, u64);
+
+/// How long a workspace being created is left to the request that created it (its `after_create` makes the
+/// logical cluster and moves it to `Ready`, normally within milliseconds) before the controller completes it,
+/// which it then does only if a crash or a failure cut that short. Without this the two raced on every create,
+/// doing the same reads and no-op writes twice.
+const CREATION_GRACE: Duration = Duration::from_secs(2);
 
 /// Workspaces being created or deleted, by (parent space, name), each with the count of the last write that made
 /// it pending (a workspace set aside while it waits comes back only if nothing made it pending meanwhile).
@@ -50,13 +57,14 @@ impl PendingWorkspaces {
         self.advance.clone()
     }
 
-    fn set(&self, parent: &SpaceName, name: &str, pending: bool) {
+    /// Marks a workspace pending (or not); `not_before` defers the controller's work on it.
+    fn set(&self, parent: &SpaceName, name: &str, pending: bool, not_before: Option<Instant>) {
         let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let (set, count) = &mut *guard;
         let key = (parent.clone(), name.to_owned());
         if pending {
             *count += 1;
-            set.insert(key, *count);
+            set.insert(key, (*count, not_before));
             drop(guard);
             self.wake.notify_one();
         } else {
@@ -67,20 +75,30 @@ impl PendingWorkspaces {
     /// The count a reconcile starts from (0: not pending).
     fn seen(&self, parent: &SpaceName, name: &str) -> u64 {
         let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.get(&(parent.clone(), name.to_owned())).copied().unwrap_or(0)
+        guard.0.get(&(parent.clone(), name.to_owned())).map_or(0, |(count, _)| *count)
     }
 
     /// Sets a waiting workspace aside, unless a write made it pending again since `seen`.
     fn set_aside(&self, parent: &SpaceName, name: &str, seen: u64) {
         let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let key = (parent.clone(), name.to_owned());
-        if guard.0.get(&key) == Some(&seen) {
+        if guard.0.get(&key).is_some_and(|(count, _)| *count == seen) {
             guard.0.remove(&key);
         }
     }
 
-    fn snapshot(&self) -> Vec<(SpaceName, String)> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).0.keys().cloned().collect()
+    /// The pending workspaces due now, and whether others are pending but deferred.
+    fn snapshot(&self, now: Instant) -> (Vec<(SpaceName, String)>, bool) {
+        let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut deferred = false;
+        let due = guard.0.iter().filter_map(|(key, (_, not_before))| match not_before {
+            Some(at) if *at > now => {
+                deferred = true;
+                None
+            }
+            _ => Some(key.clone()),
+        }).collect();
+        (due, deferred)
     }
 }
 
@@ -91,19 +109,22 @@ impl WriteObserver for PendingWorkspaces {
 
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, _revision: Revision) {
         if resource.is("tenancy.kcp.io", "Workspace") {
-            let pending = object.is_some_and(|o| is_deleting(o) || o.pointer("/status/phase").and_then(Value::as_str) != Some("Ready"));
-            self.set(space, name, pending);
+            let deleting = object.is_some_and(is_deleting);
+            let creating = !deleting && object.is_some_and(|o| o.pointer("/status/phase").and_then(Value::as_str) != Some("Ready"));
+            self.set(space, name, deleting || creating, creating.then(|| Instant::now() + CREATION_GRACE));
             if object.is_none() {
                 // Its parent, being deleted, may be waiting for it.
                 self.advance.notify_one();
             }
         } else if let Some(object) = object.filter(|_| resource.is("core.kcp.io", "LogicalCluster")) {
-            // Its workspace (`spec.owner`) was set aside while it waited; it moves on now.
+            // Its workspace (`spec.owner`) was set aside while it waited; it moves on now. One that never had an
+            // entry to wait for (an empty `spec.initializers`) is being moved on by the request that made it.
             let done = Lifecycle::ALL.into_iter().any(|l| {
-                object.pointer("/status/phase").and_then(Value::as_str) == Some(l.phase()) && l.entries(object).is_empty()
+                let had_entries = object.pointer(&format!("/spec/{}", l.field())).and_then(Value::as_array).is_some_and(|e| !e.is_empty());
+                object.pointer("/status/phase").and_then(Value::as_str) == Some(l.phase()) && l.entries(object).is_empty() && had_entries
             });
             if let Some((parent, name)) = owner(object).filter(|_| done) {
-                self.set(&parent, &name, true);
+                self.set(&parent, &name, true, None);
                 self.advance.notify_one();
             }
         }
@@ -139,9 +160,12 @@ impl WorkspaceController {
             tokio::time::sleep(interval).await;
         }
         loop {
-            let pending = self.queue.snapshot();
+            let (pending, deferred) = self.queue.snapshot(Instant::now());
             if pending.is_empty() {
-                self.queue.wake.notified().await;
+                match deferred {
+                    true => tokio::time::sleep(interval).await,
+                    false => self.queue.wake.notified().await,
+                }
                 continue;
             }
             let controller = &self;
@@ -164,11 +188,12 @@ impl WorkspaceController {
     /// One step for one workspace: complete its creation, or move its deletion on.
     pub async fn reconcile(&self, parent: &SpaceName, name: &str) -> ApiResult<()> {
         let seen = self.queue.seen(parent, name);
+        tracing::debug!(%parent, name, seen, "workspace controller: reconcile");
         let scope = Scope::one(parent.clone(), None);
         let workspace = match self.registry.reader().get(self.workspaces()?, &scope, name).await {
             Ok(workspace) => workspace,
             Err(ApiError { code: 404, .. }) => {
-                self.queue.set(parent, name, false);
+                self.queue.set(parent, name, false, None);
                 return Ok(());
             }
             Err(err) => return Err(err),

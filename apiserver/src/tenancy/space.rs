@@ -170,10 +170,14 @@ pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceT
             let mut objects = workspace_objects(&format!("{parent_path}:{name}"), workspace, parent);
             let last = objects.pop();
             futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
-            if let Some(logical_cluster) = last {
-                create(registry, resources, &space, logical_cluster).await?;
+            let created = match last {
+                Some(logical_cluster) => create(registry, resources, &space, logical_cluster).await?,
+                None => None,
+            };
+            match created {
+                Some(logical_cluster) => logical_cluster,
+                None => registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await?,
             }
-            registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await?
         }
         Err(err) => return Err(err),
     };
@@ -341,15 +345,16 @@ async fn tenant_type(registry: &GenericStore, resources: &ResourceTable, tenant:
     Ok(stored.pointer(&pointer).and_then(Value::as_str).map(str::to_owned))
 }
 
-/// Creates one initial object; one that exists already is fine.
-async fn create(registry: &GenericStore, resources: &ResourceTable, space: &kspaces_storage::SpaceName, object: Value) -> ApiResult<()> {
+/// Creates one initial object, giving it back as stored; one that exists already is fine (`None`).
+async fn create(registry: &GenericStore, resources: &ResourceTable, space: &kspaces_storage::SpaceName, object: Value) -> ApiResult<Option<Value>> {
     let kind = object["kind"].as_str().unwrap_or_default();
     let group = object["apiVersion"].as_str().and_then(|v| v.rsplit_once('/')).map_or("", |(g, _)| g);
     let resource = resources.by_kind(group, kind).cloned()
         .ok_or_else(|| ApiError::internal(format!("no resource for {group}/{kind}")))?;
     let scope = Scope::one(space.clone(), None);
     match registry.create(&resource, &scope, object, &WriteContext::server(SERVER_MANAGER, "")).await {
-        Ok(_) | Err(ApiError { code: 409, .. }) => Ok(()),
+        Ok(created) => Ok(Some(created)),
+        Err(ApiError { code: 409, .. }) => Ok(None),
         Err(err) => Err(err),
     }
 }
