@@ -7,7 +7,7 @@
 //! or terminators is set aside (no work while it waits, however many wait) until its LogicalCluster's last entry
 //! goes; the LogicalCluster's `spec.owner` names the workspace to take back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,11 +39,18 @@ type Pending = (BTreeMap<(SpaceName, String), (u64, Option<Instant>)>, u64);
 /// doing the same reads and no-op writes twice.
 const CREATION_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a deleted workspace whose content is still going waits before its next look, if nothing is removed
+/// from its logical cluster meanwhile (what it waits for may go without a removal: a pod's grace period).
+const CONTENT_RECHECK: Duration = Duration::from_secs(1);
+
 /// Workspaces being created or deleted, by (parent space, name), each with the count of the last write that made
 /// it pending (a workspace set aside while it waits comes back only if nothing made it pending meanwhile).
 #[derive(Debug, Default)]
 pub struct PendingWorkspaces {
     pending: Mutex<Pending>,
+    /// Deleted workspaces waiting for their content to go, by their logical cluster: something removed from it
+    /// brings the workspace back at once (else it comes back after `CONTENT_RECHECK`).
+    emptying: Mutex<HashMap<SpaceName, (SpaceName, String)>>,
     wake: Notify,
     /// A LogicalCluster's last initializer or terminator is gone, a deleted workspace or a Terminating namespace
     /// is gone: what waited for it moves on now, not at the next tick.
@@ -87,6 +94,28 @@ impl PendingWorkspaces {
         }
     }
 
+    /// A deleted workspace whose content is not gone yet waits until something is removed from its logical
+    /// cluster `cluster` (a namespace, a child workspace, an object whose finalizer was lifted), or for
+    /// `CONTENT_RECHECK`, unless a write made it pending again since `seen`. Passes then skip it instead of
+    /// reading its content again while its children are still going.
+    fn wait_for_content(&self, parent: &SpaceName, name: &str, cluster: &SpaceName, seen: u64) {
+        let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(entry) = guard.0.get_mut(&(parent.clone(), name.to_owned())).filter(|(count, _)| *count == seen) else { return };
+        entry.1 = Some(Instant::now() + CONTENT_RECHECK);
+        self.emptying.lock().unwrap_or_else(|e| e.into_inner()).insert(cluster.clone(), (parent.clone(), name.to_owned()));
+    }
+
+    /// Something was removed from `space`: the deleted workspace waiting for it to empty is due now.
+    fn removed_from(&self, space: &SpaceName) {
+        let Some(owner) = self.emptying.lock().unwrap_or_else(|e| e.into_inner()).remove(space) else { return };
+        let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = guard.0.get_mut(&owner) {
+            entry.1 = None;
+            drop(guard);
+            self.wake.notify_one();
+        }
+    }
+
     /// The pending workspaces due now, and whether others are pending but deferred.
     fn snapshot(&self, now: Instant) -> (Vec<(SpaceName, String)>, bool) {
         let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -108,6 +137,9 @@ impl WriteObserver for PendingWorkspaces {
     }
 
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, _revision: Revision) {
+        if object.is_none() {
+            self.removed_from(space);
+        }
         if resource.is("tenancy.kcp.io", "Workspace") {
             let deleting = object.is_some_and(is_deleting);
             let creating = !deleting && object.is_some_and(|o| o.pointer("/status/phase").and_then(Value::as_str) != Some("Ready"));
@@ -163,7 +195,10 @@ impl WorkspaceController {
             let (pending, deferred) = self.queue.snapshot(Instant::now());
             if pending.is_empty() {
                 match deferred {
-                    true => tokio::time::sleep(interval).await,
+                    true => tokio::select! {
+                        () = tokio::time::sleep(interval) => {}
+                        () = self.queue.wake.notified() => {}
+                    },
                     false => self.queue.wake.notified().await,
                 }
                 continue;
@@ -219,6 +254,7 @@ impl WorkspaceController {
         }
         if let Some(cluster) = cluster {
             if !empty_space(&self.registry, &self.resources, &self.resolver, &cluster).await? {
+                self.queue.wait_for_content(parent, name, &cluster, seen);
                 return Ok(());
             }
         }
