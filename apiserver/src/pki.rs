@@ -29,12 +29,17 @@ fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|source| PkiError::Io { path: path.to_owned(), source })
 }
 
+/// Writes a PKI file; a private key is made `0o600` from the start, never readable by others even for a moment.
 fn write(path: &Path, contents: &str, private: bool) -> Result<()> {
-    std::fs::write(path, contents).map_err(|source| PkiError::Io { path: path.to_owned(), source })?;
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let io = |source| PkiError::Io { path: path.to_owned(), source };
+    let mode = if private { 0o600 } else { 0o644 };
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(path).map_err(io)?;
+    file.write_all(contents.as_bytes()).map_err(io)?;
+    // A file that existed before keeps its mode through `open`: set it.
     if private {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|source| PkiError::Io { path: path.to_owned(), source })?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(io)?;
     }
     Ok(())
 }

@@ -415,11 +415,17 @@ fn server_url(addr: SocketAddr) -> String {
 }
 
 /// Replaces `path` with `contents` in one step (a file beside it, renamed over it): replicas sharing a data dir
-/// rewrite `admin.kubeconfig` as they start, and a reader never sees half of one.
-fn write_whole(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+/// rewrite `admin.kubeconfig` as they start, and a reader never sees half of one. The file is made with `mode`
+/// (`0o600` for the admin kubeconfig, which holds the system administrator's key), never readable by others
+/// even for a moment.
+fn write_whole(path: &std::path::Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut partial = path.as_os_str().to_owned();
     partial.push(format!(".{}.tmp", std::process::id()));
-    std::fs::write(&partial, contents)?;
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(&partial)?;
+    file.write_all(contents)?;
+    drop(file);
     std::fs::rename(&partial, path)
 }
 
@@ -505,8 +511,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let (admin_cert, admin_key) = ca.client_cert("kubernetes-admin", &admin_groups)?;
     let kubeconfig = pki::kubeconfig(&url, &ca.cert_pem, "kspaces", "kubernetes-admin", &admin_cert, &admin_key);
     let kubeconfig_path = args.data_dir.join("admin.kubeconfig");
-    write_whole(&kubeconfig_path, kubeconfig.as_bytes()).map_err(io_err(&kubeconfig_path))?;
-    let _ = write_whole(&args.data_dir.join("server-url"), url.as_bytes());
+    write_whole(&kubeconfig_path, kubeconfig.as_bytes(), 0o600).map_err(io_err(&kubeconfig_path))?;
+    let _ = write_whole(&args.data_dir.join("server-url"), url.as_bytes(), 0o644);
 
     // The OpenAPI documents (about 30 MB of schema trees) are built on the first request that needs them
     // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.
