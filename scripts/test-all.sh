@@ -43,7 +43,7 @@ if ! venv_ready; then
 fi
 export KSPACES_PYTHON="$PWD/.venv/bin/python"
 
-cargo build --workspace --all-features --bins
-# The black-box tests run the binary built just above (with every feature), not a rebuild of their own.
+cargo build --workspace --bins
+# The black-box tests run the binary built just above, not a rebuild of their own.
 export KSPACES_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/kspaces"
-cargo test --workspace --all-features --no-fail-fast
+cargo test --workspace --no-fail-fast
