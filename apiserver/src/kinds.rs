@@ -84,6 +84,8 @@ pub struct Context {
     pub base_url: Arc<BaseUrl>,
     /// The permission claims each workspace's bindings accepted.
     pub claims: Arc<crate::claims::Claims>,
+    /// Each space's limits and usage.
+    pub quotas: Arc<crate::quota::Quotas>,
 }
 
 /// The kinds' strategies and admission plugins, as they register them.

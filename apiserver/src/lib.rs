@@ -22,6 +22,7 @@ pub mod patch;
 pub mod pki;
 pub mod plugins;
 pub mod protobuf;
+pub mod quota;
 pub mod registry;
 pub mod resolver;
 pub mod routes;

@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod deletion;
 pub mod feed;
 pub mod field_validation;
+pub mod limits;
 pub mod managed_fields;
 pub mod observe;
 pub mod read;

@@ -20,6 +20,7 @@ use crate::authorization::{Authorizer, PolicySource};
 use crate::config::{AuthorizationMode, ServeArgs, StorageBackend};
 use crate::controllers::aggregation::{AggregationController, AggregationQueue};
 use crate::claims::Claims;
+use crate::quota::Quotas;
 use crate::controllers::apis::{ApisController, ApisQueue};
 use crate::controllers::crd::CrdController;
 use crate::controllers::gc::{GarbageCollector, GcController};
@@ -186,6 +187,8 @@ pub struct Core {
     pub gc: Arc<GarbageCollector>,
     pub apis: Arc<ApisQueue>,
     pub claims: Arc<Claims>,
+    /// Each limited space's usage (the registry's limits).
+    pub quotas: Arc<Quotas>,
 }
 
 impl Core {
@@ -206,6 +209,7 @@ impl Core {
         let gc = Arc::new(GarbageCollector::default());
         let apis = Arc::new(ApisQueue::default());
         let claims = Arc::new(Claims::default());
+        let quotas = Quotas::new(crate::registry::Reader::new(store.clone()));
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -215,20 +219,22 @@ impl Core {
             resources: resources.clone(),
             base_url: base_url.clone(),
             claims: claims.clone(),
+            quotas: quotas.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
         // waiting for it.
         let observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
-            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone()];
+            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(), quotas.clone()];
         let (strategies, admission) = kinds::rules(&context);
         let registry = GenericStore::new(store, Wiring {
             strategies,
             admission,
             observers,
             tenants: tree.clone(),
+            limits: quotas.clone(),
         });
-        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims }
+        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims, quotas }
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
@@ -240,7 +246,7 @@ impl Core {
 
     fn primed(&self) -> Vec<Arc<dyn WriteObserver>> {
         vec![self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(), self.authorizer.clone(),
-            self.claims.clone()]
+            self.claims.clone(), self.quotas.clone()]
     }
 
     /// Primes the caches, then, when other processes write the store too (replicas on one etcd), keeps every
@@ -261,7 +267,7 @@ impl Core {
 pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims } = core;
+    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims, quotas: _ } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let metrics = Metrics::default();
     let controllers = Controllers {

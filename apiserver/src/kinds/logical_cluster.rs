@@ -20,7 +20,9 @@ use serde_json::{json, Map, Value};
 use super::{kind_schema, string, verbs, Context, Kind, Rules};
 use crate::authorization::Authorizer;
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
-use crate::registry::strategy::{Part, Strategy};
+use crate::quota::{parse_limit, Quotas, LIMIT_ANNOTATIONS};
+use crate::registry::store::{space_of_cluster, CLUSTER_ANNOTATION};
+use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{GenericStore, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy::lifecycle::{label_logical_cluster, Lifecycle};
@@ -94,8 +96,32 @@ fn definitions() -> Map<String, Value> {
 }
 
 fn rules(context: &Context, rules: &mut Rules) {
-    rules.strategy("core.kcp.io", "LogicalCluster", Arc::new(LogicalClusterStrategy));
+    rules.strategy("core.kcp.io", "LogicalCluster", Arc::new(LogicalClusterStrategy { quotas: context.quotas.clone() }));
     rules.admit(Arc::new(LifecycleAdmission { tree: context.tree.clone(), authorizer: context.authorizer.clone() }));
+    rules.admit(Arc::new(LimitsAdmission));
+}
+
+/// A space's limits (`quota::LIMIT_ANNOTATIONS`) are set by system users only: a tenant may not lift its own.
+pub struct LimitsAdmission;
+
+#[async_trait]
+impl Admission for LimitsAdmission {
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
+        resource.is("core.kcp.io", "LogicalCluster") && operation == Operation::Update
+    }
+
+    async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        let (Some(object), Some(old), Some(caller)) = (attributes.object, attributes.old, attributes.caller) else { return Ok(()) };
+        if caller.system {
+            return Ok(());
+        }
+        let annotation = |o: &'_ Value, name: &str| o.pointer("/metadata/annotations").and_then(|a| a.get(name)).cloned();
+        match LIMIT_ANNOTATIONS.into_iter().find(|name| annotation(object, name) != annotation(old, name)) {
+            Some(name) => Err(ApiError::forbidden_object("core.kcp.io", "logicalclusters", attributes.name,
+                &format!("the annotation {name} can only be set by system users"))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// kcp's rules for a caller's write of a LogicalCluster's status: the phase is the system's, and the lists of
@@ -177,9 +203,31 @@ pub async fn check_entry(authorizer: &Authorizer, tree: &Tree, caller: &Caller, 
     }
 }
 
-pub struct LogicalClusterStrategy;
+/// LogicalCluster's rules; its `status.quota` (the space's limits and usage) is shown on read, never stored.
+pub struct LogicalClusterStrategy {
+    quotas: Arc<Quotas>,
+}
+
+impl View for LogicalClusterStrategy {
+    fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {
+        let cluster = object.pointer("/metadata/annotations").and_then(|a| a.get(CLUSTER_ANNOTATION)).and_then(Value::as_str);
+        if let Some(space) = cluster.and_then(space_of_cluster) {
+            self.quotas.show(&space, object);
+        }
+    }
+}
+
+fn forget_quota(object: &mut Value) {
+    if let Some(status) = object.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("quota");
+    }
+}
 
 impl Strategy for LogicalClusterStrategy {
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
+    }
+
     fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         object["status"] = match object.pointer("/spec/initializers") {
             Some(initializers) => json!({"phase": "Initializing", "initializers": initializers}),
@@ -193,6 +241,7 @@ impl Strategy for LogicalClusterStrategy {
 
     /// Only `spec.crdPolicy` is the user's to change; the phase and lifecycle labels follow the status.
     fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, old: &Value, new: &mut Value, part: Part) {
+        forget_quota(new);
         label_logical_cluster(new);
         if part != Part::Main || !new.is_object() {
             return;
@@ -223,6 +272,15 @@ fn check_logical_cluster(object: &Value, causes: &mut Vec<Cause>) {
         None | Some(Value::Null) => {}
         Some(Value::String(policy)) if CRD_POLICIES.contains(&policy.as_str()) => {}
         Some(policy) => causes.push(Cause::not_supported("spec.crdPolicy", policy.as_str().unwrap_or(&policy.to_string()), &CRD_POLICIES)),
+    }
+    let annotations = object.pointer("/metadata/annotations").and_then(Value::as_object);
+    for name in LIMIT_ANNOTATIONS {
+        match annotations.and_then(|a| a.get(name)) {
+            None => {}
+            Some(Value::String(value)) if parse_limit(value).is_some() => {}
+            Some(value) => causes.push(Cause::invalid(format!("metadata.annotations[{name}]"), value.as_str().unwrap_or(&value.to_string()),
+                "must be a non-negative integer")),
+        }
     }
 }
 

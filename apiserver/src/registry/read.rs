@@ -261,14 +261,17 @@ impl Reader {
     }
 
     /// Reads every stored record of every resource, `page` at a time, with its key's parts, undecoded (the
-    /// garbage collector's startup scan decodes only the few it needs).
-    pub async fn scan(&self, page: usize, mut visit: impl FnMut(KeyParts<'_>, &Record)) -> ApiResult<usize> {
+    /// garbage collector's startup scan decodes only the few it needs; a space's usage counts bytes). Returns how
+    /// many were read and the revision of the one snapshot they were read from.
+    pub async fn scan(&self, page: usize, mut visit: impl FnMut(KeyParts<'_>, &Record)) -> ApiResult<(usize, Revision)> {
         let layout = self.store.layout().clone();
         let range = layout.everything();
         let mut request = ListRequest { limit: Some(page), skip_remaining: true, ..ListRequest::default() };
         let mut scanned = 0;
+        let mut revision = None;
         loop {
             let listed = self.store.list(&range, &request).await?;
+            revision.get_or_insert(listed.revision);
             scanned += listed.items.len();
             for record in &listed.items {
                 if let Ok(parts) = record.key.parts(&layout) {
@@ -277,7 +280,7 @@ impl Reader {
             }
             match listed.continue_token {
                 Some(token) => request = ListRequest { limit: Some(page), continue_token: Some(token), revision: None, skip_remaining: true },
-                None => return Ok(scanned),
+                None => return Ok((scanned, revision.unwrap_or_default())),
             }
             tokio::task::yield_now().await;
         }

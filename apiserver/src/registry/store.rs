@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use super::admission::{AdmissionChain, AdmissionPhase, Attributes, Operation, Question};
 use super::deletion::{self, Plan};
+use super::limits::{Growth, Limits, Request, Reservation};
 use super::managed_fields;
 use super::observe::{revision_of, WriteObserver};
 use super::read::{ListMeta, ListOptions, Pages, Reader};
@@ -63,6 +64,8 @@ pub struct Wiring {
     /// Told of every durable write, in this order.
     pub observers: Vec<Arc<dyn WriteObserver>>,
     pub tenants: Arc<dyn SpaceTenants>,
+    /// What each space may store (every write reserves its growth first).
+    pub limits: Arc<dyn Limits>,
 }
 
 struct Inner {
@@ -120,6 +123,8 @@ struct Current {
     /// The stored row, when the request's resource is a view.
     row: Option<Arc<ResourceInfo>>,
     revision: Revision,
+    /// Its stored bytes' length.
+    size: usize,
     stored: Value,
     view: Value,
 }
@@ -131,6 +136,8 @@ struct Stored<'a> {
     name: &'a str,
     object: &'a Value,
     revision: Revision,
+    /// Its stored bytes' length.
+    size: usize,
 }
 
 impl GenericStore {
@@ -141,6 +148,10 @@ impl GenericStore {
     /// Objects as they are stored, for caches and controllers.
     pub fn reader(&self) -> &Reader {
         &self.inner.reader
+    }
+
+    fn limits(&self) -> &dyn Limits {
+        &*self.inner.wiring.limits
     }
 
     fn store(&self) -> &Store {
@@ -440,14 +451,18 @@ impl GenericStore {
         self.strategy(resource).to_storage(resource, space, &mut object, None);
         let name = meta_str(&object, "name").unwrap_or_default().to_owned();
         let key = self.inner.reader.key(row, scope, &name)?;
+        let bytes = encode(&object);
+        let request = Request { space, resource, name: &name, growth: Growth::created(bytes.len()), refusable: true };
+        let reservation = Reservation::take(self.limits(), request).await?;
         if write.dry_run {
             return match self.store().get(&key).await? {
                 Some(_) => Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
                 None => Ok(Some(object)),
             };
         }
-        match self.store().create(&key, encode(&object)).await? {
+        match self.store().create(&key, bytes).await? {
             Ok(record) => {
+                reservation.commit(record.revision);
                 set_resource_version(&mut object, record.revision);
                 self.notify(row, space, &name, Some(&object), record.revision);
                 Ok(Some(object))
@@ -528,7 +543,7 @@ impl GenericStore {
         let stored = decode(&record)?;
         let mut view = stored.clone();
         self.to_request(resource, &mut view);
-        Ok(Current { key, row: stored_row, revision: record.revision, stored, view })
+        Ok(Current { key, row: stored_row, revision: record.revision, size: record.value.len(), stored, view })
     }
 
     /// Admits, prepares, checks and commits one update of `current` to `desired`.
@@ -553,8 +568,9 @@ impl GenericStore {
         let mut new = new;
         self.strategy(resource).to_storage(resource, space, &mut new, Some(&current.stored));
         let row = current.row.as_deref().unwrap_or(resource);
-        let stored = Stored { space, key: &current.key, name: &name, object: &current.stored, revision: current.revision };
-        self.commit_update(row, stored, new, write.dry_run).await
+        let stored = Stored { space, key: &current.key, name: &name, object: &current.stored, revision: current.revision, size: current.size };
+        // The server's own writes of objects it keeps (status, finalizers) are counted, never refused.
+        self.commit_update(row, stored, new, write.dry_run, write.caller.is_some()).await
     }
 
     /// The object an update stores, in the request's form: the part it may change, the metadata the server
@@ -583,16 +599,19 @@ impl GenericStore {
     }
 
     /// Commits `new` (stored form) over `stored`, as the stored row `row`.
-    async fn commit_update(&self, row: &ResourceInfo, stored: Stored<'_>, mut new: Value, dry_run: bool) -> ApiResult<Value> {
-        let Stored { space, key, name, object: old, revision } = stored;
+    async fn commit_update(&self, row: &ResourceInfo, stored: Stored<'_>, mut new: Value, dry_run: bool, refusable: bool) -> ApiResult<Value> {
+        let Stored { space, key, name, object: old, revision, size } = stored;
         let finished = deletion::may_remove_when_finalized(&new) && !has_finalizers(&new) && !spec_finalizers_pending(row, &new);
-        if dry_run {
-            set_resource_version(&mut new, revision);
-            return Ok(new);
-        }
         if finished {
+            if dry_run {
+                set_resource_version(&mut new, revision);
+                return Ok(new);
+            }
+            let request = Request { space, resource: row, name, growth: Growth::removed(size), refusable: false };
+            let reservation = Reservation::take(self.limits(), request).await?;
             return match self.store().delete(key, Some(revision)).await? {
                 Ok(deleted) => {
+                    reservation.commit(deleted.revision);
                     set_resource_version(&mut new, deleted.revision);
                     self.notify_deleted(row, space, name, &new, deleted.revision);
                     Ok(new)
@@ -604,8 +623,16 @@ impl GenericStore {
             set_resource_version(&mut new, revision);
             return Ok(new);
         }
-        match self.store().update(key, encode(&new), Some(revision)).await? {
+        let bytes = encode(&new);
+        let request = Request { space, resource: row, name, growth: Growth::replaced(size, bytes.len()), refusable };
+        let reservation = Reservation::take(self.limits(), request).await?;
+        if dry_run {
+            set_resource_version(&mut new, revision);
+            return Ok(new);
+        }
+        match self.store().update(key, bytes, Some(revision)).await? {
             Ok(record) => {
+                reservation.commit(record.revision);
                 set_resource_version(&mut new, record.revision);
                 self.notify(row, space, name, Some(&new), record.revision);
                 Ok(new)
@@ -628,7 +655,7 @@ impl GenericStore {
             };
             let object = &current.stored;
             deletion::check_preconditions(&resource.group, &resource.kind, object, &current.revision.to_string(), options)?;
-            let stored = Stored { space: scope.space()?, key: &current.key, name, object, revision: current.revision };
+            let stored = Stored { space: scope.space()?, key: &current.key, name, object, revision: current.revision, size: current.size };
             self.admit(AdmissionPhase::Mutating, Attributes {
                 operation: Operation::Delete,
                 resource,
@@ -675,8 +702,12 @@ impl GenericStore {
             set_resource_version(&mut marked, stored.revision);
             return Ok(Some(DeleteOutcome::Pending(marked)));
         }
-        match self.store().update(stored.key, encode(&marked), Some(stored.revision)).await? {
+        let bytes = encode(&marked);
+        let request = Request { space: stored.space, resource: row, name: stored.name, growth: Growth::replaced(stored.size, bytes.len()), refusable: false };
+        let reservation = Reservation::take(self.limits(), request).await?;
+        match self.store().update(stored.key, bytes, Some(stored.revision)).await? {
             Ok(record) => {
+                reservation.commit(record.revision);
                 set_resource_version(&mut marked, record.revision);
                 self.notify(row, stored.space, stored.name, Some(&marked), record.revision);
                 Ok(Some(DeleteOutcome::Pending(marked)))
@@ -692,8 +723,11 @@ impl GenericStore {
         if dry_run {
             return Ok(Some(DeleteOutcome::Deleted(object)));
         }
+        let request = Request { space: stored.space, resource: row, name: stored.name, growth: Growth::removed(stored.size), refusable: false };
+        let reservation = Reservation::take(self.limits(), request).await?;
         match self.store().delete(stored.key, Some(stored.revision)).await? {
             Ok(deleted) => {
+                reservation.commit(deleted.revision);
                 set_resource_version(&mut object, deleted.revision);
                 self.notify_deleted(row, stored.space, stored.name, &object, deleted.revision);
                 Ok(Some(DeleteOutcome::Deleted(object)))

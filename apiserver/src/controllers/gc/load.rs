@@ -28,7 +28,7 @@ pub struct Scanned {
 pub async fn scan(registry: &GenericStore, collector: &GarbageCollector) -> ApiResult<Scanned> {
     let mut found = Vec::new();
     let page = if registry.reader().shared() { SHARED_PAGE } else { PAGE };
-    let objects = registry.reader().scan(page, |parts, record| {
+    let (objects, _) = registry.reader().scan(page, |parts, record| {
         if let Some(observed) = read(parts, record) {
             found.push(observed);
         }

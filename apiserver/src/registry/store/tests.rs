@@ -63,6 +63,7 @@ fn harness(log: Arc<Log>) -> Harness {
         admission: AdmissionChain::new(vec![Arc::new(RefuseLabelled)]),
         observers: vec![log],
         tenants: Arc::new(Flat),
+        limits: Arc::new(crate::registry::limits::Unlimited),
     });
     Harness { registry, lookup: Box::new(move |_, group, version, plural| table.lookup(group, version, plural).cloned()) }
 }

@@ -1,0 +1,114 @@
+//! Limits on what a space stores, enforced inside the write: before a write reaches the store it reserves the
+//! room it needs (`Limits::reserve`), which may refuse it; once the write is durable the reservation is committed
+//! with the write's revision, and a write that stored nothing releases it. The registry knows nothing of where
+//! limits come from (`crate::quota` implements them from each space's LogicalCluster); it only says, for every
+//! write, how much it grows the space.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kspaces_storage::{Revision, SpaceName};
+
+use super::ResourceInfo;
+use crate::status::ApiResult;
+
+/// How one write changes what its space stores: objects (+1 a create, −1 a removal) and stored bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Growth {
+    pub objects: i64,
+    pub bytes: i64,
+}
+
+impl Growth {
+    /// A new object of `bytes` stored bytes.
+    pub fn created(bytes: usize) -> Growth {
+        Growth { objects: 1, bytes: bytes as i64 }
+    }
+
+    /// An object of `old` stored bytes replaced by one of `new`.
+    pub fn replaced(old: usize, new: usize) -> Growth {
+        Growth { objects: 0, bytes: new as i64 - old as i64 }
+    }
+
+    /// An object of `bytes` stored bytes removed.
+    pub fn removed(bytes: usize) -> Growth {
+        Growth { objects: -1, bytes: -(bytes as i64) }
+    }
+
+    /// The growth's positive parts: what a write must find room for (shrinking counts only once it is done).
+    pub fn room(self) -> Growth {
+        Growth { objects: self.objects.max(0), bytes: self.bytes.max(0) }
+    }
+}
+
+/// One write, as limits see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub space: &'a SpaceName,
+    pub resource: &'a ResourceInfo,
+    pub name: &'a str,
+    pub growth: Growth,
+    /// False for writes that must never be refused whatever they grow: marking an object deleted, and the
+    /// server's own updates of objects it keeps (their status). Counted all the same.
+    pub refusable: bool,
+}
+
+/// The limits of every space.
+#[async_trait]
+pub trait Limits: Send + Sync {
+    /// Room for `request`'s growth in its space, held until the reservation is committed or dropped; the
+    /// `Status` a client gets when the space's limits leave no room and the write is refusable.
+    async fn reserve(&self, request: Request<'_>) -> ApiResult<Held>;
+
+    /// The write `request` is done: durable at `revision`, or not stored (`None`). `held` is what `reserve` held.
+    fn settle(&self, request: &Request<'_>, held: &Held, revision: Option<Revision>);
+}
+
+/// What a reservation holds in the ledger it was taken from (nothing for a space without limits).
+#[derive(Default)]
+pub struct Held {
+    pub room: Growth,
+    /// The ledger's own token (`crate::quota` gives back the space's ledger it reserved in).
+    pub ledger: Option<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+/// No limits anywhere (the registry's own tests).
+pub struct Unlimited;
+
+#[async_trait]
+impl Limits for Unlimited {
+    async fn reserve(&self, _request: Request<'_>) -> ApiResult<Held> {
+        Ok(Held::default())
+    }
+
+    fn settle(&self, _request: &Request<'_>, _held: &Held, _revision: Option<Revision>) {}
+}
+
+/// A reservation in flight: commit it with the write's revision once the write is durable; dropped, it releases
+/// what it held (the write stored nothing).
+pub struct Reservation<'a> {
+    limits: &'a dyn Limits,
+    request: Request<'a>,
+    held: Held,
+    settled: bool,
+}
+
+impl<'a> Reservation<'a> {
+    pub async fn take(limits: &'a dyn Limits, request: Request<'a>) -> ApiResult<Reservation<'a>> {
+        let held = limits.reserve(request).await?;
+        Ok(Reservation { limits, request, held, settled: false })
+    }
+
+    pub fn commit(mut self, revision: Revision) {
+        self.settled = true;
+        self.limits.settle(&self.request, &self.held, Some(revision));
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.limits.settle(&self.request, &self.held, None);
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Per-space limits (issue 22; decisions.md "Tenant fairness and quotas"): a system user sets
+//! `core.kcp.io/max-total-objects` and `quota.kspaces.io/max-bytes` on a space's LogicalCluster `cluster`; writes
+//! over either are 403 `exceeded quota`, never exceeded even by concurrent creates; the usage is shown in
+//! `status.quota`; a tenant may not change its own limits; deletions are never refused; the count survives a
+//! restart. kubectl 1.32 and curl over HTTP/1.1 and HTTP/2, one shared server (each test its own tenant).
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use kspaces_tests::{assert_status, create_tenant, curl, eventually, token_file, Http, Kubectl, Server};
+use serde_json::{json, Value};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+const OBJECTS: &str = "core.kcp.io/max-total-objects";
+const BYTES: &str = "quota.kspaces.io/max-bytes";
+
+/// The tenants of this file, one per test, each with an `admin` token (`admin-<tenant>`).
+const TENANTS: [&str; 4] = ["q-rules", "q-race", "q-bytes", "q-nested"];
+
+struct Fixture {
+    server: Server,
+    system: Kubectl,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let lines: Vec<String> = TENANTS.iter().map(|t| format!("admin-{t},admin,uid-{t},\"\",,{t}")).collect();
+        let tokens = token_file(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let (_, token_path) = tokens.keep().expect("keep the token file");
+        let server = Server::start_with(&["--token-auth-file", token_path.to_str().expect("utf-8 path")]);
+        server.stop_when_tests_end(&[&token_path]);
+        let system = server.kubectl();
+        for tenant in TENANTS {
+            create_tenant(&system, tenant);
+        }
+        Fixture { server, system }
+    })
+}
+
+fn token(tenant: &str) -> String {
+    format!("admin-{tenant}")
+}
+
+/// The LogicalCluster of workspace `path`, as the system administrator reads it.
+fn logical_cluster(path: &str) -> Value {
+    let f = fixture();
+    let body = f.system.ok(&["get", "--raw", &format!("/clusters/{path}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")]);
+    serde_json::from_str(&body).expect("a LogicalCluster")
+}
+
+/// `status.quota.used` of workspace `path` once counted: (objects, bytes).
+fn used(path: &str) -> (i64, i64) {
+    let mut found = None;
+    let counted = eventually(TIMEOUT, || {
+        let quota = &logical_cluster(path)["status"]["quota"];
+        let read = |field: &str| quota["used"][field].as_str().and_then(|v| v.parse::<i64>().ok());
+        found = Some((read("objects").unwrap_or(-1), read("bytes").unwrap_or(-1)));
+        quota["used"].is_object()
+    });
+    assert!(counted, "{path}: status.quota.used never appeared: {}", logical_cluster(path));
+    found.expect("read")
+}
+
+/// Sets (or with `None` removes) a limit on workspace `path`'s LogicalCluster as the system administrator.
+fn set_limit(path: &str, annotation: &str, value: Option<i64>) {
+    let f = fixture();
+    let patch = json!({"metadata": {"annotations": {annotation: value.map(|v| v.to_string())}}}).to_string();
+    f.system.ok(&["--server", &format!("{}/clusters/{path}", f.server.url), "patch", "logicalcluster", "cluster", "--type=merge", "-p", &patch]);
+}
+
+fn config_map(name: &str, data: &str) -> String {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": data}}).to_string()
+}
+
+fn create(tenant: &str, http: Http, name: &str, data: &str) -> (u16, Value) {
+    let (code, body) = curl(&fixture().server, http, Some(&token(tenant)), "POST", "/api/v1/namespaces/default/configmaps", Some(&config_map(name, data)));
+    (code, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+fn config_map_count(tenant: &str) -> usize {
+    let (code, body) = curl(&fixture().server, Http::One, Some(&token(tenant)), "GET", "/api/v1/namespaces/default/configmaps", None);
+    assert_eq!(code, 200, "{body}");
+    let list: Value = serde_json::from_str(&body).expect("a list");
+    list["items"].as_array().map_or(0, Vec::len)
+}
+
+#[test]
+fn only_system_users_set_limits_and_their_values_are_counts() {
+    let f = fixture();
+    let tenant = "q-rules";
+    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&f.server, &token(tenant)));
+    let refused = admin.fails(&["annotate", "logicalcluster", "cluster", &format!("{OBJECTS}=1000000")]);
+    assert!(refused.contains("Error from server (Forbidden)") && refused.contains(&format!("the annotation {OBJECTS} can only be set by system users")),
+        "{refused}");
+    let path = format!("root:{tenant}");
+    set_limit(&path, BYTES, Some(1_000_000));
+    let lifted = admin.fails(&["annotate", "logicalcluster", "cluster", &format!("{BYTES}-")]);
+    assert!(lifted.contains("Error from server (Forbidden)"), "a tenant may not remove its limit either: {lifted}");
+    // The tenant's admin may still change what is theirs (the CRD policy) while a limit is set.
+    admin.ok(&["patch", "logicalcluster", "cluster", "--type=merge", "-p", r#"{"spec":{"crdPolicy":"SystemCRDFirst"}}"#]);
+
+    for bad in ["ten", "-1", "01", "1.5", ""] {
+        let out = f.system.fails(&["--server", &format!("{}/clusters/{path}", f.server.url), "annotate", "--overwrite", "logicalcluster", "cluster",
+            &format!("{OBJECTS}={bad}")]);
+        assert!(out.contains("is invalid") && out.contains(&format!("metadata.annotations[{OBJECTS}]")) && out.contains("must be a non-negative integer"),
+            "{bad:?}: {out}");
+    }
+    // The usage is shown, never stored: a status sent back by a client is ignored.
+    let (objects, bytes) = used(&path);
+    assert!(objects == -1 && bytes > 0, "only the bytes are limited, and shown: {objects} {bytes}");
+    let shown = logical_cluster(&path);
+    assert_eq!(shown["status"]["quota"]["hard"], json!({"bytes": "1000000"}), "{shown}");
+    set_limit(&path, BYTES, None);
+    assert!(eventually(TIMEOUT, || logical_cluster(&path)["status"].get("quota").is_none()), "no limits, no status.quota");
+}
+
+#[test]
+fn concurrent_creates_stop_exactly_at_the_object_limit() {
+    let tenant = "q-race";
+    let path = format!("root:{tenant}");
+    set_limit(&path, OBJECTS, Some(1_000_000));
+    let (objects, _) = used(&path);
+    set_limit(&path, OBJECTS, Some(objects + 10));
+
+    // 64 clients at once, half over HTTP/1.1, half over HTTP/2.
+    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..64)
+            .map(|i| scope.spawn(move || create(tenant, if i % 2 == 0 { Http::One } else { Http::Two }, &format!("race-{i}"), "x")))
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a client")).collect()
+    });
+    let created = answers.iter().filter(|(code, _)| *code == 201).count();
+    assert_eq!(created, 10, "exactly the room left: {:?}", answers.iter().map(|(c, _)| c).collect::<Vec<_>>());
+    for answer in answers.iter().filter(|(code, _)| *code != 201) {
+        assert_status(answer, 403, "exceeded quota: cluster, requested: objects=1, used: objects=", "a refused create");
+        assert_eq!(answer.1["reason"], "Forbidden", "{}", answer.1);
+        assert!(status_has(answer, &format!("limited: objects={}", objects + 10)), "{}", answer.1);
+    }
+    assert_eq!(config_map_count(tenant), 10, "stored: exactly 10");
+    assert_eq!(used(&path).0, objects + 10, "status.quota.used.objects");
+
+    // kubectl shows kube's quota error; a dry run is judged the same way.
+    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&fixture().server, &token(tenant)));
+    let refused = admin.fails(&["create", "configmap", "one-more", "--from-literal=a=b"]);
+    assert!(refused.contains("configmaps \"one-more\" is forbidden: exceeded quota: cluster"), "{refused}");
+    let dry = admin.fails(&["create", "configmap", "one-more", "--from-literal=a=b", "--dry-run=server"]);
+    assert!(dry.contains("exceeded quota"), "{dry}");
+
+    // Deleting makes room for exactly one.
+    let victim = answers.iter().zip(0..).find(|((code, _), _)| *code == 201).map(|(_, i)| format!("race-{i}")).expect("one created");
+    admin.ok(&["delete", "configmap", &victim]);
+    assert_eq!(create(tenant, Http::Two, "after-delete", "x").0, 201);
+    assert_eq!(create(tenant, Http::One, "after-delete-2", "x").0, 403);
+    // Raising the limit makes room at once.
+    set_limit(&path, OBJECTS, Some(objects + 11));
+    assert_eq!(create(tenant, Http::One, "after-raise", "x").0, 201);
+}
+
+fn status_has(answer: &(u16, Value), needle: &str) -> bool {
+    answer.1["message"].as_str().is_some_and(|m| m.contains(needle))
+}
+
+#[test]
+fn the_bytes_limit_refuses_growing_writes_and_never_deletions() {
+    let tenant = "q-bytes";
+    let path = format!("root:{tenant}");
+    set_limit(&path, BYTES, Some(1_000_000_000));
+    let (_, bytes) = used(&path);
+    set_limit(&path, BYTES, Some(bytes + 3000));
+    let big = "b".repeat(1500);
+    assert_eq!(create(tenant, Http::One, "big-1", &big).0, 201);
+    let refused = create(tenant, Http::Two, "big-2", &big);
+    assert_status(&refused, 403, "exceeded quota: cluster, requested: bytes=", "a second 1,500-byte ConfigMap");
+    assert!(status_has(&refused, &format!("limited: bytes={}", bytes + 3000)), "{}", refused.1);
+
+    // An update that grows the object past the limit is refused; one that shrinks it is not.
+    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&fixture().server, &token(tenant)));
+    let grow = json!({"data": {"v": "c".repeat(3500)}}).to_string();
+    let out = admin.fails(&["patch", "configmap", "big-1", "--type=merge", "-p", &grow]);
+    assert!(out.contains("exceeded quota"), "{out}");
+    admin.ok(&["patch", "configmap", "big-1", "--type=merge", "-p", r#"{"data":{"v":"small"}}"#]);
+    assert_eq!(create(tenant, Http::Two, "big-2", &big).0, 201, "room after the shrink");
+    admin.ok(&["patch", "configmap", "big-2", "--type=merge", "-p", r#"{"metadata":{"finalizers":["example.io/hold"]}}"#]);
+
+    // A full space still deletes, finalizers and all: marking an object deleted grows it, and is never refused.
+    assert_eq!(create(tenant, Http::One, "big-3", &big).0, 403, "big-1 (small) and big-2 leave less than 1,500 bytes");
+    admin.ok(&["delete", "configmap", "big-2", "--wait=false"]);
+    admin.ok(&["patch", "configmap", "big-2", "--type=merge", "-p", r#"{"metadata":{"finalizers":null}}"#]);
+    assert!(eventually(TIMEOUT, || admin.run(&["get", "configmap", "big-2"]).status.code() == Some(1)), "big-2 is gone");
+    let (_, now) = used(&path);
+    assert!(now < bytes + 3000, "{now} >= {}", bytes + 3000);
+    assert_eq!(create(tenant, Http::One, "big-3", &big).0, 201, "room after the deletion");
+}
+
+#[test]
+fn a_nested_workspace_has_limits_of_its_own() {
+    let f = fixture();
+    let tenant = "q-nested";
+    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&f.server, &token(tenant)));
+    admin.ok_with_stdin(&["create", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: team}\nspec: {type: {name: universal, path: root}}\n");
+    let path = format!("root:{tenant}:team");
+    assert!(eventually(TIMEOUT, || admin.run(&["get", "workspace", "team", "-o", "jsonpath={.status.phase}"]).stdout == b"Ready"), "team is Ready");
+    set_limit(&path, OBJECTS, Some(1_000_000));
+    let (objects, _) = used(&path);
+    set_limit(&path, OBJECTS, Some(objects + 1));
+    let in_team = |name: &str| {
+        let (code, body) = curl(&f.server, Http::Two, Some(&token(tenant)), "POST", &format!("/clusters/{path}/api/v1/namespaces/default/configmaps"),
+            Some(&config_map(name, "x")));
+        (code, serde_json::from_str::<Value>(&body).unwrap_or(Value::Null))
+    };
+    assert_eq!(in_team("first").0, 201);
+    assert_status(&in_team("second"), 403, "exceeded quota", "the workspace is full");
+    // The tenant's own space has no limit: it is another space.
+    assert_eq!(create(tenant, Http::One, "in-the-tenant", "x").0, 201);
+}
+
+#[test]
+fn the_count_survives_a_restart() {
+    let server = Server::start();
+    let system = server.kubectl();
+    create_tenant(&system, "q-restart");
+    let at = |path: &str| format!("{}/clusters/{path}", server.url);
+    let lc = |system: &Kubectl, url: &str| -> Value {
+        serde_json::from_str(&system.ok(&["--server", url, "get", "logicalcluster", "cluster", "-o", "json"])).expect("json")
+    };
+    let url = at("root:q-restart");
+    system.ok(&["--server", &url, "annotate", "logicalcluster", "cluster", &format!("{OBJECTS}=1000000")]);
+    let mut objects = 0;
+    assert!(eventually(TIMEOUT, || {
+        objects = lc(&system, &url)["status"]["quota"]["used"]["objects"].as_str().and_then(|v| v.parse().ok()).unwrap_or(0);
+        objects > 0
+    }));
+    system.ok(&["--server", &url, "annotate", "--overwrite", "logicalcluster", "cluster", &format!("{OBJECTS}={}", objects + 2)]);
+    system.ok(&["--server", &url, "create", "configmap", "one"]);
+    system.ok(&["--server", &url, "create", "configmap", "two"]);
+    let full = system.fails(&["--server", &url, "create", "configmap", "three"]);
+    assert!(full.contains("exceeded quota"), "{full}");
+
+    let data_dir = server.stop();
+    let server = Server::start_in(data_dir, &[]);
+    let system = server.kubectl();
+    let url = format!("{}/clusters/root:q-restart", server.url);
+    assert!(eventually(TIMEOUT, || lc(&system, &url)["status"]["quota"]["used"]["objects"] == json!((objects + 2).to_string())),
+        "counted again after the restart: {}", lc(&system, &url));
+    let full = system.fails(&["--server", &url, "create", "configmap", "three"]);
+    assert!(full.contains("exceeded quota"), "still full after the restart: {full}");
+    system.ok(&["--server", &url, "delete", "configmap", "one"]);
+    system.ok(&["--server", &url, "create", "configmap", "three"]);
+}
