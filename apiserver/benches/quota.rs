@@ -77,7 +77,7 @@ async fn run() {
         let mut samples = Vec::with_capacity(SAMPLES);
         for i in 0..SAMPLES {
             let name = format!("cm-{i}");
-            let request = Request { space: target, resource: &configmaps, name: &name, growth: Growth::created(1024), refusable: true };
+            let request = Request { space: target, namespace: Some("default"), object: None, old: None, resource: &configmaps, name: &name, growth: Growth::created(1024), refusable: true };
             revision += 1;
             let begun = Instant::now();
             match Reservation::take(&*quotas, request).await {
@@ -89,7 +89,7 @@ async fn run() {
             samples.push(begun.elapsed());
         }
         if expect_refusal {
-            let request = Request { space: target, resource: &configmaps, name: "x", growth: Growth::created(1), refusable: true };
+            let request = Request { space: target, namespace: Some("default"), object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(1), refusable: true };
             assert!(Reservation::take(&*quotas, request).await.is_err(), "the full space refuses");
         }
         row(label, samples);
@@ -105,7 +105,7 @@ async fn run() {
         tokio::spawn(async move {
             let target = space(2);
             for i in 0..per_task {
-                let request = Request { space: &target, resource: &configmaps, name: "cm", growth: Growth::created(1024), refusable: true };
+                let request = Request { space: &target, namespace: Some("default"), object: None, old: None, resource: &configmaps, name: "cm", growth: Growth::created(1024), refusable: true };
                 if let Ok(reservation) = Reservation::take(&**quotas, request).await {
                     reservation.commit(Revision((1 << 40) + (task * per_task + i) as u64));
                 }

@@ -13,6 +13,7 @@ pub mod namespace;
 pub mod pod;
 mod pod_template;
 pub mod rbac;
+pub mod resource_quota;
 mod roles;
 pub mod secret;
 pub mod service;
@@ -70,6 +71,7 @@ const KINDS: &[Kind] = &[
     pod::KIND,
     service::KIND,
     secret::KIND,
+    resource_quota::KIND,
 ];
 
 /// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, the workspace tree and

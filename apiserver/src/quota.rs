@@ -1,16 +1,21 @@
-//! Per-space limits (decisions.md, "Tenant fairness and quotas"): a system user sets, on a space's LogicalCluster
-//! `cluster`, kcp's annotation `core.kcp.io/max-total-objects` and kspaces' `quota.kspaces.io/max-bytes` (stored
-//! bytes). Every write reserves its growth in the space's ledger before it reaches the store
-//! (`registry::limits`): a create or a client's update with no room left is refused with kube's 403 `exceeded
-//! quota`, and the reservation is settled once the write is durable or known not to be. Usage is counted exactly:
-//! the ledger holds what is stored plus what writes in flight have reserved, so concurrent creates can never
-//! together pass a limit (kube's ResourceQuota admission instead races on the quota's status and can overshoot
-//! until its controller recounts).
+//! What a space and its namespaces may store, enforced inside every write (`registry::limits`):
+//! - per-space limits (decisions.md, "Tenant fairness and quotas"): a system user sets, on a space's LogicalCluster
+//!   `cluster`, kcp's annotation `core.kcp.io/max-total-objects` and kspaces' `quota.kspaces.io/max-bytes` (stored
+//!   bytes), shown in the LogicalCluster's `status.quota`;
+//! - kube's `ResourceQuota` in a namespace (`resource_quota.rs`): object counts, pods' compute, claims' storage,
+//!   shown in the quota's `status.hard` and `status.used`.
 //!
-//! Only spaces with a limit have a ledger. A new ledger is counted from one snapshot of the store (`census`),
-//! and every write settled meanwhile with a newer revision is added on top, so nothing is counted twice or
-//! missed; writes to that space wait for the count. The usage is shown on read in the LogicalCluster's
-//! `status.quota` (`show`), never stored.
+//! Every write reserves its growth in each ledger that concerns it before it reaches the store: a create or a
+//! client's update with no room left is refused with kube's 403 `exceeded quota`, and the reservation is settled
+//! once the write is durable or known not to be. Usage is counted exactly: a ledger holds what is stored plus what
+//! writes in flight have reserved, so concurrent creates can never together pass a limit (kube's ResourceQuota
+//! admission instead races on the quota's status and can overshoot until its controller recounts).
+//!
+//! Only limited spaces and namespaces with quotas have ledgers. A new ledger is counted from one snapshot of the
+//! store (`count`), and every write settled meanwhile with a newer revision is added on top, so nothing is counted
+//! twice or missed; writes it concerns wait for the count. Usage is shown on read, never stored.
+
+pub mod resource_quota;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -23,8 +28,10 @@ use serde_json::{json, Value};
 
 use crate::registry::limits::{Growth, Held, Limits, Request};
 use crate::registry::observe::{RevisionMap, WriteObserver};
+use crate::registry::stored::decode;
 use crate::registry::{Reader, ResourceInfo};
 use crate::status::{ApiError, ApiResult};
+use resource_quota::{add, difference, needs_object, quantity, Amounts, QuotaSpec};
 
 /// kcp's limit on the number of objects a logical cluster stores.
 pub const MAX_OBJECTS: &str = "core.kcp.io/max-total-objects";
@@ -35,7 +42,7 @@ pub const LIMIT_ANNOTATIONS: [&str; 2] = [MAX_OBJECTS, MAX_BYTES];
 
 /// How many records the census reads at a time.
 const CENSUS_PAGE: usize = 1000;
-/// How long a write waits for its space to be counted before it is answered 503.
+/// How long a write waits for its ledgers to be counted before it is answered 503.
 const COUNT_WAIT: Duration = Duration::from_secs(30);
 
 /// A space's limits, as its LogicalCluster's annotations set them.
@@ -77,27 +84,39 @@ impl Usage {
     }
 }
 
-/// Where a space's count stands.
+/// Where a ledger's count stands: not counted yet (the changes settled since the ledger was made, each with its
+/// revision, to add to the census' snapshot those newer than it), or known.
 #[derive(Debug)]
-enum Count {
-    /// Not counted yet: the writes settled since the ledger was made, to add to the census' snapshot (those
-    /// newer than it).
-    Waiting(Vec<(Revision, Growth)>),
-    Known(Usage),
+enum Count<T, C = T> {
+    Waiting(Vec<(Revision, C)>),
+    Known(T),
 }
 
 /// One limited space's ledger.
 #[derive(Debug)]
 struct Ledger {
     limits: SpaceLimits,
-    count: Count,
+    count: Count<Usage, Growth>,
     /// What writes in flight have reserved.
     held: Growth,
 }
 
 type Shared = Arc<Mutex<Ledger>>;
 
-/// Every limited space's ledger, kept from the LogicalClusters (a primed write observer) and from every write
+/// One ResourceQuota's ledger.
+#[derive(Debug)]
+struct QuotaLedger {
+    spec: QuotaSpec,
+    count: Count<Amounts>,
+    held: Amounts,
+}
+
+type SharedQuota = Arc<Mutex<QuotaLedger>>;
+
+/// A namespace of a space.
+type NamespaceKey = (SpaceName, String);
+
+/// Every ledger, kept from the LogicalClusters and ResourceQuotas (a primed write observer) and from every write
 /// (`Limits`).
 pub struct Quotas {
     /// Itself, for the census tasks it starts.
@@ -106,10 +125,42 @@ pub struct Quotas {
     /// Each space's limits, as the newest LogicalCluster write seen set them.
     limits: Mutex<RevisionMap<SpaceName, SpaceLimits, foldhash::fast::RandomState>>,
     ledgers: Mutex<HashMap<SpaceName, Shared, foldhash::fast::RandomState>>,
+    /// Every ResourceQuota's spec, by (space, namespace, name).
+    specs: Mutex<RevisionMap<(SpaceName, String, String), QuotaSpec, foldhash::fast::RandomState>>,
+    /// The ledgers of each namespace's quotas.
+    quotas: Mutex<HashMap<NamespaceKey, Vec<SharedQuota>, foldhash::fast::RandomState>>,
     /// Bumped whenever a census ends: writes waiting for a count look again.
     counted: tokio::sync::watch::Sender<u64>,
-    /// One census at a time; each counts every space waiting when it starts.
+    /// One census at a time; each counts every ledger waiting when it starts.
     census: tokio::sync::Mutex<()>,
+}
+
+/// What one write reserved, in each ledger: released when it settles.
+#[derive(Default)]
+struct Holding {
+    space: Option<(Shared, Growth)>,
+    /// Each quota's ledger, the write's change in its amounts, and what of it was held.
+    quotas: Vec<(SharedQuota, Amounts, Amounts)>,
+}
+
+impl Holding {
+    fn release(&self) {
+        if let Some((ledger, room)) = &self.space {
+            let mut ledger = ledger.lock().unwrap();
+            ledger.held.objects -= room.objects;
+            ledger.held.bytes -= room.bytes;
+        }
+        for (ledger, _, room) in &self.quotas {
+            add(&mut ledger.lock().unwrap().held, room, -1);
+        }
+    }
+}
+
+/// Why a reservation could not be taken now.
+enum Blocked {
+    Refused(ApiError),
+    /// A ledger is not counted yet.
+    Waiting,
 }
 
 impl Quotas {
@@ -119,6 +170,8 @@ impl Quotas {
             reader,
             limits: Mutex::default(),
             ledgers: Mutex::default(),
+            specs: Mutex::default(),
+            quotas: Mutex::default(),
             counted: tokio::sync::watch::channel(0).0,
             census: tokio::sync::Mutex::new(()),
         })
@@ -126,6 +179,14 @@ impl Quotas {
 
     fn ledger(&self, space: &SpaceName) -> Option<Shared> {
         self.ledgers.lock().unwrap().get(space).cloned()
+    }
+
+    fn namespace_quotas(&self, space: &SpaceName, namespace: &str) -> Vec<SharedQuota> {
+        let quotas = self.quotas.lock().unwrap();
+        if quotas.is_empty() {
+            return Vec::new();
+        }
+        quotas.get(&(space.clone(), namespace.to_owned())).cloned().unwrap_or_default()
     }
 
     /// A space's limits and, once counted, its usage (what `status.quota` shows).
@@ -175,6 +236,30 @@ impl Quotas {
         }
     }
 
+    /// A ResourceQuota's `status` (its `hard`, and its `used` once counted), computed now.
+    pub fn quota_status(&self, space: &SpaceName, namespace: &str, quota: &Value) -> Value {
+        let name = quota.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let ledger = self.namespace_quotas(space, namespace).into_iter().find(|l| l.lock().unwrap().spec.name == name);
+        let spec = QuotaSpec::of(quota);
+        match ledger {
+            Some(ledger) => {
+                let ledger = ledger.lock().unwrap();
+                let used = match &ledger.count {
+                    Count::Known(used) if ledger.spec == spec => Some(used),
+                    _ => None,
+                };
+                resource_quota::status(&spec, used)
+            }
+            None => resource_quota::status(&spec, None),
+        }
+    }
+
+    fn start_census(&self) {
+        if let (Ok(runtime), Some(me)) = (tokio::runtime::Handle::try_current(), self.me.upgrade()) {
+            runtime.spawn(me.count());
+        }
+    }
+
     /// Brings the ledgers in line with the limits now known for `space`: a space that gained limits gets a ledger
     /// (counted by a census), one that lost them loses it.
     fn follow(&self, space: &SpaceName) {
@@ -189,14 +274,40 @@ impl Quotas {
                 let ledger = Ledger { limits, count: Count::Waiting(Vec::new()), held: Growth::default() };
                 ledgers.insert(space.clone(), Arc::new(Mutex::new(ledger)));
                 drop(ledgers);
-                if let (Ok(runtime), Some(me)) = (tokio::runtime::Handle::try_current(), self.me.upgrade()) {
-                    runtime.spawn(me.count());
-                }
+                self.start_census();
             }
         }
     }
 
-    /// Counts every space waiting for a count, from one snapshot of the store; retried until it succeeds.
+    /// Brings a namespace's quota ledgers in line with its ResourceQuotas: a new or changed quota gets a new
+    /// ledger (counted by a census), a deleted one loses it.
+    fn follow_quota(&self, space: &SpaceName, namespace: &str, name: &str) {
+        let spec = self.specs.lock().unwrap().get(&(space.clone(), namespace.to_owned(), name.to_owned())).cloned();
+        let key = (space.clone(), namespace.to_owned());
+        let mut quotas = self.quotas.lock().unwrap();
+        let list = quotas.entry(key.clone()).or_default();
+        let at = list.iter().position(|l| l.lock().unwrap().spec.name == name);
+        let unchanged = at.is_some_and(|at| Some(&list[at].lock().unwrap().spec) == spec.as_ref());
+        if unchanged {
+            return;
+        }
+        if let Some(at) = at {
+            list.remove(at);
+        }
+        let counting = spec.is_some();
+        if let Some(spec) = spec {
+            list.push(Arc::new(Mutex::new(QuotaLedger { spec, count: Count::Waiting(Vec::new()), held: Amounts::new() })));
+        }
+        if list.is_empty() {
+            quotas.remove(&key);
+        }
+        drop(quotas);
+        if counting {
+            self.start_census();
+        }
+    }
+
+    /// Counts every ledger waiting for a count, from one snapshot of the store; retried until it succeeds.
     async fn count(self: Arc<Self>) {
         let _one = self.census.lock().await;
         loop {
@@ -204,13 +315,39 @@ impl Quotas {
                 .filter(|(_, ledger)| matches!(ledger.lock().unwrap().count, Count::Waiting(_)))
                 .map(|(space, ledger)| (space.clone(), ledger.clone()))
                 .collect();
-            if waiting.is_empty() {
+            let waiting_quotas: HashMap<(String, String), Vec<(SharedQuota, QuotaSpec)>> = self.quotas.lock().unwrap().iter()
+                .filter_map(|((space, namespace), list)| {
+                    let waiting: Vec<_> = list.iter().filter_map(|l| {
+                        let ledger = l.lock().unwrap();
+                        matches!(ledger.count, Count::Waiting(_)).then(|| (l.clone(), ledger.spec.clone()))
+                    }).collect();
+                    (!waiting.is_empty()).then(|| ((space.as_str().to_owned(), namespace.clone()), waiting))
+                })
+                .collect();
+            if waiting.is_empty() && waiting_quotas.is_empty() {
                 return;
             }
             let mut found: HashMap<&str, Usage> = waiting.iter().map(|(space, _)| (space.as_str(), Usage::default())).collect();
+            let mut found_quotas: HashMap<usize, Amounts> = HashMap::new();
+            let mut key = (String::new(), String::new());
             let scanned = self.reader.scan(CENSUS_PAGE, |parts, record| {
                 if let Some(usage) = found.get_mut(parts.space) {
                     usage.add(Growth::created(record.value.len()));
+                }
+                let Some(namespace) = parts.namespace.filter(|_| !waiting_quotas.is_empty()) else { return };
+                key.0.clear();
+                key.0.push_str(parts.space);
+                key.1.clear();
+                key.1.push_str(namespace);
+                let Some(list) = waiting_quotas.get(&key) else { return };
+                let object = match needs_object(parts.group, parts.resource) {
+                    true => decode(record).unwrap_or(Value::Null),
+                    false => Value::Null,
+                };
+                for (ledger, spec) in list {
+                    // What was stored before a quota existed is counted whether or not it would be admitted now.
+                    let used = spec.usage(parts.group, parts.resource, &object).unwrap_or_default();
+                    add(found_quotas.entry(Arc::as_ptr(ledger) as usize).or_default(), &used, 1);
                 }
             }).await;
             match scanned {
@@ -226,42 +363,104 @@ impl Quotas {
                             ledger.count = Count::Known(usage);
                         }
                     }
+                    for (shared, _) in waiting_quotas.values().flatten() {
+                        let mut ledger = shared.lock().unwrap();
+                        if let Count::Waiting(since) = &ledger.count {
+                            let mut used = found_quotas.remove(&(Arc::as_ptr(shared) as usize)).unwrap_or_default();
+                            for (_, change) in since.iter().filter(|(revision, _)| *revision > snapshot) {
+                                add(&mut used, change, 1);
+                            }
+                            ledger.count = Count::Known(used);
+                        }
+                    }
                     self.counted.send_modify(|epoch| *epoch += 1);
                 }
                 Err(err) => {
-                    tracing::warn!(error = %err.message, "counting spaces with limits failed; trying again in 1 s");
+                    tracing::warn!(error = %err.message, "counting spaces and namespaces with limits failed; trying again in 1 s");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
         }
     }
-}
 
-/// What a reservation holds: the ledger it reserved in.
-struct Reserved(Shared);
+    /// Tries to reserve `request`'s room in every ledger it concerns, all or none.
+    fn try_reserve(&self, request: &Request<'_>, holding: &mut Holding) -> Result<(), Blocked> {
+        let room = request.growth.room();
+        if room != Growth::default() {
+            if let Some(shared) = self.ledger(request.space) {
+                let mut ledger = shared.lock().unwrap();
+                let Count::Known(usage) = ledger.count else { return Err(Blocked::Waiting) };
+                if request.refusable {
+                    refuse_over(&ledger.limits, usage, ledger.held, room, request).map_err(Blocked::Refused)?;
+                }
+                ledger.held.objects += room.objects;
+                ledger.held.bytes += room.bytes;
+                drop(ledger);
+                holding.space = Some((shared, room));
+            }
+        }
+        let Some(namespace) = request.namespace else { return Ok(()) };
+        let (group, plural) = (request.resource.group.as_str(), request.resource.plural.as_str());
+        for shared in self.namespace_quotas(request.space, namespace) {
+            let mut ledger = shared.lock().unwrap();
+            if !ledger.spec.concerns(group, plural) {
+                continue;
+            }
+            let Count::Known(used) = &ledger.count else { return Err(Blocked::Waiting) };
+            let new = match request.object.map(|o| ledger.spec.usage(group, plural, o)) {
+                Some(Err(missing)) if request.refusable && request.old.is_none() => {
+                    return Err(Blocked::Refused(ApiError::forbidden_object(group, plural, request.name, &format!(
+                        "failed quota: {}: must specify {}", ledger.spec.name, missing.join(",")))));
+                }
+                Some(usage) => usage.unwrap_or_default(),
+                None => Amounts::new(),
+            };
+            let old = request.old.map(|o| ledger.spec.usage(group, plural, o).unwrap_or_default()).unwrap_or_default();
+            let change = difference(&new, &old);
+            let room: Amounts = change.iter().filter(|(_, a)| **a > 0).map(|(n, a)| (n.clone(), *a)).collect();
+            if request.refusable {
+                let exceeded: Vec<(&String, i128, i128, i128)> = room.iter().filter_map(|(name, wanted)| {
+                    let hard = *ledger.spec.hard.get(name)?;
+                    let now = used.get(name).copied().unwrap_or(0);
+                    let held = ledger.held.get(name).copied().unwrap_or(0);
+                    // `used` counts what writes in flight hold too: the amount the limit is measured against.
+                    (now + held + wanted > hard).then_some((name, *wanted, now + held, hard))
+                }).collect();
+                if !exceeded.is_empty() {
+                    let list = |pick: fn(&(&String, i128, i128, i128)) -> i128| {
+                        exceeded.iter().map(|e| format!("{}={}", e.0, quantity(pick(e)))).collect::<Vec<_>>().join(",")
+                    };
+                    let why = format!("exceeded quota: {}, requested: {}, used: {}, limited: {}", ledger.spec.name,
+                        list(|e| e.1), list(|e| e.2), list(|e| e.3));
+                    return Err(Blocked::Refused(ApiError::forbidden_object(group, plural, request.name, &why)));
+                }
+            }
+            add(&mut ledger.held, &room, 1);
+            drop(ledger);
+            holding.quotas.push((shared, change, room));
+        }
+        Ok(())
+    }
+}
 
 #[async_trait]
 impl Limits for Quotas {
     async fn reserve(&self, request: Request<'_>) -> ApiResult<Held> {
-        let room = request.growth.room();
-        if room == Growth::default() {
-            return Ok(Held::default());
-        }
         let mut counted = self.counted.subscribe();
         let deadline = tokio::time::Instant::now() + COUNT_WAIT;
         loop {
-            let Some(shared) = self.ledger(request.space) else { return Ok(Held::default()) };
-            {
-                let mut ledger = shared.lock().unwrap();
-                if let Count::Known(usage) = ledger.count {
-                    if request.refusable {
-                        refuse_over(&ledger.limits, usage, ledger.held, room, &request)?;
-                    }
-                    ledger.held.objects += room.objects;
-                    ledger.held.bytes += room.bytes;
-                    drop(ledger);
-                    return Ok(Held { room, ledger: Some(Arc::new(Reserved(shared)) as Arc<dyn Any + Send + Sync>) });
+            let mut holding = Holding::default();
+            match self.try_reserve(&request, &mut holding) {
+                Ok(()) if holding.space.is_none() && holding.quotas.is_empty() => return Ok(Held::default()),
+                Ok(()) => {
+                    let room = holding.space.as_ref().map(|(_, room)| *room).unwrap_or_default();
+                    return Ok(Held { room, ledger: Some(Arc::new(holding) as Arc<dyn Any + Send + Sync>) });
                 }
+                Err(Blocked::Refused(err)) => {
+                    holding.release();
+                    return Err(err);
+                }
+                Err(Blocked::Waiting) => holding.release(),
             }
             match tokio::time::timeout_at(deadline, counted.changed()).await {
                 Ok(Ok(())) => continue,
@@ -272,16 +471,35 @@ impl Limits for Quotas {
     }
 
     fn settle(&self, request: &Request<'_>, held: &Held, revision: Option<Revision>) {
-        if let Some(Reserved(shared)) = held.ledger.as_ref().and_then(|l| l.downcast_ref::<Reserved>()) {
-            let mut ledger = shared.lock().unwrap();
-            ledger.held.objects -= held.room.objects;
-            ledger.held.bytes -= held.room.bytes;
+        let holding = held.ledger.as_ref().and_then(|l| l.downcast_ref::<Holding>());
+        if let Some(holding) = holding {
+            holding.release();
         }
-        let (Some(revision), Some(shared)) = (revision, self.ledger(request.space)) else { return };
-        let mut ledger = shared.lock().unwrap();
-        match &mut ledger.count {
-            Count::Known(usage) => usage.add(request.growth),
-            Count::Waiting(since) => since.push((revision, request.growth)),
+        let Some(revision) = revision else { return };
+        if let Some(shared) = self.ledger(request.space) {
+            let mut ledger = shared.lock().unwrap();
+            match &mut ledger.count {
+                Count::Known(usage) => usage.add(request.growth),
+                Count::Waiting(since) => since.push((revision, request.growth)),
+            }
+        }
+        let Some(namespace) = request.namespace else { return };
+        let (group, plural) = (request.resource.group.as_str(), request.resource.plural.as_str());
+        for shared in self.namespace_quotas(request.space, namespace) {
+            let mut ledger = shared.lock().unwrap();
+            if !ledger.spec.concerns(group, plural) {
+                continue;
+            }
+            // The change reserved in this very ledger, else evaluated again (a ledger made meanwhile).
+            let reserved = holding.into_iter().flat_map(|h| &h.quotas).find(|(l, _, _)| Arc::ptr_eq(l, &shared)).map(|(_, change, _)| change.clone());
+            let change = reserved.unwrap_or_else(|| {
+                let usage = |o: Option<&Value>| o.map(|o| ledger.spec.usage(group, plural, o).unwrap_or_default()).unwrap_or_default();
+                difference(&usage(request.object), &usage(request.old))
+            });
+            match &mut ledger.count {
+                Count::Known(used) => add(used, &change, 1),
+                Count::Waiting(since) => since.push((revision, change)),
+            }
         }
     }
 }
@@ -289,7 +507,7 @@ impl Limits for Quotas {
 /// kube's quota refusal when `room` does not fit beside what is stored and held.
 fn refuse_over(limits: &SpaceLimits, usage: Usage, held: Growth, room: Growth, request: &Request<'_>) -> ApiResult<()> {
     let over = |limit: Option<u64>, used: i64, held: i64, wanted: i64| {
-        limit.filter(|&limit| wanted > 0 && used + held + wanted > limit as i64).map(|limit| (used, wanted, limit))
+        limit.filter(|&limit| wanted > 0 && used + held + wanted > limit as i64).map(|limit| (used + held, wanted, limit))
     };
     let checks = [
         ("objects", over(limits.objects, usage.objects, held.objects, room.objects)),
@@ -313,26 +531,55 @@ fn refuse_over(limits: &SpaceLimits, usage: Usage, held: Growth, room: Growth, r
 
 impl WriteObserver for Quotas {
     fn follows(&self) -> &[(&'static str, &'static str)] {
-        &[("core.kcp.io", "LogicalCluster")]
+        &[("core.kcp.io", "LogicalCluster"), ("", "ResourceQuota")]
     }
 
-    fn written(&self, resource: &ResourceInfo, space: &SpaceName, _name: &str, object: Option<&Value>, revision: Revision) {
-        if !resource.is("core.kcp.io", "LogicalCluster") {
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
+        if resource.is("core.kcp.io", "LogicalCluster") {
+            let limits = object.map(SpaceLimits::of).filter(|limits| !limits.none());
+            if self.limits.lock().unwrap().apply(space.clone(), limits, revision) {
+                self.follow(space);
+            }
+        } else if resource.is("", "ResourceQuota") {
+            let namespace = object.and_then(|o| o.pointer("/metadata/namespace")).and_then(Value::as_str);
+            let Some(namespace) = namespace.map(str::to_owned).or_else(|| self.namespace_of_quota(space, name)) else { return };
+            let key = (space.clone(), namespace.clone(), name.to_owned());
+            if self.specs.lock().unwrap().apply(key, object.map(QuotaSpec::of), revision) {
+                self.follow_quota(space, &namespace, name);
+            }
+        }
+    }
+
+    fn deleted(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, last: &Value, revision: Revision) {
+        if resource.is("", "ResourceQuota") {
+            if let Some(namespace) = last.pointer("/metadata/namespace").and_then(Value::as_str) {
+                let key = (space.clone(), namespace.to_owned(), name.to_owned());
+                if self.specs.lock().unwrap().apply(key, None, revision) {
+                    self.follow_quota(space, namespace, name);
+                }
+            }
             return;
         }
-        let limits = object.map(SpaceLimits::of).filter(|limits| !limits.none());
-        if !self.limits.lock().unwrap().apply(space.clone(), limits, revision) {
-            return;
-        }
-        self.follow(space);
+        self.written(resource, space, name, None, revision);
     }
 
     fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
-        if !resource.is("core.kcp.io", "LogicalCluster") {
-            return Vec::new();
+        if resource.is("core.kcp.io", "LogicalCluster") {
+            let name = crate::kinds::logical_cluster::LOGICAL_CLUSTER_NAME.to_owned();
+            return self.limits.lock().unwrap().keys().map(|space| (space.clone(), name.clone())).collect();
         }
-        let name = crate::kinds::logical_cluster::LOGICAL_CLUSTER_NAME.to_owned();
-        self.limits.lock().unwrap().keys().map(|space| (space.clone(), name.clone())).collect()
+        Vec::new()
+    }
+}
+
+impl Quotas {
+    /// The namespace of a quota known by name only (a removal told without the object): the one namespace of
+    /// `space` holding a quota of that name, if there is exactly one.
+    fn namespace_of_quota(&self, space: &SpaceName, name: &str) -> Option<String> {
+        let specs = self.specs.lock().unwrap();
+        let mut found = specs.keys().filter(|(s, _, n)| s == space && n == name).map(|(_, namespace, _)| namespace.clone());
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
     }
 }
 
@@ -406,12 +653,12 @@ mod tests {
         // in the store, so its settle must not count it again.
         let configmaps = f.row("", "ConfigMap");
         let revision = f.put(&a, "two", 50).await;
-        let request = Request { space: &a, resource: &configmaps, name: "two", growth: Growth::created(50), refusable: true };
+        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "two", growth: Growth::created(50), refusable: true };
         f.quotas.settle(&request, &Held::default(), Some(revision));
         assert_eq!(f.counted(&a).await, Usage { objects: 2, bytes: 150 }, "each object once, only space a's");
         // From now on every settled write counts, at once.
         let revision = f.put(&a, "three", 7).await;
-        let request = Request { space: &a, resource: &configmaps, name: "three", growth: Growth::created(7), refusable: true };
+        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "three", growth: Growth::created(7), refusable: true };
         let reservation = Reservation::take(&*f.quotas, request).await.expect("room");
         reservation.commit(revision);
         assert_eq!(f.quotas.usage(&a).and_then(|(_, u)| u), Some(Usage { objects: 3, bytes: 157 }));
@@ -429,7 +676,7 @@ mod tests {
         let mut held = Vec::new();
         let mut refused = Vec::new();
         for i in 0..64 {
-            let request = Request { space: &a, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
+            let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
             match Reservation::take(&*f.quotas, request).await {
                 Ok(reservation) => held.push(reservation),
                 Err(err) => refused.push((i, err)),
@@ -438,25 +685,25 @@ mod tests {
         assert_eq!(held.len(), 10, "ten held at once, none committed yet");
         let (_, err) = &refused[0];
         assert_eq!((err.code, err.reason), (403, "Forbidden"));
-        assert_eq!(err.message, "configmaps \"x\" is forbidden: exceeded quota: cluster, requested: objects=1, used: objects=0, limited: objects=10");
+        assert_eq!(err.message, "configmaps \"x\" is forbidden: exceeded quota: cluster, requested: objects=1, used: objects=10, limited: objects=10");
         // A write that stored nothing gives its room back; a committed one keeps it.
         held.pop();
         for (i, reservation) in held.into_iter().enumerate() {
             reservation.commit(Revision(100 + i as u64));
         }
-        let request = Request { space: &a, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
+        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
         Reservation::take(&*f.quotas, request).await.expect("the released room").commit(Revision(200));
-        let request = Request { space: &a, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
+        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
         assert!(Reservation::take(&*f.quotas, request).await.is_err(), "full again");
         // Writes that are never refused (a deletion's mark) pass, and removals make room.
-        let request = Request { space: &a, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: false };
+        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: false };
         Reservation::take(&*f.quotas, request).await.expect("not refusable").commit(Revision(201));
         assert_eq!(f.quotas.usage(&a).and_then(|(_, u)| u).map(|u| u.objects), Some(11));
         for revision in [202, 203] {
-            let request = Request { space: &a, resource: &configmaps, name: "x", growth: Growth::removed(10), refusable: true };
+            let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::removed(10), refusable: true };
             Reservation::take(&*f.quotas, request).await.expect("a removal").commit(Revision(revision));
         }
-        let request = Request { space: &a, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
+        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
         assert!(Reservation::take(&*f.quotas, request).await.is_ok(), "room after two removals");
     }
 

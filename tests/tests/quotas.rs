@@ -15,7 +15,7 @@ const OBJECTS: &str = "core.kcp.io/max-total-objects";
 const BYTES: &str = "quota.kspaces.io/max-bytes";
 
 /// The tenants of this file, one per test, each with an `admin` token (`admin-<tenant>`).
-const TENANTS: [&str; 4] = ["q-rules", "q-race", "q-bytes", "q-nested"];
+const TENANTS: [&str; 5] = ["q-rules", "q-race", "q-bytes", "q-nested", "q-rq"];
 
 struct Fixture {
     server: Server,
@@ -247,4 +247,75 @@ fn the_count_survives_a_restart() {
     assert!(full.contains("exceeded quota"), "still full after the restart: {full}");
     system.ok(&["--server", &url, "delete", "configmap", "one"]);
     system.ok(&["--server", &url, "create", "configmap", "three"]);
+}
+
+fn pod(name: &str, cpu: Option<&str>, memory_limit: Option<&str>) -> String {
+    let mut resources = json!({});
+    if let Some(cpu) = cpu {
+        resources["requests"] = json!({"cpu": cpu});
+    }
+    if let Some(memory) = memory_limit {
+        resources["limits"] = json!({"memory": memory});
+    }
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27", "resources": resources}]}}).to_string()
+}
+
+#[test]
+fn a_resource_quota_in_a_namespace_is_enforced_exactly_and_shows_its_usage() {
+    let f = fixture();
+    let tenant = "q-rq";
+    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&f.server, &token(tenant)));
+    admin.ok(&["create", "namespace", "team"]);
+    admin.ok(&["create", "quota", "counts", "-n", "team", "--hard=count/configmaps=3,pods=2,requests.cpu=1,limits.memory=1Gi"]);
+    let quota = || -> Value { serde_json::from_str(&admin.ok(&["get", "quota", "counts", "-n", "team", "-o", "json"])).expect("json") };
+    assert!(eventually(TIMEOUT, || quota()["status"]["used"].is_object()), "status.used appears: {}", quota());
+    let shown = quota();
+    assert_eq!(shown["status"]["hard"], json!({"count/configmaps": "3", "pods": "2", "requests.cpu": "1", "limits.memory": "1Gi"}), "{shown}");
+    assert_eq!(shown["status"]["used"], json!({"count/configmaps": "0", "pods": "0", "requests.cpu": "0", "limits.memory": "0"}), "{shown}");
+
+    // 16 clients at once: exactly three ConfigMaps.
+    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..16).map(|i| scope.spawn(move || {
+            let http = if i % 2 == 0 { Http::One } else { Http::Two };
+            let (code, body) = curl(&f.server, http, Some(&token(tenant)), "POST", "/api/v1/namespaces/team/configmaps", Some(&config_map(&format!("cm-{i}"), "x")));
+            (code, serde_json::from_str(&body).unwrap_or(Value::Null))
+        })).collect();
+        handles.into_iter().map(|h| h.join().expect("a client")).collect()
+    });
+    assert_eq!(answers.iter().filter(|(code, _)| *code == 201).count(), 3, "{:?}", answers.iter().map(|(c, _)| c).collect::<Vec<_>>());
+    for answer in answers.iter().filter(|(code, _)| *code != 201) {
+        assert_status(answer, 403, "exceeded quota: counts, requested: count/configmaps=1, used: count/configmaps=3, limited: count/configmaps=3", "refused");
+    }
+    // Another namespace of the same tenant is not bound by it.
+    admin.ok(&["create", "configmap", "free", "-n", "default"]);
+
+    // Pods: kube's "must specify", then compute requests and limits summed and bounded.
+    let refused = admin.fails_with_stdin(&["create", "-n", "team", "-f", "-"], &pod("bare", None, None));
+    assert!(refused.contains("is forbidden: failed quota: counts: must specify limits.memory,requests.cpu"), "{refused}");
+    admin.ok_with_stdin(&["create", "-n", "team", "-f", "-"], &pod("one", Some("600m"), Some("512Mi")));
+    let refused = admin.fails_with_stdin(&["create", "-n", "team", "-f", "-"], &pod("two", Some("600m"), Some("256Mi")));
+    assert!(refused.contains("exceeded quota: counts, requested: requests.cpu=600m, used: requests.cpu=600m, limited: requests.cpu=1"), "{refused}");
+    admin.ok_with_stdin(&["create", "-n", "team", "-f", "-"], &pod("two", Some("400m"), Some("256Mi")));
+    let table = admin.ok(&["get", "quota", "counts", "-n", "team"]);
+    assert!(table.contains("count/configmaps: 3/3") && table.contains("pods: 2/2") && table.contains("requests.cpu: 1/1"), "{table}");
+    assert!(table.contains("limits.memory: 768Mi/1Gi") || table.contains("limits.memory: 805306368/1Gi"), "{table}");
+
+    // A pod that finished uses nothing: room for another.
+    admin.ok(&["patch", "pod", "one", "-n", "team", "--subresource=status", "--type=merge", "-p", r#"{"status":{"phase":"Succeeded"}}"#]);
+    admin.ok_with_stdin(&["create", "-n", "team", "-f", "-"], &pod("three", Some("500m"), Some("256Mi")));
+    // Deleting a ConfigMap makes room for one.
+    admin.ok(&["delete", "configmap", "-n", "team", answers.iter().zip(0..).find(|((c, _), _)| *c == 201).map(|(_, i)| format!("cm-{i}")).expect("one").as_str()]);
+    admin.ok(&["create", "configmap", "after", "-n", "team"]);
+    assert!(admin.fails(&["create", "configmap", "after-2", "-n", "team"]).contains("exceeded quota"));
+
+    // kube's validation of the quota itself.
+    let bad = admin.fails(&["create", "quota", "bad", "-n", "team", "--hard=pods=-1"]);
+    assert!(bad.contains("spec.hard[pods]") && bad.contains("must be greater than or equal to 0"), "{bad}");
+    // A quota added over existing objects counts them; raising a limit applies at once.
+    admin.ok(&["create", "quota", "late", "-n", "team", "--hard=count/configmaps=10"]);
+    assert!(eventually(TIMEOUT, || admin.ok(&["get", "quota", "late", "-n", "team", "-o", "jsonpath={.status.used.count/configmaps}"]) == "3"),
+        "{}", admin.ok(&["get", "quota", "late", "-n", "team", "-o", "json"]));
+    admin.ok(&["patch", "quota", "counts", "-n", "team", "--type=merge", "-p", r#"{"spec":{"hard":{"count/configmaps":"4"}}}"#]);
+    assert!(eventually(TIMEOUT, || admin.run(&["create", "configmap", "after-2", "-n", "team"]).status.success()), "room after raising the limit");
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use kspaces_storage::{Revision, SpaceName};
+use serde_json::Value;
 
 use super::ResourceInfo;
 use crate::status::ApiResult;
@@ -45,8 +46,13 @@ impl Growth {
 #[derive(Clone, Copy, Debug)]
 pub struct Request<'a> {
     pub space: &'a SpaceName,
+    /// The object's namespace (namespaced resources only).
+    pub namespace: Option<&'a str>,
     pub resource: &'a ResourceInfo,
     pub name: &'a str,
+    /// The object as it will be stored (`None`: removed), and as it was (`None`: created), in stored form.
+    pub object: Option<&'a Value>,
+    pub old: Option<&'a Value>,
     pub growth: Growth,
     /// False for writes that must never be refused whatever they grow: marking an object deleted, and the
     /// server's own updates of objects it keeps (their status). Counted all the same.

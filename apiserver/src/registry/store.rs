@@ -102,6 +102,11 @@ fn set_managed_fields(object: &mut Value, entries: Option<Value>) -> ApiResult<(
     Ok(())
 }
 
+/// The namespace of a stored object of `row` (namespaced resources only).
+fn namespace_of<'a>(row: &ResourceInfo, object: &'a Value) -> Option<&'a str> {
+    meta_str(object, "namespace").filter(|_| row.namespaced)
+}
+
 fn has_finalizers(object: &Value) -> bool {
     object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
 }
@@ -452,9 +457,11 @@ impl GenericStore {
         let name = meta_str(&object, "name").unwrap_or_default().to_owned();
         let key = self.inner.reader.key(row, scope, &name)?;
         let bytes = encode(&object);
-        let request = Request { space, resource, name: &name, growth: Growth::created(bytes.len()), refusable: true };
+        let request = Request { space, namespace: namespace_of(row, &object), resource, name: &name, object: Some(&object), old: None,
+            growth: Growth::created(bytes.len()), refusable: true };
         let reservation = Reservation::take(self.limits(), request).await?;
         if write.dry_run {
+            drop(reservation);
             return match self.store().get(&key).await? {
                 Some(_) => Err(ApiError::already_exists(&resource.group, &resource.plural, &name)),
                 None => Ok(Some(object)),
@@ -607,7 +614,8 @@ impl GenericStore {
                 set_resource_version(&mut new, revision);
                 return Ok(new);
             }
-            let request = Request { space, resource: row, name, growth: Growth::removed(size), refusable: false };
+            let request = Request { space, namespace: namespace_of(row, old), resource: row, name, object: None, old: Some(old),
+                growth: Growth::removed(size), refusable: false };
             let reservation = Reservation::take(self.limits(), request).await?;
             return match self.store().delete(key, Some(revision)).await? {
                 Ok(deleted) => {
@@ -624,9 +632,11 @@ impl GenericStore {
             return Ok(new);
         }
         let bytes = encode(&new);
-        let request = Request { space, resource: row, name, growth: Growth::replaced(size, bytes.len()), refusable };
+        let request = Request { space, namespace: namespace_of(row, old), resource: row, name, object: Some(&new), old: Some(old),
+            growth: Growth::replaced(size, bytes.len()), refusable };
         let reservation = Reservation::take(self.limits(), request).await?;
         if dry_run {
+            drop(reservation);
             set_resource_version(&mut new, revision);
             return Ok(new);
         }
@@ -703,7 +713,8 @@ impl GenericStore {
             return Ok(Some(DeleteOutcome::Pending(marked)));
         }
         let bytes = encode(&marked);
-        let request = Request { space: stored.space, resource: row, name: stored.name, growth: Growth::replaced(stored.size, bytes.len()), refusable: false };
+        let request = Request { space: stored.space, namespace: namespace_of(row, stored.object), resource: row, name: stored.name, object: Some(&marked),
+            old: Some(stored.object), growth: Growth::replaced(stored.size, bytes.len()), refusable: false };
         let reservation = Reservation::take(self.limits(), request).await?;
         match self.store().update(stored.key, bytes, Some(stored.revision)).await? {
             Ok(record) => {
@@ -723,7 +734,8 @@ impl GenericStore {
         if dry_run {
             return Ok(Some(DeleteOutcome::Deleted(object)));
         }
-        let request = Request { space: stored.space, resource: row, name: stored.name, growth: Growth::removed(stored.size), refusable: false };
+        let request = Request { space: stored.space, namespace: namespace_of(row, stored.object), resource: row, name: stored.name, object: None,
+            old: Some(stored.object), growth: Growth::removed(stored.size), refusable: false };
         let reservation = Reservation::take(self.limits(), request).await?;
         match self.store().delete(stored.key, Some(stored.revision)).await? {
             Ok(deleted) => {
