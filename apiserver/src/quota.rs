@@ -389,7 +389,12 @@ impl Quotas {
         if room != Growth::default() {
             if let Some(shared) = self.ledger(request.space) {
                 let mut ledger = shared.lock().unwrap();
-                let Count::Known(usage) = ledger.count else { return Err(Blocked::Waiting) };
+                let usage = match ledger.count {
+                    Count::Known(usage) => usage,
+                    // A write that is never refused need not wait for the count: it is settled into it.
+                    Count::Waiting(_) if !request.refusable => return self.try_reserve_quotas(request, holding),
+                    Count::Waiting(_) => return Err(Blocked::Waiting),
+                };
                 if request.refusable {
                     refuse_over(&ledger.limits, usage, ledger.held, room, request).map_err(Blocked::Refused)?;
                 }
@@ -399,6 +404,11 @@ impl Quotas {
                 holding.space = Some((shared, room));
             }
         }
+        self.try_reserve_quotas(request, holding)
+    }
+
+    /// Tries to reserve `request`'s room in its namespace's quotas.
+    fn try_reserve_quotas(&self, request: &Request<'_>, holding: &mut Holding) -> Result<(), Blocked> {
         let Some(namespace) = request.namespace else { return Ok(()) };
         let (group, plural) = (request.resource.group.as_str(), request.resource.plural.as_str());
         for shared in self.namespace_quotas(request.space, namespace) {
@@ -406,7 +416,6 @@ impl Quotas {
             if !ledger.spec.concerns(group, plural) {
                 continue;
             }
-            let Count::Known(used) = &ledger.count else { return Err(Blocked::Waiting) };
             let new = match request.object.map(|o| ledger.spec.usage(group, plural, o)) {
                 Some(Err(missing)) if request.refusable && request.old.is_none() => {
                     return Err(Blocked::Refused(ApiError::forbidden_object(group, plural, request.name, &format!(
@@ -418,6 +427,16 @@ impl Quotas {
             let old = request.old.map(|o| ledger.spec.usage(group, plural, o).unwrap_or_default()).unwrap_or_default();
             let change = difference(&new, &old);
             let room: Amounts = change.iter().filter(|(_, a)| **a > 0).map(|(n, a)| (n.clone(), *a)).collect();
+            let used = match &ledger.count {
+                Count::Known(used) => used,
+                // Nothing to find room for, or a write never refused: settled into the count, no need to wait.
+                Count::Waiting(_) if room.is_empty() || !request.refusable => {
+                    drop(ledger);
+                    holding.quotas.push((shared, change, Amounts::new()));
+                    continue;
+                }
+                Count::Waiting(_) => return Err(Blocked::Waiting),
+            };
             if request.refusable {
                 let exceeded: Vec<(&String, i128, i128, i128)> = room.iter().filter_map(|(name, wanted)| {
                     let hard = *ledger.spec.hard.get(name)?;
@@ -567,6 +586,9 @@ impl WriteObserver for Quotas {
         if resource.is("core.kcp.io", "LogicalCluster") {
             let name = crate::kinds::logical_cluster::LOGICAL_CLUSTER_NAME.to_owned();
             return self.limits.lock().unwrap().keys().map(|space| (space.clone(), name.clone())).collect();
+        }
+        if resource.is("", "ResourceQuota") {
+            return self.specs.lock().unwrap().keys().map(|(space, _, name)| (space.clone(), name.clone())).collect();
         }
         Vec::new()
     }
