@@ -31,10 +31,15 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
-fn row(label: &str, mut samples: Vec<Duration>) {
+/// One row; `judged`: whether the target applies (a refusal builds kube's Status message: not a create's cost).
+fn row(label: &str, mut samples: Vec<Duration>, judged: bool) {
     samples.sort_unstable();
     let (p50, p99, max) = (percentile(&samples, 0.50), percentile(&samples, 0.99), samples[samples.len() - 1]);
-    let verdict = if p99 <= TARGET { "met" } else { "**not met**" };
+    let verdict = match (judged, p99 <= TARGET) {
+        (false, _) => "(a refusal)",
+        (true, true) => "met",
+        (true, false) => "**not met**",
+    };
     println!("| {label} | {:.3} | {:.3} | {:.3} | {verdict} |", p50.as_secs_f64() * 1e6, p99.as_secs_f64() * 1e6, max.as_secs_f64() * 1e6);
 }
 
@@ -92,7 +97,7 @@ async fn run() {
             let request = Request { space: target, namespace: Some("default"), object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(1), refusable: true };
             assert!(Reservation::take(&*quotas, request).await.is_err(), "the full space refuses");
         }
-        row(label, samples);
+        row(label, samples, !expect_refusal);
     }
 
     // 64 tasks reserving at once in one limited space.

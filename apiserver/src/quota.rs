@@ -489,32 +489,60 @@ impl Limits for Quotas {
         }
     }
 
+    /// Releases what the write held and, once durable, adds its change to the count, in one step per ledger:
+    /// between the two no other write may see the room free and the change not yet counted.
     fn settle(&self, request: &Request<'_>, held: &Held, revision: Option<Revision>) {
-        let holding = held.ledger.as_ref().and_then(|l| l.downcast_ref::<Holding>());
-        if let Some(holding) = holding {
+        let empty = Holding::default();
+        let holding = held.ledger.as_ref().and_then(|l| l.downcast_ref::<Holding>()).unwrap_or(&empty);
+        let Some(revision) = revision else {
             holding.release();
+            return;
+        };
+        let current = self.ledger(request.space);
+        if let Some((reserved_in, room)) = &holding.space {
+            if !current.as_ref().is_some_and(|c| Arc::ptr_eq(c, reserved_in)) {
+                let mut ledger = reserved_in.lock().unwrap();
+                ledger.held.objects -= room.objects;
+                ledger.held.bytes -= room.bytes;
+            }
         }
-        let Some(revision) = revision else { return };
-        if let Some(shared) = self.ledger(request.space) {
+        if let Some(shared) = current {
             let mut ledger = shared.lock().unwrap();
+            if let Some((_, room)) = holding.space.as_ref().filter(|(l, _)| Arc::ptr_eq(l, &shared)) {
+                ledger.held.objects -= room.objects;
+                ledger.held.bytes -= room.bytes;
+            }
             match &mut ledger.count {
                 Count::Known(usage) => usage.add(request.growth),
                 Count::Waiting(since) => since.push((revision, request.growth)),
             }
         }
-        let Some(namespace) = request.namespace else { return };
+        let current = match request.namespace {
+            Some(namespace) => self.namespace_quotas(request.space, namespace),
+            None => Vec::new(),
+        };
+        // Ledgers replaced meanwhile (a quota changed) only give back what was held in them.
+        for (reserved_in, _, room) in holding.quotas.iter().filter(|(l, _, _)| !current.iter().any(|c| Arc::ptr_eq(c, l))) {
+            add(&mut reserved_in.lock().unwrap().held, room, -1);
+        }
         let (group, plural) = (request.resource.group.as_str(), request.resource.plural.as_str());
-        for shared in self.namespace_quotas(request.space, namespace) {
+        for shared in current {
             let mut ledger = shared.lock().unwrap();
+            let reserved = holding.quotas.iter().find(|(l, _, _)| Arc::ptr_eq(l, &shared));
+            if let Some((_, _, room)) = reserved {
+                add(&mut ledger.held, room, -1);
+            }
             if !ledger.spec.concerns(group, plural) {
                 continue;
             }
             // The change reserved in this very ledger, else evaluated again (a ledger made meanwhile).
-            let reserved = holding.into_iter().flat_map(|h| &h.quotas).find(|(l, _, _)| Arc::ptr_eq(l, &shared)).map(|(_, change, _)| change.clone());
-            let change = reserved.unwrap_or_else(|| {
-                let usage = |o: Option<&Value>| o.map(|o| ledger.spec.usage(group, plural, o).unwrap_or_default()).unwrap_or_default();
-                difference(&usage(request.object), &usage(request.old))
-            });
+            let change = match reserved {
+                Some((_, change, _)) => change.clone(),
+                None => {
+                    let usage = |o: Option<&Value>| o.map(|o| ledger.spec.usage(group, plural, o).unwrap_or_default()).unwrap_or_default();
+                    difference(&usage(request.object), &usage(request.old))
+                }
+            };
             match &mut ledger.count {
                 Count::Known(used) => add(used, &change, 1),
                 Count::Waiting(since) => since.push((revision, change)),
@@ -727,6 +755,43 @@ mod tests {
         }
         let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
         assert!(Reservation::take(&*f.quotas, request).await.is_ok(), "room after two removals");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn racing_writers_commit_exactly_the_limit() {
+        let f = fixture();
+        let a = space("a");
+        f.limit(&a, 25, 1);
+        f.counted(&a).await;
+        let configmaps = f.row("", "ConfigMap");
+        let quotas = f.quotas.clone();
+        let tasks: Vec<_> = (0..64u64).map(|task| {
+            let (quotas, configmaps, a) = (quotas.clone(), configmaps.clone(), a.clone());
+            tokio::spawn(async move {
+                let mut stored = 0;
+                for round in 0..20u64 {
+                    let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x",
+                        growth: Growth::created(1), refusable: true };
+                    let Ok(reservation) = Reservation::take(&*quotas, request).await else { continue };
+                    tokio::task::yield_now().await;
+                    if round % 3 == 0 {
+                        drop(reservation); // a write that failed
+                    } else {
+                        reservation.commit(Revision(1000 + task * 100 + round));
+                        stored += 1;
+                    }
+                }
+                stored
+            })
+        }).collect();
+        let mut stored = 0;
+        for task in tasks {
+            stored += task.await.expect("a task");
+        }
+        assert_eq!(stored, 25, "exactly the limit was committed");
+        assert_eq!(f.quotas.usage(&a).and_then(|(_, u)| u).map(|u| u.objects), Some(25));
+        let ledger = f.quotas.ledger(&a).expect("a ledger");
+        assert_eq!(ledger.lock().unwrap().held, Growth::default(), "nothing left held");
     }
 
     #[tokio::test]
