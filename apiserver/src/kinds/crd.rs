@@ -92,6 +92,12 @@ impl Strategy for CrdStrategy {
         check(object, old, causes);
     }
 
+    /// The accepted names and their conditions depend on the other CRDs of the space (the CRD controller writes
+    /// a waiting CRD again, unchanged, once its names are free).
+    fn status_from_elsewhere(&self) -> bool {
+        true
+    }
+
     async fn begin_write(&self, _resource: &ResourceInfo) -> Option<WriteGuard> {
         Some(Box::new(self.resolver.naming.clone().lock_owned().await))
     }

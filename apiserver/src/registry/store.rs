@@ -515,8 +515,9 @@ impl GenericStore {
             let current = self.read_current(resource, scope, name).await?;
             let desired = change(&current.view)?;
             // The server's own status write that changes nothing is done before any of the work an update does
-            // (a controller's pass over what it already set: phases, conditions).
-            if write.caller.is_none() && part == Part::Status && desired == current.view {
+            // (a controller's pass over what it already set: phases, conditions), unless the kind computes its
+            // status from elsewhere at every write (a CRD's names, written again once they are free).
+            if write.caller.is_none() && part == Part::Status && desired == current.view && !strategy.status_from_elsewhere() {
                 return Ok(current.view);
             }
             if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str) {

@@ -57,6 +57,13 @@ pub trait Strategy: Send + Sync {
     /// `PrepareForUpdate`). `old` is the object the write replaces, in the request's form.
     fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, _old: &Value, _new: &mut Value, _part: Part) {}
 
+    /// Whether `prepare_update` computes the status from the state of other objects (CRDs: which names are free),
+    /// so that a write asking for no change may still change it: the server's no-op status writes are then not
+    /// cut short.
+    fn status_from_elsewhere(&self) -> bool {
+        false
+    }
+
     /// The kind's validation (kube's `Validate` and `ValidateUpdate`): every problem as a field cause. It
     /// never changes the object.
     fn validate(&self, _resource: &ResourceInfo, _object: &Value, _old: Option<&Value>, _causes: &mut Vec<Cause>) {}
