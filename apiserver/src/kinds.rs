@@ -8,6 +8,7 @@ pub mod api_export_endpoint_slice;
 pub mod api_resource_schema;
 pub mod crd;
 pub mod custom_resource;
+pub mod flowcontrol;
 pub mod logical_cluster;
 pub mod namespace;
 pub mod pod;
@@ -70,6 +71,7 @@ const KINDS: &[Kind] = &[
     pod::KIND,
     service::KIND,
     secret::KIND,
+    flowcontrol::KIND,
 ];
 
 /// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, the workspace tree and
