@@ -153,6 +153,11 @@ impl FlowControl {
         self.config.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Whether PriorityLevelConfiguration `name` is stored.
+    pub fn has_level(&self, name: &str) -> bool {
+        self.objects.lock().unwrap_or_else(|p| p.into_inner()).levels.get(name).is_some()
+    }
+
     /// The names of the stored objects of `kind`, for the bootstrap (which makes those missing).
     pub fn stored(&self, kind: &str) -> Vec<String> {
         let objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());

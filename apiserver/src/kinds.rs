@@ -86,6 +86,8 @@ pub struct Context {
     pub base_url: Arc<BaseUrl>,
     /// The permission claims each workspace's bindings accepted.
     pub claims: Arc<crate::claims::Claims>,
+    /// The priority levels that exist (a FlowSchema's `Dangling` condition).
+    pub flowcontrol: Arc<crate::flowcontrol::FlowControl>,
 }
 
 /// The kinds' strategies and admission plugins, as they register them.

@@ -221,6 +221,7 @@ impl Core {
             resources: resources.clone(),
             base_url: base_url.clone(),
             claims: claims.clone(),
+            flowcontrol: flowcontrol.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners

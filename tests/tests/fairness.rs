@@ -203,6 +203,7 @@ fn kubectl_lists_the_bootstrap_objects_with_kubes_columns() {
     assert_eq!(row(&schemas, "exempt")[..4], ["exempt", "exempt", "1", "<none>"], "{schemas}");
     assert_eq!(row(&schemas, "probes")[..4], ["probes", "exempt", "2", "<none>"], "{schemas}");
     assert_eq!(row(&schemas, "global-default")[..4], ["global-default", "global-default", "9900", "ByUser"], "{schemas}");
+    assert_eq!(row(&schemas, "global-default").last().map(String::as_str), Some("False"), "MISSINGPL: {schemas}");
     assert_eq!(row(&schemas, "catch-all")[..4], ["catch-all", "catch-all", "10000", "ByUser"], "{schemas}");
     for name in ["system-leader-election", "endpoint-controller", "workload-leader-election", "system-node-high", "system-nodes",
         "kube-controller-manager", "kube-scheduler", "kube-system-service-accounts", "service-accounts"] {
@@ -221,6 +222,15 @@ fn kubectl_lists_the_bootstrap_objects_with_kubes_columns() {
     let exempt: Value = serde_json::from_str(&kubectl.ok(&["get", "prioritylevelconfiguration", "exempt", "-o", "json"])).expect("json");
     assert_eq!(exempt["spec"]["exempt"]["nominalConcurrencyShares"], 0, "{exempt}");
     assert_eq!(exempt["metadata"]["annotations"]["apf.kubernetes.io/autoupdate-spec"], "true", "{exempt}");
+    // A schema whose level does not exist is `Dangling` (and classifies nothing).
+    let orphan = level_and_schema("orphan", "nobody", 1, 1);
+    let orphan = &orphan[orphan.find("---").expect("two documents")..];
+    kubectl.ok_with_stdin(&["apply", "-f", "-"], orphan);
+    let missing = kubectl.ok(&["get", "flowschema", "orphan"]);
+    assert_eq!(row(&missing, "orphan").last().map(String::as_str), Some("True"), "{missing}");
+    let reason = kubectl.ok(&["get", "flowschema", "orphan", "-o", "jsonpath={.status.conditions[0].reason}"]);
+    assert_eq!(reason, "NotFound");
+    kubectl.ok(&["delete", "flowschema", "orphan"]);
     // kube's validation: a level whose hand is larger than its deck is refused with the field named.
     let invalid = kubectl.fails_with_stdin(&["apply", "-f", "-"], &level_and_schema("invalid", "nobody", 1, 1).replace("handSize: 1", "handSize: 2"));
     assert!(invalid.contains("spec.limited.limitResponse.queuing.handSize") && invalid.contains("should not be greater than queues"), "{invalid}");

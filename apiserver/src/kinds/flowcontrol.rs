@@ -1,6 +1,7 @@
 //! `flowcontrol.apiserver.k8s.io/v1` FlowSchema and PriorityLevelConfiguration: cluster-scoped, in the system
 //! space only and for system users only (they share the whole server's seats out), with kube's defaults and
-//! validation. What they configure is `crate::flowcontrol`, which follows their writes.
+//! validation. What they configure is `crate::flowcontrol`, which follows their writes. A FlowSchema's `Dangling`
+//! condition (kube's config controller writes it) is computed when it is read: whether its level exists now.
 
 use std::sync::Arc;
 
@@ -11,8 +12,8 @@ use serde_json::{json, Map, Value};
 use super::{verbs, Context, Kind, Rules};
 use crate::flowcontrol::config::{DEFAULT_HAND_SIZE, DEFAULT_PRECEDENCE, DEFAULT_QUEUES, DEFAULT_QUEUE_LENGTH_LIMIT, DEFAULT_SHARES};
 use crate::flowcontrol::queueset::MAX_HAND;
-use crate::flowcontrol::{FLOW_SCHEMA, GROUP, PRIORITY_LEVEL};
-use crate::registry::strategy::{Part, Strategy};
+use crate::flowcontrol::{FlowControl, FLOW_SCHEMA, GROUP, PRIORITY_LEVEL};
+use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{ResourceInfo, Subresource};
 use crate::status::Cause;
 
@@ -41,12 +42,14 @@ fn rows() -> Vec<ResourceInfo> {
     vec![row(FLOW_SCHEMA, "flowschemas"), row(PRIORITY_LEVEL, "prioritylevelconfigurations")]
 }
 
-fn rules(_: &Context, rules: &mut Rules) {
-    rules.strategy(GROUP, FLOW_SCHEMA, Arc::new(FlowSchemaStrategy));
+fn rules(context: &Context, rules: &mut Rules) {
+    rules.strategy(GROUP, FLOW_SCHEMA, Arc::new(FlowSchemaStrategy { flowcontrol: context.flowcontrol.clone() }));
     rules.strategy(GROUP, PRIORITY_LEVEL, Arc::new(PriorityLevelStrategy));
 }
 
-pub struct FlowSchemaStrategy;
+pub struct FlowSchemaStrategy {
+    flowcontrol: Arc<FlowControl>,
+}
 pub struct PriorityLevelStrategy;
 
 fn set_default(object: &mut Value, pointer: &str, key: &str, value: Value) {
@@ -79,7 +82,35 @@ fn priority_level_defaults(object: &mut Value) {
     }
 }
 
+/// kube's `Dangling` condition: whether the schema's level is missing, since the schema was made (the time kube's
+/// controller would have first written it).
+fn dangling_condition(object: &Value, exists: bool) -> Value {
+    let level = object.pointer("/spec/priorityLevelConfiguration/name").and_then(Value::as_str).unwrap_or_default();
+    let since = object.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null);
+    let (status, reason, message) = match exists {
+        true => ("False", "Found", format!("This FlowSchema references the PriorityLevelConfiguration object named {level:?} and it exists")),
+        false => ("True", "NotFound", format!("This FlowSchema references the PriorityLevelConfiguration object named {level:?} but there is no such object")),
+    };
+    json!({"type": "Dangling", "status": status, "lastTransitionTime": since, "reason": reason, "message": message})
+}
+
+impl View for FlowSchemaStrategy {
+    fn to_request(&self, _: &ResourceInfo, object: &mut Value) {
+        let level = object.pointer("/spec/priorityLevelConfiguration/name").and_then(Value::as_str).unwrap_or_default();
+        let condition = dangling_condition(object, self.flowcontrol.has_level(level));
+        let Some(object) = object.as_object_mut() else { return };
+        let status = object.entry("status").or_insert_with(|| json!({}));
+        if let Some(status) = status.as_object_mut() {
+            status.insert("conditions".into(), json!([condition]));
+        }
+    }
+}
+
 impl Strategy for FlowSchemaStrategy {
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
+    }
+
     fn prepare_create(&self, _: &ResourceInfo, _: &SpaceName, _: Option<&Caller>, object: &mut Value) {
         flow_schema_defaults(object);
     }
