@@ -165,23 +165,30 @@ impl FlowControl {
         map.keys().cloned().collect()
     }
 
-    /// Makes the bootstrap objects that are not stored (kube's mandatory and suggested ones); one made meanwhile
-    /// by another replica is left as it is.
+    /// Makes the bootstrap objects that are not stored (kube's mandatory and suggested ones), all at once (one
+    /// group commit on a fresh store); one made meanwhile by another replica is left as it is.
     pub async fn bootstrap(&self, registry: &GenericStore, resources: &ResourceTable) -> ApiResult<()> {
         let system = Scope::one(SpaceName::system(), None);
         let write = WriteContext::server(SERVER_MANAGER, "");
+        let mut missing = Vec::new();
         for (kind, objects) in [(PRIORITY_LEVEL, bootstrap::priority_levels()), (FLOW_SCHEMA, bootstrap::flow_schemas())] {
             let row = resources.by_kind(GROUP, kind).cloned().ok_or_else(|| ApiError::internal(format!("no {kind} resource")))?;
             let stored = self.stored(kind);
             for object in objects {
                 let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-                if stored.iter().any(|known| known == name) {
-                    continue;
+                if !stored.iter().any(|known| known == name) {
+                    missing.push((row.clone(), object));
                 }
-                match registry.create(&row, &system, object, &write).await {
-                    Ok(_) | Err(ApiError { code: 409, .. }) => {}
-                    Err(err) => return Err(err),
-                }
+            }
+        }
+        let creates = missing.into_iter().map(|(row, object)| {
+            let (system, write) = (&system, &write);
+            async move { registry.create(&row, system, object, write).await }
+        });
+        for created in futures::future::join_all(creates).await {
+            match created {
+                Ok(_) | Err(ApiError { code: 409, .. }) => {}
+                Err(err) => return Err(err),
             }
         }
         Ok(())
