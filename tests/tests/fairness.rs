@@ -371,9 +371,11 @@ fn a_flooding_tenant_is_queued_while_another_tenants_requests_go_through() {
     println!("light tenant p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms; flooding tenant p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms",
         light_p50 * 1e3, light_p90 * 1e3, light_p99 * 1e3, flood_p50 * 1e3, flood_p90 * 1e3, flood_p99 * 1e3);
     // Bounds for a loaded two-core machine (with the dispatcher off, both tenants wait alike).
-    // (Seen on a busy 2-core machine, load average 5: p50 8-15 ms against 34-53 ms, p99 46-74 ms against 144-212 ms.)
+    // (Seen on a busy 2-core machine, load average 5: p50 8-15 ms against 34-53 ms, p90 29-60 ms against 61-114 ms.)
     assert!(light_p50 * 1.5 < flood_p50, "the light tenant waited like the flood: p50 {light_p50} s vs the flood's {flood_p50} s");
-    assert!(light_p99 < flood_p99, "the light tenant waited like the flood: p99 {light_p99} s vs the flood's {flood_p99} s");
+    // The tail is compared at p90: of 39 samples p99 is the slowest, which a busy machine's scheduling decides
+    // (224 ms against the flood's 282 ms once, at load average 5).
+    assert!(light_p90 < flood_p90, "the light tenant waited like the flood: p90 {light_p90} s vs the flood's {flood_p90} s");
     let text = metrics(server);
     assert!(series(&text, r#"apiserver_flowcontrol_request_wait_duration_seconds_count{execute="true",flow_schema="global-default",priority_level="global-default"}"#)
         .is_some_and(|n| n >= 6000.0), "{text}");
