@@ -1,5 +1,5 @@
 //! The handler chain, one line per stage, in order: parse the request → authenticate → impersonate (the
-//! `Caller`, computed once) → a virtual workspace's decision (who, where, whether RBAC is still asked), else
+//! `Caller`, computed once) → priority and fairness (a seat, or 429) → a virtual workspace's decision (who, where, whether RBAC is still asked), else
 //! resolve the space → authorize → resolve the resource → system-only resources →
 //! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage); then the
 //! audit event and the request's metrics.
@@ -27,7 +27,7 @@ use crate::registry::selector::LabelSelector;
 use crate::registry::{ObjectFilter, ResourceInfo, ResourceTable, Scope, Spaces};
 use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
-use crate::{authorization, routes, tenancy, virtual_workspace};
+use crate::{authorization, flowcontrol, routes, tenancy, virtual_workspace};
 
 /// What the chain learned about a request, for the audit log.
 #[derive(Default)]
@@ -45,6 +45,8 @@ struct Trail {
     body: Option<bytes::Bytes>,
     /// The served resource the request reached (its metrics name it; nothing else may).
     resource: Option<Arc<ResourceInfo>>,
+    /// Its FlowSchema and priority level, named by the response headers.
+    flow: Option<flowcontrol::Classified>,
 }
 
 /// The single entry point for every request.
@@ -75,6 +77,9 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
             err.response_for(req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()))
         }
     };
+    if let Some(flow) = &trail.flow {
+        flow.set_headers(response.headers_mut());
+    }
     if server.auditor.enabled() {
         response = audit(&server, &req, &info, &trail, response, received);
     }
@@ -97,6 +102,8 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
         trail.user = Some(impersonated.clone());
         caller = Some(server.caller(impersonated));
     }
+    // Held until the response starts: a watch's or a streamed list's body does not keep its seat.
+    let _admitted = admit(&server, trail, caller.as_ref(), info).await?;
     // A virtual workspace decides who the request acts as, where, and whether RBAC is still to be asked.
     let access = match &info.virtual_workspace {
         Some(path) => {
@@ -157,6 +164,17 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
     serve_resource(req, payload, server, info, trail, caller, Served { spaces, narrowed: None, resources: None, only: None }).await
+}
+
+/// API Priority and Fairness: classifies the request (its FlowSchema and priority level, which the response
+/// headers name) and waits for a seat of the level in the flow's queue (the tenant is part of the flow); 429 when
+/// the queue is full or the wait too long. An exempt level (system:masters, health checks) never waits.
+async fn admit(server: &ApiServer, trail: &mut Trail, caller: Option<&Caller>, info: &RequestInfo) -> ApiResult<Option<flowcontrol::Admitted>> {
+    let Some(classified) = server.flowcontrol.classify(caller, info) else { return Ok(None) };
+    let tenant = flowcontrol::tenant_of(caller, &info.space, &server.tree);
+    let admitted = server.flowcontrol.admit(&classified, caller, &tenant, info).await;
+    trail.flow = Some(classified);
+    admitted.map(Some)
 }
 
 /// Where a resource request is served: its spaces, the labels a list or watch is narrowed to (a virtual

@@ -108,6 +108,18 @@ pub struct ServeArgs {
     /// How often the Lease is renewed, or tried for.
     #[arg(long, value_parser = parse_duration, default_value = "2s")]
     pub leader_elect_retry_period: Duration,
+    /// API Priority and Fairness: requests are classified by FlowSchema and wait for a seat of their priority
+    /// level in their flow's queue (the tenant is part of every flow). `false`: no queuing, no limit.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub enable_priority_and_fairness: bool,
+    /// Read-only seats; with the mutating ones, the seats the priority levels share (kube: 400, sized for many
+    /// cores; here 40: two cores are busy long before 49 tenant requests run at once, and a seat that never
+    /// waits shields no one).
+    #[arg(long, default_value_t = 40)]
+    pub max_requests_inflight: u32,
+    /// Mutating seats, added to `--max-requests-inflight` (kube: 200; here 20).
+    #[arg(long, default_value_t = 20)]
+    pub max_mutating_requests_inflight: u32,
 }
 
 /// `--authorization-mode` values (kube-apiserver's spelling).

@@ -8,6 +8,7 @@ pub mod api_export_endpoint_slice;
 pub mod api_resource_schema;
 pub mod crd;
 pub mod custom_resource;
+pub mod flowcontrol;
 pub mod logical_cluster;
 pub mod namespace;
 pub mod pod;
@@ -72,6 +73,7 @@ const KINDS: &[Kind] = &[
     service::KIND,
     secret::KIND,
     resource_quota::KIND,
+    flowcontrol::KIND,
 ];
 
 /// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, the workspace tree and
@@ -88,6 +90,8 @@ pub struct Context {
     pub claims: Arc<crate::claims::Claims>,
     /// Each space's limits and usage.
     pub quotas: Arc<crate::quota::Quotas>,
+    /// The priority levels that exist (a FlowSchema's `Dangling` condition).
+    pub flowcontrol: Arc<crate::flowcontrol::FlowControl>,
 }
 
 /// The kinds' strategies and admission plugins, as they register them.

@@ -12,6 +12,7 @@ pub mod controllers;
 pub mod discovery;
 pub mod fieldmanager;
 pub mod filters;
+pub mod flowcontrol;
 pub mod handlers;
 pub mod kinds;
 pub mod kubeconfig;

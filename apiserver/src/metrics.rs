@@ -223,6 +223,11 @@ impl Metrics {
         self.longrunning.get_or_create(&ComponentLabels { component: "apiserver" }).dec();
     }
 
+    /// The registry, for families kept elsewhere (the flow control's `apiserver_flowcontrol_*`).
+    pub fn registry_mut(&mut self) -> &mut Registry {
+        &mut self.registry
+    }
+
     /// The gauge that says whether this process runs the controllers (`leader_election_master_status`).
     pub fn leading(&self) -> Gauge {
         self.leading.clone()

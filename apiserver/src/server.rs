@@ -30,6 +30,7 @@ use crate::controllers::tenant::TenantController;
 use crate::controllers::workspace::{PendingWorkspaces, WorkspaceController};
 use crate::filters::authenticate::{from_certificate, Authenticator, PeerIdentity, TokenFile};
 use crate::filters::token_issuer::{TokenIssuer, TokenOptions};
+use crate::flowcontrol::FlowControl;
 use crate::metrics::Metrics;
 use crate::openapi::OpenApi;
 use crate::pki::{self, CertificateAuthority, PkiPaths};
@@ -70,6 +71,8 @@ pub struct ApiServer {
     pub homes: HomeConfig,
     /// `/services/initializingworkspaces/...` and `/services/terminatingworkspaces/...`.
     pub virtual_workspaces: VirtualWorkspaces,
+    /// API Priority and Fairness: classification and seats.
+    pub flowcontrol: Arc<FlowControl>,
     pub metrics: Metrics,
     openapi: OnceLock<OpenApi>,
 }
@@ -114,6 +117,7 @@ pub struct Settings {
     pub homes: HomeConfig,
     /// The controllers' Lease, when replicas share the store.
     pub leader_election: Timing,
+    pub flowcontrol: crate::flowcontrol::Settings,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
@@ -189,6 +193,7 @@ pub struct Core {
     pub claims: Arc<Claims>,
     /// Each limited space's usage (the registry's limits).
     pub quotas: Arc<Quotas>,
+    pub flowcontrol: Arc<FlowControl>,
 }
 
 impl Core {
@@ -210,6 +215,7 @@ impl Core {
         let apis = Arc::new(ApisQueue::default());
         let claims = Arc::new(Claims::default());
         let quotas = Quotas::new(crate::registry::Reader::new(store.clone()));
+        let flowcontrol = Arc::new(FlowControl::default());
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -220,12 +226,14 @@ impl Core {
             base_url: base_url.clone(),
             claims: claims.clone(),
             quotas: quotas.clone(),
+            flowcontrol: flowcontrol.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
         // waiting for it.
         let observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
-            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(), quotas.clone()];
+            pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(),
+            quotas.clone(), flowcontrol.clone()];
         let (strategies, admission) = kinds::rules(&context);
         let registry = GenericStore::new(store, Wiring {
             strategies,
@@ -234,7 +242,8 @@ impl Core {
             tenants: tree.clone(),
             limits: quotas.clone(),
         });
-        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims, quotas }
+        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
+            quotas, flowcontrol }
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
@@ -246,7 +255,7 @@ impl Core {
 
     fn primed(&self) -> Vec<Arc<dyn WriteObserver>> {
         vec![self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(), self.authorizer.clone(),
-            self.claims.clone(), self.quotas.clone()]
+            self.claims.clone(), self.quotas.clone(), self.flowcontrol.clone()]
     }
 
     /// Primes the caches, then, when other processes write the store too (replicas on one etcd), keeps every
@@ -267,9 +276,12 @@ impl Core {
 pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims, quotas: _ } = core;
+    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
+        quotas: _, flowcontrol } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
-    let metrics = Metrics::default();
+    let mut metrics = Metrics::default();
+    flowcontrol.configure(settings.flowcontrol);
+    flowcontrol.metrics().register(metrics.registry_mut());
     let controllers = Controllers {
         namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
         tenant: TenantController {
@@ -339,6 +351,7 @@ pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, C
         homes: settings.homes,
         virtual_workspaces,
         default_tenant: settings.default_tenant,
+        flowcontrol,
         metrics,
         openapi: OnceLock::new(),
     });
@@ -406,7 +419,8 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
             Err(err) => return Err(failed(err)),
         }
     }
-    tenancy::space::initialize_system_workspace(&server.registry, &server.resources, tenancy::SYSTEM_ADMIN).await.map_err(failed)
+    tenancy::space::initialize_system_workspace(&server.registry, &server.resources, tenancy::SYSTEM_ADMIN).await.map_err(failed)?;
+    server.flowcontrol.bootstrap(&server.registry, &server.resources).await.map_err(failed)
 }
 
 fn server_url(addr: SocketAddr) -> String {
@@ -502,6 +516,11 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             lease_duration: args.leader_elect_lease_duration,
             renew_deadline: args.leader_elect_renew_deadline,
             retry_period: args.leader_elect_retry_period,
+        },
+        flowcontrol: crate::flowcontrol::Settings {
+            enabled: args.enable_priority_and_fairness,
+            total_seats: args.max_requests_inflight.saturating_add(args.max_mutating_requests_inflight).max(1),
+            ..crate::flowcontrol::Settings::default()
         },
     };
     let (server, controllers) = wire(store, settings).await?;

@@ -4,7 +4,7 @@ use k8s_openapi::api::{
     admissionregistration, apps, authentication, autoscaling, batch, coordination, core, discovery, events, networking, node, policy,
     rbac,
 };
-use k8s_openapi::api::{authorization, scheduling, storage};
+use k8s_openapi::api::{authorization, flowcontrol, scheduling, storage};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as crd;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use std::sync::OnceLock;
@@ -80,6 +80,7 @@ pub(crate) fn generate(form: Form) -> Map<String, Value> {
         networking::v1::NetworkPolicy, policy::v1::PodDisruptionBudget, storage::v1::StorageClass,
         scheduling::v1::PriorityClass, rbac::v1::Role, rbac::v1::RoleBinding, rbac::v1::ClusterRole,
         rbac::v1::ClusterRoleBinding, autoscaling::v1::Scale, crd::CustomResourceDefinition,
+        flowcontrol::v1::FlowSchema, flowcontrol::v1::PriorityLevelConfiguration,
         meta::DeleteOptions, meta::Status, meta::ListMeta, meta::WatchEvent<Value>, meta::Patch,
         meta::APIResourceList, meta::APIGroup, meta::APIGroupList, meta::APIVersions,
     );

@@ -129,6 +129,8 @@ fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
         resource::<admissionregistration::v1::MutatingWebhookConfiguration>(g),
         resource::<admissionregistration::v1::ValidatingWebhookConfiguration>(g),
         resource::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>(g),
+        resource::<api::flowcontrol::v1::FlowSchema>(g),
+        resource::<api::flowcontrol::v1::PriorityLevelConfiguration>(g),
     ];
     roots.push(resource::<Status>(g));
     g.subschema_for::<DeleteOptions>();

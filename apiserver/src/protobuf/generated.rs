@@ -72,6 +72,8 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => decode::<k8s_pb::api::admissionregistration::v1::MutatingWebhookConfiguration>,
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => decode::<k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => decode::<k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>,
+        ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema") => decode::<k8s_pb::api::flowcontrol::v1::FlowSchema>,
+        ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration") => decode::<k8s_pb::api::flowcontrol::v1::PriorityLevelConfiguration>,
         ("v1", "Status") => decode::<k8s_pb::apimachinery::pkg::apis::meta::v1::Status>,
         ("meta.k8s.io/v1", "DeleteOptions") => decode::<k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions>,
         ("meta.k8s.io/v1", "WatchEvent") => decode::<k8s_pb::apimachinery::pkg::apis::meta::v1::WatchEvent>,
@@ -125,6 +127,8 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfigurationList") => decode::<k8s_pb::api::admissionregistration::v1::MutatingWebhookConfigurationList>,
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfigurationList") => decode::<k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfigurationList>,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinitionList") => decode::<k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionList>,
+        ("flowcontrol.apiserver.k8s.io/v1", "FlowSchemaList") => decode::<k8s_pb::api::flowcontrol::v1::FlowSchemaList>,
+        ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfigurationList") => decode::<k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationList>,
         _ => return None,
     };
     Some(decoder)
@@ -189,6 +193,8 @@ pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => encode::<k8s_pb::api::admissionregistration::v1::MutatingWebhookConfiguration>,
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => encode::<k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => encode::<k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>,
+        ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema") => encode::<k8s_pb::api::flowcontrol::v1::FlowSchema>,
+        ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration") => encode::<k8s_pb::api::flowcontrol::v1::PriorityLevelConfiguration>,
         ("v1", "Status") => encode::<k8s_pb::apimachinery::pkg::apis::meta::v1::Status>,
         ("meta.k8s.io/v1", "DeleteOptions") => encode::<k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions>,
         ("meta.k8s.io/v1", "WatchEvent") => encode::<k8s_pb::apimachinery::pkg::apis::meta::v1::WatchEvent>,
@@ -242,6 +248,8 @@ pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfigurationList") => encode::<k8s_pb::api::admissionregistration::v1::MutatingWebhookConfigurationList>,
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfigurationList") => encode::<k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfigurationList>,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinitionList") => encode::<k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionList>,
+        ("flowcontrol.apiserver.k8s.io/v1", "FlowSchemaList") => encode::<k8s_pb::api::flowcontrol::v1::FlowSchemaList>,
+        ("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfigurationList") => encode::<k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationList>,
         _ => return None,
     };
     Some(encoder)
@@ -9725,6 +9733,563 @@ impl FromJson for k8s_pb::api::events::v1::EventSeries {
             match key.as_str() {
                 "count" => set(&mut message.count, key, item)?,
                 "lastObservedTime" => set(&mut message.last_observed_time, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::ExemptPriorityLevelConfiguration {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "lendablePercent", &self.lendable_percent, false)?;
+        put(&mut object, "nominalConcurrencyShares", &self.nominal_concurrency_shares, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::ExemptPriorityLevelConfiguration {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "lendablePercent" => set(&mut message.lendable_percent, key, item)?,
+                "nominalConcurrencyShares" => set(&mut message.nominal_concurrency_shares, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::FlowDistinguisherMethod {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "type", &self.r#type, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::FlowDistinguisherMethod {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "type" => set(&mut message.r#type, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::FlowSchema {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "metadata", &self.metadata, false)?;
+        put(&mut object, "spec", &self.spec, false)?;
+        put(&mut object, "status", &self.status, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::FlowSchema {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "metadata" => set(&mut message.metadata, key, item)?,
+                "spec" => set(&mut message.spec, key, item)?,
+                "status" => set(&mut message.status, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::FlowSchemaCondition {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
+        put(&mut object, "message", &self.message, false)?;
+        put(&mut object, "reason", &self.reason, false)?;
+        put(&mut object, "status", &self.status, false)?;
+        put(&mut object, "type", &self.r#type, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::FlowSchemaCondition {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "lastTransitionTime" => set(&mut message.last_transition_time, key, item)?,
+                "message" => set(&mut message.message, key, item)?,
+                "reason" => set(&mut message.reason, key, item)?,
+                "status" => set(&mut message.status, key, item)?,
+                "type" => set(&mut message.r#type, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::FlowSchemaList {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "items", &self.items, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::FlowSchemaList {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "items" => set(&mut message.items, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::FlowSchemaSpec {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "distinguisherMethod", &self.distinguisher_method, false)?;
+        put(&mut object, "matchingPrecedence", &self.matching_precedence, false)?;
+        put(&mut object, "priorityLevelConfiguration", &self.priority_level_configuration, false)?;
+        put(&mut object, "rules", &self.rules, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::FlowSchemaSpec {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "distinguisherMethod" => set(&mut message.distinguisher_method, key, item)?,
+                "matchingPrecedence" => set(&mut message.matching_precedence, key, item)?,
+                "priorityLevelConfiguration" => set(&mut message.priority_level_configuration, key, item)?,
+                "rules" => set(&mut message.rules, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::FlowSchemaStatus {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "conditions", &self.conditions, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::FlowSchemaStatus {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "conditions" => set(&mut message.conditions, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::GroupSubject {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "name", &self.name, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::GroupSubject {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "name" => set(&mut message.name, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::LimitResponse {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "queuing", &self.queuing, false)?;
+        put(&mut object, "type", &self.r#type, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::LimitResponse {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "queuing" => set(&mut message.queuing, key, item)?,
+                "type" => set(&mut message.r#type, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "borrowingLimitPercent", &self.borrowing_limit_percent, false)?;
+        put(&mut object, "lendablePercent", &self.lendable_percent, false)?;
+        put(&mut object, "limitResponse", &self.limit_response, false)?;
+        put(&mut object, "nominalConcurrencyShares", &self.nominal_concurrency_shares, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "borrowingLimitPercent" => set(&mut message.borrowing_limit_percent, key, item)?,
+                "lendablePercent" => set(&mut message.lendable_percent, key, item)?,
+                "limitResponse" => set(&mut message.limit_response, key, item)?,
+                "nominalConcurrencyShares" => set(&mut message.nominal_concurrency_shares, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::NonResourcePolicyRule {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "nonResourceURLs", &self.non_resource_ur_ls, false)?;
+        put(&mut object, "verbs", &self.verbs, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::NonResourcePolicyRule {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "nonResourceURLs" => set(&mut message.non_resource_ur_ls, key, item)?,
+                "verbs" => set(&mut message.verbs, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::PolicyRulesWithSubjects {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "nonResourceRules", &self.non_resource_rules, false)?;
+        put(&mut object, "resourceRules", &self.resource_rules, false)?;
+        put(&mut object, "subjects", &self.subjects, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::PolicyRulesWithSubjects {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "nonResourceRules" => set(&mut message.non_resource_rules, key, item)?,
+                "resourceRules" => set(&mut message.resource_rules, key, item)?,
+                "subjects" => set(&mut message.subjects, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfiguration {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "metadata", &self.metadata, false)?;
+        put(&mut object, "spec", &self.spec, false)?;
+        put(&mut object, "status", &self.status, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfiguration {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "metadata" => set(&mut message.metadata, key, item)?,
+                "spec" => set(&mut message.spec, key, item)?,
+                "status" => set(&mut message.status, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
+        put(&mut object, "message", &self.message, false)?;
+        put(&mut object, "reason", &self.reason, false)?;
+        put(&mut object, "status", &self.status, false)?;
+        put(&mut object, "type", &self.r#type, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "lastTransitionTime" => set(&mut message.last_transition_time, key, item)?,
+                "message" => set(&mut message.message, key, item)?,
+                "reason" => set(&mut message.reason, key, item)?,
+                "status" => set(&mut message.status, key, item)?,
+                "type" => set(&mut message.r#type, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationList {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "items", &self.items, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationList {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "items" => set(&mut message.items, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationReference {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "name", &self.name, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationReference {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "name" => set(&mut message.name, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationSpec {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "exempt", &self.exempt, false)?;
+        put(&mut object, "limited", &self.limited, false)?;
+        put(&mut object, "type", &self.r#type, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationSpec {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "exempt" => set(&mut message.exempt, key, item)?,
+                "limited" => set(&mut message.limited, key, item)?,
+                "type" => set(&mut message.r#type, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationStatus {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "conditions", &self.conditions, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationStatus {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "conditions" => set(&mut message.conditions, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::QueuingConfiguration {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "handSize", &self.hand_size, false)?;
+        put(&mut object, "queueLengthLimit", &self.queue_length_limit, false)?;
+        put(&mut object, "queues", &self.queues, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::QueuingConfiguration {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "handSize" => set(&mut message.hand_size, key, item)?,
+                "queueLengthLimit" => set(&mut message.queue_length_limit, key, item)?,
+                "queues" => set(&mut message.queues, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::ResourcePolicyRule {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "apiGroups", &self.api_groups, false)?;
+        put(&mut object, "clusterScope", &self.cluster_scope, false)?;
+        put(&mut object, "namespaces", &self.namespaces, false)?;
+        put(&mut object, "resources", &self.resources, false)?;
+        put(&mut object, "verbs", &self.verbs, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::ResourcePolicyRule {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "apiGroups" => set(&mut message.api_groups, key, item)?,
+                "clusterScope" => set(&mut message.cluster_scope, key, item)?,
+                "namespaces" => set(&mut message.namespaces, key, item)?,
+                "resources" => set(&mut message.resources, key, item)?,
+                "verbs" => set(&mut message.verbs, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::ServiceAccountSubject {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "namespace", &self.namespace, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::ServiceAccountSubject {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "name" => set(&mut message.name, key, item)?,
+                "namespace" => set(&mut message.namespace, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::Subject {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "group", &self.group, false)?;
+        put(&mut object, "kind", &self.kind, false)?;
+        put(&mut object, "serviceAccount", &self.service_account, false)?;
+        put(&mut object, "user", &self.user, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::Subject {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "group" => set(&mut message.group, key, item)?,
+                "kind" => set(&mut message.kind, key, item)?,
+                "serviceAccount" => set(&mut message.service_account, key, item)?,
+                "user" => set(&mut message.user, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::flowcontrol::v1::UserSubject {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "name", &self.name, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::flowcontrol::v1::UserSubject {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "name" => set(&mut message.name, key, item)?,
                 _ => {}
             }
         }

@@ -280,6 +280,8 @@ typed_checks! {
     "io.k8s.api.rbac.v1.RoleBinding" => rbac::v1::RoleBinding,
     "io.k8s.api.rbac.v1.ClusterRole" => rbac::v1::ClusterRole,
     "io.k8s.api.rbac.v1.ClusterRoleBinding" => rbac::v1::ClusterRoleBinding,
+    "io.k8s.api.flowcontrol.v1.FlowSchema" => k8s_openapi::api::flowcontrol::v1::FlowSchema,
+    "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration" => k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition" =>
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 }

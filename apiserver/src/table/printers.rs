@@ -7,6 +7,7 @@
 mod cluster;
 mod core;
 mod event;
+mod flowcontrol;
 mod pod;
 mod workloads;
 
@@ -75,6 +76,8 @@ pub(crate) fn printer_for(group: &str, kind: &str) -> Option<&'static Printer> {
         ("rbac.authorization.k8s.io", "ClusterRoleBinding") => &cluster::CLUSTER_ROLE_BINDING,
         ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => &cluster::MUTATING_WEBHOOK,
         ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => &cluster::VALIDATING_WEBHOOK,
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => &flowcontrol::FLOW_SCHEMA,
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => &flowcontrol::PRIORITY_LEVEL,
         _ => return None,
     };
     Some(printer)

@@ -1,0 +1,162 @@
+//! Fairness benchmark (issue 22): tenant A floods with 64 closed loops of ConfigMap GETs (kube-rs, 64 kept-alive
+//! HTTP/1.1 connections) while tenant B runs an open loop of 50 GET/s and 10 creates/s. Reported: B's latencies
+//! alone and under the flood, A's throughput (alone and under B's load), and the 429s each got, with API Priority
+//! and Fairness on and, for the "before" figures, off (`--enable-priority-and-fairness=false`). Every phase is
+//! bounded in time.
+//!
+//! Run: `cargo bench -p kspaces-tests --bench fairness` (the harness builds `target/release/kspaces`, or set
+//! `KSPACES_BIN`); `FAIRNESS_PHASE_SECONDS` sets each phase's length (default 8); `FAIRNESS_FLAGS` (space
+//! separated `kspaces serve` flags, e.g. `--max-requests-inflight=10 --max-mutating-requests-inflight=5`) adds a
+//! third run with the dispatcher on and those flags.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::PostParams;
+use kube::Api;
+use kspaces_tests::{create_tenant, kube_client, token_file, token_kubeconfig, Server};
+
+mod support;
+
+use support::{block_on, closed_loops, configmap, env_usize, millis, percentile, wait_ready, Result};
+
+const FLOOD_CONNECTIONS: usize = 64;
+const GETS_PER_SECOND: u64 = 50;
+const CREATES_PER_SECOND: u64 = 10;
+
+/// What one server run measured.
+struct Figures {
+    mode: &'static str,
+    alone: Light,
+    loaded: Light,
+    flood_alone: f64,
+    flood_loaded: f64,
+    flood_rejected: u64,
+}
+
+/// Tenant B's open loop: latencies of its GETs and creates, and its refusals.
+#[derive(Default)]
+struct Light {
+    gets: Vec<Duration>,
+    creates: Vec<Duration>,
+    rejected: u64,
+    failed: u64,
+}
+
+impl Light {
+    fn summary(samples: &mut [Duration]) -> String {
+        samples.sort();
+        format!("{:.1} / {:.1}", millis(percentile(samples, 50.0)), millis(percentile(samples, 99.0)))
+    }
+}
+
+fn main() -> Result<()> {
+    let phase = Duration::from_secs(env_usize("FAIRNESS_PHASE_SECONDS", 8)? as u64);
+    let began = Instant::now();
+    let mut rows = Vec::new();
+    for (mode, flags) in [("APF on (default)", &[][..]), ("APF off", &["--enable-priority-and-fairness=false"][..])] {
+        rows.push(block_on(run(mode, flags, phase))?);
+    }
+    let extra = std::env::var("FAIRNESS_FLAGS").unwrap_or_default();
+    if !extra.trim().is_empty() {
+        let flags: Vec<&str> = extra.split_whitespace().collect();
+        let mode: &'static str = Box::leak(format!("APF on, {extra}").into_boxed_str());
+        rows.push(block_on(run(mode, &flags, phase))?);
+    }
+    println!("\nphase {} s; B: {GETS_PER_SECOND} GET/s + {CREATES_PER_SECOND} creates/s (open loop); A: {FLOOD_CONNECTIONS} closed loops of GET\n", phase.as_secs());
+    println!("| mode | B GET p50 / p99 alone (ms) | B GET p50 / p99 under flood (ms) | B create p50 / p99 alone (ms) | B create p50 / p99 under flood (ms) | B 429s / errors | A GET/s alone | A GET/s with B | A 429s |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for mut f in rows {
+        println!("| {} | {} | {} | {} | {} | {} / {} | {:.0} | {:.0} | {} |", f.mode, Light::summary(&mut f.alone.gets), Light::summary(&mut f.loaded.gets),
+            Light::summary(&mut f.alone.creates), Light::summary(&mut f.loaded.creates), f.alone.rejected + f.loaded.rejected,
+            f.alone.failed + f.loaded.failed, f.flood_alone, f.flood_loaded, f.flood_rejected);
+    }
+    println!("\ntotal bench time {:.1} s", began.elapsed().as_secs_f64());
+    Ok(())
+}
+
+async fn run(mode: &'static str, flags: &[&str], phase: Duration) -> Result<Figures> {
+    kspaces_tests::kspaces_binary();
+    let tokens = token_file(&["a-token,admin,u-a,\"tenant-admins\",,t-a", "b-token,admin,u-b,\"tenant-admins\",,t-b"]);
+    let mut args = vec!["--token-auth-file", tokens.path().to_str().ok_or("a utf-8 temp path")?];
+    args.extend_from_slice(flags);
+    let server = Server::start_with(&args);
+    let admin = kube_client(&server.kubeconfig).await?;
+    wait_ready(&admin, Instant::now() + Duration::from_secs(10)).await?;
+    create_tenant(&server.kubectl(), "t-a");
+    create_tenant(&server.kubectl(), "t-b");
+    let flood: Api<ConfigMap> = Api::default_namespaced(kube_client(&token_kubeconfig(&server, "a-token")).await?);
+    let light: Api<ConfigMap> = Api::default_namespaced(kube_client(&token_kubeconfig(&server, "b-token")).await?);
+    for api in [&flood, &light] {
+        api.create(&PostParams::default(), &configmap("seed".into())).await?;
+    }
+    // Warm both tenants' connections and the server's caches.
+    flood_phase(&flood, Duration::from_secs(1)).await?;
+    let alone = light_phase(&light, "alone", phase).await?;
+    let (flood_alone, _) = flood_phase(&flood, phase).await?;
+    let (loaded, (flood_loaded, flood_rejected)) = tokio::try_join!(light_phase(&light, "loaded", phase), flood_phase(&flood, phase))?;
+    drop(server);
+    Ok(Figures { mode, alone, loaded, flood_alone, flood_loaded, flood_rejected })
+}
+
+/// Tenant A: 64 closed loops of GET for `phase`; its GETs per second and how many were refused (429).
+async fn flood_phase(api: &Api<ConfigMap>, phase: Duration) -> Result<(f64, u64)> {
+    let rejected = Arc::new(AtomicU64::new(0));
+    let loops = {
+        let (api, rejected) = (api.clone(), rejected.clone());
+        closed_loops(FLOOD_CONNECTIONS, phase, move |_, _| {
+            let (api, rejected) = (api.clone(), rejected.clone());
+            async move {
+                match api.get("seed").await {
+                    Ok(_) => Ok(()),
+                    Err(kube::Error::Api(status)) if status.code == 429 => {
+                        rejected.fetch_add(1, Ordering::Relaxed);
+                        Ok(())
+                    }
+                    Err(err) => Err(err.into()),
+                }
+            }
+        })
+        .await?
+    };
+    let rejected = rejected.load(Ordering::Relaxed);
+    Ok(((loops.latencies.len() as u64 - rejected) as f64 / loops.elapsed.as_secs_f64(), rejected))
+}
+
+/// Tenant B: 50 GET/s and 10 creates/s for `phase`, each request sent on schedule whatever the earlier ones do.
+async fn light_phase(api: &Api<ConfigMap>, label: &str, phase: Duration) -> Result<Light> {
+    let began = tokio::time::Instant::now();
+    let per_second = GETS_PER_SECOND + CREATES_PER_SECOND;
+    let mut ticks = tokio::time::interval(Duration::from_micros(1_000_000 / per_second));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let mut sent = Vec::new();
+    let mut n = 0u64;
+    while began.elapsed() < phase {
+        ticks.tick().await;
+        let api = api.clone();
+        let create = n % (per_second / CREATES_PER_SECOND) == 0;
+        let name = format!("{label}-{n}");
+        sent.push(tokio::spawn(async move {
+            let started = Instant::now();
+            let outcome = match create {
+                true => api.create(&PostParams::default(), &configmap(name)).await.map(drop),
+                false => api.get("seed").await.map(drop),
+            };
+            (create, started.elapsed(), outcome)
+        }));
+        n += 1;
+    }
+    let mut light = Light::default();
+    for request in sent {
+        let (create, latency, outcome) = request.await?;
+        match outcome {
+            Ok(()) if create => light.creates.push(latency),
+            Ok(()) => light.gets.push(latency),
+            Err(kube::Error::Api(status)) if status.code == 429 => light.rejected += 1,
+            Err(_) => light.failed += 1,
+        }
+    }
+    Ok(light)
+}
