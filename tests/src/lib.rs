@@ -774,6 +774,16 @@ pub fn token_file(lines: &[&str]) -> tempfile::NamedTempFile {
     file
 }
 
+/// Starts the one server a test file shares (kept in a `static`), with a `--token-auth-file` of these CSV lines;
+/// the server and the token file go when the tests end (`Server::stop_when_tests_end`).
+pub fn start_shared_with_tokens(lines: &[&str]) -> Server {
+    let tokens = token_file(lines);
+    let (_, token_path) = tokens.keep().expect("keep the token file");
+    let server = Server::start_with(&["--token-auth-file", token_path.to_str().expect("utf-8 temp path")]);
+    server.stop_when_tests_end(&[&token_path]);
+    server
+}
+
 /// Creates tenant `name` with `kubectl apply -f -` (as a system user); returns kubectl's stdout.
 pub fn create_tenant(kubectl: &Kubectl, name: &str) -> String {
     kubectl.ok_with_stdin(&["apply", "-f", "-"], &format!("apiVersion: v1\nkind: Tenant\nmetadata: {{name: {name}}}\n"))

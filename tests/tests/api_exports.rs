@@ -20,7 +20,7 @@ use std::time::Duration;
 use base64::Engine;
 use kspaces_tests::{
     assert_status, list_names, status_message, WIDGETS_EXPORT,
-    cells, certificate_kubeconfig, contains, create_tenant, curl, eventually, kubeconfig_with_server_url, token_file, token_kubeconfig_for_url, Http,
+    cells, certificate_kubeconfig, contains, create_tenant, curl, eventually, kubeconfig_with_server_url, start_shared_with_tokens, token_kubeconfig_for_url, Http,
     Kubectl, PluginKubectl, Printed, Server, WatchOutput,
 };
 use serde_json::{json, Value};
@@ -51,10 +51,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Result<Fixture, String>> = OnceLock::new();
     shared(&FIXTURE, "starting the server", || {
-        let tokens = token_file(&TOKENS);
-        let (_, token_path) = tokens.keep().expect("keep the token file");
-        let server = Server::start_with(&["--token-auth-file", token_path.to_str().expect("utf-8 temp path")]);
-        server.stop_when_tests_end(&[&token_path]);
+        let server = start_shared_with_tokens(&TOKENS);
         for tenant in ["t-a", "t-b"] {
             create_tenant(&server.kubectl(), tenant);
         }

@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use kspaces_tests::{assert_status, create_tenant, curl, eventually, token_file, Http, Kubectl, Server};
+use kspaces_tests::{assert_status, create_tenant, curl, eventually, start_shared_with_tokens, Http, Kubectl, Server};
 use serde_json::{json, Value};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,10 +26,7 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let lines: Vec<String> = TENANTS.iter().map(|t| format!("admin-{t},admin,uid-{t},\"\",,{t}")).collect();
-        let tokens = token_file(&lines.iter().map(String::as_str).collect::<Vec<_>>());
-        let (_, token_path) = tokens.keep().expect("keep the token file");
-        let server = Server::start_with(&["--token-auth-file", token_path.to_str().expect("utf-8 path")]);
-        server.stop_when_tests_end(&[&token_path]);
+        let server = start_shared_with_tokens(&lines.iter().map(String::as_str).collect::<Vec<_>>());
         let system = server.kubectl();
         for tenant in TENANTS {
             create_tenant(&system, tenant);
@@ -67,6 +64,16 @@ fn set_limit(path: &str, annotation: &str, value: Option<i64>) {
     let f = fixture();
     let patch = json!({"metadata": {"annotations": {annotation: value.map(|v| v.to_string())}}}).to_string();
     f.system.ok(&["--server", &format!("{}/clusters/{path}", f.server.url), "patch", "logicalcluster", "cluster", "--type=merge", "-p", &patch]);
+}
+
+/// Limits workspace `path` by `annotation` to what it stores now plus `room` (counted under a limit far away
+/// first); returns the usage before, (objects, bytes).
+fn leave_room(path: &str, annotation: &str, room: i64) -> (i64, i64) {
+    set_limit(path, annotation, Some(1_000_000_000_000));
+    let before = used(path);
+    let now = if annotation == OBJECTS { before.0 } else { before.1 };
+    set_limit(path, annotation, Some(now + room));
+    before
 }
 
 fn config_map(name: &str, data: &str) -> String {
@@ -119,9 +126,7 @@ fn only_system_users_set_limits_and_their_values_are_counts() {
 fn concurrent_creates_stop_exactly_at_the_object_limit() {
     let tenant = "q-race";
     let path = format!("root:{tenant}");
-    set_limit(&path, OBJECTS, Some(1_000_000));
-    let (objects, _) = used(&path);
-    set_limit(&path, OBJECTS, Some(objects + 10));
+    let (objects, _) = leave_room(&path, OBJECTS, 10);
 
     // 64 clients at once, half over HTTP/1.1, half over HTTP/2.
     let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
@@ -165,9 +170,7 @@ fn status_has(answer: &(u16, Value), needle: &str) -> bool {
 fn the_bytes_limit_refuses_growing_writes_and_never_deletions() {
     let tenant = "q-bytes";
     let path = format!("root:{tenant}");
-    set_limit(&path, BYTES, Some(1_000_000_000));
-    let (_, bytes) = used(&path);
-    set_limit(&path, BYTES, Some(bytes + 3000));
+    let (_, bytes) = leave_room(&path, BYTES, 3000);
     let big = "b".repeat(1500);
     assert_eq!(create(tenant, Http::One, "big-1", &big).0, 201);
     let refused = create(tenant, Http::Two, "big-2", &big);
@@ -201,9 +204,7 @@ fn a_nested_workspace_has_limits_of_its_own() {
     admin.ok_with_stdin(&["create", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: team}\nspec: {type: {name: universal, path: root}}\n");
     let path = format!("root:{tenant}:team");
     assert!(eventually(TIMEOUT, || admin.run(&["get", "workspace", "team", "-o", "jsonpath={.status.phase}"]).stdout == b"Ready"), "team is Ready");
-    set_limit(&path, OBJECTS, Some(1_000_000));
-    let (objects, _) = used(&path);
-    set_limit(&path, OBJECTS, Some(objects + 1));
+    leave_room(&path, OBJECTS, 1);
     let in_team = |name: &str| {
         let (code, body) = curl(&f.server, Http::Two, Some(&token(tenant)), "POST", &format!("/clusters/{path}/api/v1/namespaces/default/configmaps"),
             Some(&config_map(name, "x")));

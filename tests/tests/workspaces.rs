@@ -17,7 +17,7 @@ use kube::{Api, ResourceExt};
 use kspaces_tests::{
     assert_status, list_names, status_message,
     certificate_kubeconfig, certificate_kubeconfig_with, contains, create_tenant, curl, current_server, eventually, kube_client, kubeconfig_with_server_url,
-    token_file, Http, Kubectl, PluginKubectl, Server, WatchOutput, WIDGET_CRD,
+    start_shared_with_tokens, Http, Kubectl, PluginKubectl, Server, WatchOutput, WIDGET_CRD,
 };
 use serde_json::{json, Value};
 
@@ -42,10 +42,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let tokens = token_file(&TOKENS);
-        let (_, token_path) = tokens.keep().expect("keep the token file");
-        let server = Server::start_with(&["--token-auth-file", token_path.to_str().expect("utf-8 temp path")]);
-        server.stop_when_tests_end(&[&token_path]);
+        let server = start_shared_with_tokens(&TOKENS);
         let system = server.kubectl();
         for tenant in ["t-a", "t-b"] {
             create_tenant(&system, tenant);
