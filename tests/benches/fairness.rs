@@ -56,7 +56,9 @@ fn main() -> Result<()> {
     let phase = Duration::from_secs(env_usize("FAIRNESS_PHASE_SECONDS", 8)? as u64);
     let began = Instant::now();
     let mut rows = Vec::new();
-    for (mode, flags) in [("APF on (default)", &[][..]), ("APF off", &["--enable-priority-and-fairness=false"][..])] {
+    // 40 + 20 seats, not the default 400 + 200: at 64 connections the flood then queues (global-default: 5 seats).
+    let on = ["--max-requests-inflight", "40", "--max-mutating-requests-inflight", "20"];
+    for (mode, flags) in [("APF on (40 + 20 seats)", &on[..]), ("APF off", &["--enable-priority-and-fairness=false"][..])] {
         rows.push(block_on(run(mode, flags, phase))?);
     }
     let extra = std::env::var("FAIRNESS_FLAGS").unwrap_or_default();

@@ -32,7 +32,8 @@ fn shared() -> &'static Server {
                 "w-token,admin,u-w,\"watchers\",,t-w",
             ]);
             let path = tokens.path().to_str().expect("utf-8 temp path").to_owned();
-            let server = Server::start_with(&["--token-auth-file", &path]);
+            // 40 + 20 seats (not kube's 400 + 200): global-default has 5, so a flood of 64 connections queues.
+            let server = Server::start_with(&["--token-auth-file", &path, "--max-requests-inflight", "40", "--max-mutating-requests-inflight", "20"]);
             server.stop_when_tests_end(&[]);
             for tenant in ["t-a", "t-b", "t-c", "t-w"] {
                 create_tenant(&server.kubectl(), tenant);
@@ -336,7 +337,7 @@ fn a_tiny_level_turns_a_flood_into_429s_with_retry_after_and_a_status() {
 #[test]
 fn a_flooding_tenant_is_queued_while_another_tenants_requests_go_through() {
     let server = shared();
-    // Tenant t-a floods with 64 connections; global-default has 5 seats (the 60-seat default's share).
+    // Tenant t-a floods with 64 connections; global-default has 5 seats (60 seats' share, set at the start).
     let paths: Vec<String> = (0..6000).map(|_| "/api/v1/namespaces/default/configmaps".to_owned()).collect();
     let flood = curl_parallel(server, Http::One, "a-token", &paths, 64, None);
     let queued = r#"apiserver_flowcontrol_current_inqueue_requests{flow_schema="global-default",priority_level="global-default"}"#;
