@@ -471,10 +471,7 @@ impl Limits for Quotas {
             let mut holding = Holding::default();
             match self.try_reserve(&request, &mut holding) {
                 Ok(()) if holding.space.is_none() && holding.quotas.is_empty() => return Ok(Held::default()),
-                Ok(()) => {
-                    let room = holding.space.as_ref().map(|(_, room)| *room).unwrap_or_default();
-                    return Ok(Held { room, ledger: Some(Arc::new(holding) as Arc<dyn Any + Send + Sync>) });
-                }
+                Ok(()) => return Ok(Held { ledger: Some(Arc::new(holding) as Arc<dyn Any + Send + Sync>) }),
                 Err(Blocked::Refused(err)) => {
                     holding.release();
                     return Err(err);

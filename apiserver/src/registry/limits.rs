@@ -70,11 +70,10 @@ pub trait Limits: Send + Sync {
     fn settle(&self, request: &Request<'_>, held: &Held, revision: Option<Revision>);
 }
 
-/// What a reservation holds in the ledger it was taken from (nothing for a space without limits).
+/// What a reservation holds, as the limits' own token (`crate::quota`: the ledgers it reserved in and how much);
+/// nothing for a write no limit concerns.
 #[derive(Default)]
 pub struct Held {
-    pub room: Growth,
-    /// The ledger's own token (`crate::quota` gives back the space's ledger it reserved in).
     pub ledger: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
