@@ -56,6 +56,10 @@ pub struct ServeArgs {
     /// Key prefix of every object, on sled and on etcd.
     #[arg(long, default_value = "/registry")]
     pub etcd_prefix: String,
+    /// Another etcd cluster for tenants' data (Arktos' storage clusters): `ID=URLS`, ID 1-63, URLS comma
+    /// separated; repeatable. A Tenant's `spec.storageClusterId` places its spaces there; 0 is `--etcd-servers`.
+    #[arg(long = "storage-cluster", value_parser = parse_storage_cluster)]
+    pub storage_clusters: Vec<StorageClusterArg>,
     /// Tenant for users whose credentials name none (created at startup if missing).
     #[arg(long)]
     pub default_tenant: Option<String>,
@@ -181,4 +185,22 @@ mod tests {
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("99999999999999999h").is_err_and(|e| e.contains("too long")));
     }
+}
+
+/// One `--storage-cluster ID=URLS`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorageClusterArg {
+    pub id: u8,
+    pub endpoints: Vec<String>,
+}
+
+fn parse_storage_cluster(text: &str) -> Result<StorageClusterArg, String> {
+    let (id, urls) = text.split_once('=').ok_or_else(|| format!("{text:?} is not ID=URLS (e.g. 1=http://127.0.0.1:2479)"))?;
+    let id = id.trim().parse::<u8>().ok().filter(|id| (1..=63).contains(id))
+        .ok_or_else(|| format!("storage cluster id {id:?} must be an integer 1-63 (0 is the default cluster, --etcd-servers)"))?;
+    let endpoints: Vec<String> = urls.split(',').map(str::trim).filter(|url| !url.is_empty()).map(str::to_owned).collect();
+    if endpoints.is_empty() {
+        return Err(format!("storage cluster {id} names no etcd endpoint"));
+    }
+    Ok(StorageClusterArg { id, endpoints })
 }

@@ -92,6 +92,8 @@ pub struct Context {
     pub quotas: Arc<crate::quota::Quotas>,
     /// The priority levels that exist (a FlowSchema's `Dangling` condition).
     pub flowcontrol: Arc<crate::flowcontrol::FlowControl>,
+    /// The storage clusters this server has (`--storage-cluster`; 0, the default, always).
+    pub storage_clusters: Arc<[kspaces_storage::ClusterId]>,
 }
 
 /// The kinds' strategies and admission plugins, as they register them.

@@ -356,6 +356,8 @@ impl Quotas {
                         let mut ledger = ledger.lock().unwrap();
                         if let Count::Waiting(since) = &ledger.count {
                             let mut usage = found[space.as_str()];
+                            // The space's writes are on its storage cluster, and so is its revision in the snapshot.
+                            let snapshot = self.reader.revision_in(&snapshot, space);
                             for (_, growth) in since.iter().filter(|(revision, _)| *revision > snapshot) {
                                 usage.add(*growth);
                             }
@@ -363,14 +365,17 @@ impl Quotas {
                             ledger.count = Count::Known(usage);
                         }
                     }
-                    for (shared, _) in waiting_quotas.values().flatten() {
-                        let mut ledger = shared.lock().unwrap();
-                        if let Count::Waiting(since) = &ledger.count {
-                            let mut used = found_quotas.remove(&(Arc::as_ptr(shared) as usize)).unwrap_or_default();
-                            for (_, change) in since.iter().filter(|(revision, _)| *revision > snapshot) {
-                                add(&mut used, change, 1);
+                    for ((space, _), list) in &waiting_quotas {
+                        let snapshot = SpaceName::new(space.as_str()).map(|space| self.reader.revision_in(&snapshot, &space)).unwrap_or_default();
+                        for (shared, _) in list {
+                            let mut ledger = shared.lock().unwrap();
+                            if let Count::Waiting(since) = &ledger.count {
+                                let mut used = found_quotas.remove(&(Arc::as_ptr(shared) as usize)).unwrap_or_default();
+                                for (_, change) in since.iter().filter(|(revision, _)| *revision > snapshot) {
+                                    add(&mut used, change, 1);
+                                }
+                                ledger.count = Count::Known(used);
                             }
-                            ledger.count = Count::Known(used);
                         }
                     }
                     self.counted.send_modify(|epoch| *epoch += 1);

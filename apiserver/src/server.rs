@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix_web::{middleware, web, App, HttpServer};
 use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::sled::SledConfig;
-use kspaces_storage::{KeyLayout, SpaceName, Store, StoreConfig};
+use kspaces_storage::{ClusterId, Clusters, KeyLayout, SpaceName, Store, StoreConfig};
 use prometheus_client::metrics::gauge::Gauge;
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -129,7 +129,7 @@ pub struct Controllers {
     aggregation: AggregationController,
     gc: Arc<GcController>,
     apis: ApisController,
-    store: Store,
+    store: Clusters,
     /// With a store other replicas share: the controllers run only while this replica holds their Lease.
     elector: Option<Elector>,
     /// 1 while the controllers run here.
@@ -199,10 +199,12 @@ pub struct Core {
 impl Core {
     /// Wires the registry over `store`: the caches, the kinds' strategies and admission, the observers. The
     /// caches start empty: `prime` fills them from the store.
-    pub fn new(store: Store, authorization_modes: Vec<AuthorizationMode>) -> Core {
+    pub fn new(store: impl Into<Clusters>, authorization_modes: Vec<AuthorizationMode>) -> Core {
+        let store: Clusters = store.into();
         let resources = ResourceTable::new(kinds::resources());
         let tenants = Arc::new(TenantCache::default());
         let tree = Arc::new(Tree::default());
+        store.place_with(Arc::new(tenancy::placement::ByTenant { tenants: tenants.clone(), tree: tree.clone() }));
         let types = Arc::new(WorkspaceTypes::default());
         let base_url = Arc::new(BaseUrl::default());
         let resolver = Arc::new(Resolver::new(resources.clone(), tenants.clone(), tree.clone()));
@@ -227,6 +229,7 @@ impl Core {
             claims: claims.clone(),
             quotas: quotas.clone(),
             flowcontrol: flowcontrol.clone(),
+            storage_clusters: store.ids().collect(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
@@ -261,11 +264,17 @@ impl Core {
     /// Primes the caches, then, when other processes write the store too (replicas on one etcd), keeps every
     /// observer following the store's watch from before the priming read (`registry::feed`).
     pub async fn prime_and_follow(&self) -> ApiResult<()> {
-        let from = self.registry.reader().current_revision().await?;
+        let clusters = self.registry.reader().clusters().clone();
+        let mut from = Vec::new();
+        for (_, store) in clusters.members() {
+            from.push(store.current_revision().await?);
+        }
         self.prime().await?;
-        if self.registry.reader().shared() {
-            let feed = Feed { registry: self.registry.clone(), rows: self.resolver.clone(), primed: self.primed(), table: self.resources.clone() };
-            actix_web::rt::spawn(feed.run(from));
+        if clusters.shared() {
+            for ((_, store), from) in clusters.members().iter().zip(from) {
+                let feed = Feed { store: store.clone(), registry: self.registry.clone(), rows: self.resolver.clone(), primed: self.primed(), table: self.resources.clone() };
+                actix_web::rt::spawn(feed.run(from));
+            }
         }
         Ok(())
     }
@@ -273,7 +282,8 @@ impl Core {
 
 /// Wires a server over `store`: the registry and its caches (primed from the store), the request path's
 /// handles, and the controllers (not started).
-pub async fn wire(store: Store, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
+pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
+    let store: Clusters = store.into();
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
@@ -385,19 +395,32 @@ const STEPDOWN_WITHIN: Duration = Duration::from_secs(5);
 /// How often storage history is compacted (kube-apiserver's default).
 const COMPACTION_INTERVAL: Duration = Duration::from_secs(300);
 
-async fn open_store(args: &ServeArgs) -> Result<Store, ServeError> {
+async fn open_store(args: &ServeArgs) -> Result<Clusters, ServeError> {
     let layout = KeyLayout::new(&args.etcd_prefix)?;
     let config = StoreConfig { layout, ..StoreConfig::default() };
-    match args.storage_backend {
-        StorageBackend::Sled => Ok(Store::open_sled(&SledConfig::new(args.data_dir.join("db")), config)?),
+    let default = match args.storage_backend {
+        StorageBackend::Sled => Store::open_sled(&SledConfig::new(args.data_dir.join("db")), config.clone())?,
         StorageBackend::Etcd => {
             if args.etcd_servers.is_empty() {
                 return Err(ServeError::Config("--storage-backend etcd needs --etcd-servers".into()));
             }
             let etcd = kspaces_storage::etcd::EtcdConfig::new(args.etcd_servers.clone());
-            Ok(Store::open_etcd(&etcd, config).await?)
+            Store::open_etcd(&etcd, config.clone()).await?
         }
+    };
+    if !args.storage_clusters.is_empty() && args.storage_backend != StorageBackend::Etcd {
+        return Err(ServeError::Config("--storage-cluster needs --storage-backend etcd: storage clusters are etcd clusters beside --etcd-servers".into()));
     }
+    let mut others = Vec::new();
+    for cluster in &args.storage_clusters {
+        let id = ClusterId::new(cluster.id).ok_or_else(|| ServeError::Config(format!("storage cluster id {} is above 63", cluster.id)))?;
+        if others.iter().any(|(seen, _)| *seen == id) {
+            return Err(ServeError::Config(format!("--storage-cluster {id} is given twice")));
+        }
+        let etcd = kspaces_storage::etcd::EtcdConfig::new(cluster.endpoints.clone());
+        others.push((id, Store::open_etcd(&etcd, config.clone()).await?));
+    }
+    Ok(Clusters::new(default, others))
 }
 
 /// Makes sure the system tenant, the system space and the default tenant exist.

@@ -165,7 +165,7 @@ impl ApiError {
     }
 
     /// A watch from a resourceVersion the store has not reached (kube's `NewTooLargeResourceVersionError`).
-    pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+    pub fn too_large_resource_version(requested: impl std::fmt::Display, current: impl std::fmt::Display) -> ApiError {
         let mut err = ApiError::new(504, "Timeout", format!("Timeout: Too large resource version: {requested}, current: {current}"));
         err.details = Some(Box::new(Details {
             causes: vec![Cause { reason: "ResourceVersionTooLarge", message: "Too large resource version".to_owned(), field: String::new() }],
@@ -294,6 +294,8 @@ impl From<StorageError> for ApiError {
             StorageError::FutureRevision { requested, current } => ApiError::new(504, "Timeout",
                 format!("Too large resource version: {requested}, current: {current}")),
             StorageError::WatchOverflow { .. } => ApiError::new(410, "Expired", err.to_string()),
+            // kube's answer to a resourceVersion it cannot serve from: the client lists again.
+            StorageError::PositionMismatch(why) => ApiError::new(410, "Expired", format!("too old resource version: {why}")),
             StorageError::Unavailable(why) => ApiError::new(503, "ServiceUnavailable", format!("storage is unavailable: {why}")),
             StorageError::Backend(why) => ApiError::internal(why),
         }

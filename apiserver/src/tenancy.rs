@@ -9,6 +9,7 @@
 pub mod cache;
 pub mod home;
 pub mod lifecycle;
+pub mod placement;
 pub mod space;
 pub mod tree;
 pub mod types;

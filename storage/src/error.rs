@@ -33,6 +33,11 @@ pub enum StorageError {
     #[error("invalid continue token: {0}")]
     InvalidContinue(String),
 
+    /// A resourceVersion of another shape than the range needs: one revision for a range across storage
+    /// clusters, which needs one per cluster, or a position naming no revision of the range's cluster.
+    #[error("{0}")]
+    PositionMismatch(String),
+
     /// A watcher did not keep up: its bounded queue filled and it was closed.
     #[error("watcher closed: it fell more than {capacity} events behind")]
     WatchOverflow { capacity: usize },

@@ -325,6 +325,17 @@ impl KeyRange {
     pub fn covers(&self, other: &KeyRange) -> bool {
         other.prefix.starts_with(&self.prefix)
     }
+
+    /// The one space every key of the range is in, if the range is inside one space (`None` for a range across
+    /// spaces: one resource everywhere, or everything).
+    pub fn space(&self, layout: &KeyLayout) -> Option<&str> {
+        let rest = self.prefix.strip_prefix(layout.prefix())?.strip_prefix('/')?;
+        // `<group>/<resource>/<identity>/<space>/...`: the range names a space once it has four segments.
+        let mut segments = rest.split('/');
+        let space = segments.nth(3)?;
+        segments.next()?;
+        (!space.is_empty()).then_some(space)
+    }
 }
 
 #[cfg(test)]

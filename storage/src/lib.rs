@@ -5,6 +5,7 @@
 //! tokens and size limits. This crate knows nothing of HTTP, RBAC or CRDs.
 
 pub mod backend;
+pub mod clusters;
 pub mod conformance;
 pub mod error;
 pub mod key;
@@ -14,6 +15,7 @@ pub mod sled;
 pub mod store;
 pub mod watch;
 
+pub use clusters::{ClusterId, Clusters, Listed, Listing, Placement, Position};
 pub use backend::{Backend, Conflict, Deleted, RawPage, Record, WriteOp, Written};
 pub use error::{Result, StorageError};
 pub use key::{ApiIdentity, GroupResource, Key, KeyLayout, KeyParts, KeyRange, ResourceKeys, SpaceName};

@@ -165,6 +165,13 @@ impl Store {
         Ok(ListPage { items: page.items, revision: page.revision, continue_token, remaining: page.remaining })
     }
 
+    /// One page of `range` from `start` (inclusive) at revision `at`, as the backend reads it: what a list across
+    /// storage clusters (`Clusters`) merges.
+    pub(crate) async fn list_raw(&self, range: &KeyRange, start: Option<&str>, at: Option<Revision>, limit: Option<usize>, count_remaining: bool)
+        -> Result<crate::backend::RawPage> {
+        self.backend.list(range, start, at, limit, count_remaining).await
+    }
+
     /// For each range, whether it holds any object now (one call, however many ranges: how a controller finds
     /// what is left in a space it empties without a list per resource).
     pub async fn occupied(&self, ranges: &[KeyRange]) -> Result<Vec<bool>> {

@@ -15,6 +15,7 @@ pub use hub::{HubConfig, WatchHub};
 
 use crate::backend::Backend;
 use crate::error::{Result, StorageError};
+use crate::clusters::{ClusterId, Position};
 use crate::key::{Key, KeyRange};
 use crate::Revision;
 
@@ -92,29 +93,125 @@ pub struct WatchOptions {
 }
 
 /// History older than the hub's window, still to be read from the backend.
-struct Replay {
-    backend: Arc<dyn Backend>,
-    range: KeyRange,
-    after: Revision,
-    through: Revision,
+pub(crate) struct Replay {
+    pub(crate) backend: Arc<dyn Backend>,
+    pub(crate) range: KeyRange,
+    pub(crate) after: Revision,
+    pub(crate) through: Revision,
 }
 
 /// A client's view of one watch. Yields events in revision order, each once, then bookmarks as asked.
-pub struct Watcher {
-    replay: Option<Replay>,
-    backlog: VecDeque<Arc<Event>>,
-    rx: mpsc::Receiver<WatchItem>,
+///
+/// A watch of a range across storage clusters (`crate::Clusters`) merges one watch per cluster: each cluster's
+/// events in its own revision order, and [`Watcher::position`] says where the merged watch stands.
+pub struct Watcher(Kind);
+
+enum Kind {
+    One(One),
+    Merged(Merged),
+}
+
+/// A watch of one hub.
+pub(crate) struct One {
+    pub(crate) replay: Option<Replay>,
+    pub(crate) backlog: VecDeque<Arc<Event>>,
+    pub(crate) rx: mpsc::Receiver<WatchItem>,
     /// Set when the hub closes this watcher: it fell behind, or the history it needs is gone.
-    closed: Arc<OnceLock<StorageError>>,
+    pub(crate) closed: Arc<OnceLock<StorageError>>,
     /// The highest revision delivered (or the start point); nothing at or below it is delivered again.
-    delivered: Revision,
+    pub(crate) delivered: Revision,
+    pub(crate) done: bool,
+}
+
+/// A watch of several storage clusters: one task per cluster forwards that cluster's items, tagged.
+struct Merged {
+    rx: mpsc::Receiver<(ClusterId, Result<WatchItem>)>,
+    position: Position,
     done: bool,
 }
 
 impl Watcher {
+    pub(crate) fn one(one: One) -> Watcher {
+        Watcher(Kind::One(one))
+    }
+
+    /// Merges the watches of several storage clusters, each started after its revision in `start`.
+    pub(crate) fn merged(watchers: Vec<(ClusterId, Watcher)>, start: Position) -> Watcher {
+        let (tx, rx) = mpsc::channel(1024);
+        for (cluster, mut watcher) in watchers {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                loop {
+                    let item = tokio::select! {
+                        item = watcher.next() => item,
+                        () = tx.closed() => return,
+                    };
+                    let Some(item) = item else { return };
+                    let failed = item.is_err();
+                    if tx.send((cluster, item)).await.is_err() || failed {
+                        return;
+                    }
+                }
+            });
+        }
+        Watcher(Kind::Merged(Merged { rx, position: start, done: false }))
+    }
+
+    /// Where a watch across storage clusters stands after the item `next` returned last: every cluster's
+    /// revision, what a client resumes from. `None` for a watch of one store (its events' revisions say it).
+    pub fn position(&self) -> Option<&Position> {
+        match &self.0 {
+            Kind::One(_) => None,
+            Kind::Merged(merged) => Some(&merged.position),
+        }
+    }
+
     /// The next item; `None` when the store has shut down; an error (then `None`) if the watcher fell behind
     /// or its history is gone.
     pub async fn next(&mut self) -> Option<Result<WatchItem>> {
+        match &mut self.0 {
+            Kind::One(one) => one.next().await,
+            Kind::Merged(merged) => merged.next().await,
+        }
+    }
+
+    /// The watcher as a `Stream`, for HTTP response bodies.
+    pub fn into_stream(self) -> impl futures::Stream<Item = Result<WatchItem>> + Send {
+        futures::stream::unfold(self, |mut watcher| async move {
+            let item = watcher.next().await?;
+            Some((item, watcher))
+        })
+    }
+}
+
+impl Merged {
+    async fn next(&mut self) -> Option<Result<WatchItem>> {
+        if self.done {
+            return None;
+        }
+        match self.rx.recv().await {
+            Some((cluster, Ok(item))) => {
+                let revision = match &item {
+                    WatchItem::Event(event) => event.revision,
+                    WatchItem::Bookmark(revision) => *revision,
+                };
+                self.position.advance(cluster, revision);
+                Some(Ok(item))
+            }
+            Some((_, Err(err))) => {
+                self.done = true;
+                Some(Err(err))
+            }
+            None => {
+                self.done = true;
+                None
+            }
+        }
+    }
+}
+
+impl One {
+    async fn next(&mut self) -> Option<Result<WatchItem>> {
         if self.done {
             return None;
         }
@@ -158,13 +255,5 @@ impl Watcher {
             WatchItem::Bookmark(revision) if *revision < self.delivered => None,
             WatchItem::Bookmark(_) => Some(item),
         }
-    }
-
-    /// The watcher as a `Stream`, for HTTP response bodies.
-    pub fn into_stream(self) -> impl futures::Stream<Item = Result<WatchItem>> + Send {
-        futures::stream::unfold(self, |mut watcher| async move {
-            let item = watcher.next().await?;
-            Some((item, watcher))
-        })
     }
 }

@@ -3,10 +3,15 @@
 
 use std::time::Duration;
 
-use kspaces_storage::{Revision, Store};
+use kspaces_storage::{Clusters, Revision, Store};
 
-/// Runs forever.
-pub async fn run(store: Store, interval: Duration) {
+/// Runs forever, on every storage cluster (each has its own revisions).
+pub async fn run(clusters: Clusters, interval: Duration) {
+    let members: Vec<Store> = clusters.members().iter().map(|(_, store)| store.clone()).collect();
+    futures::future::join_all(members.into_iter().map(|store| compact(store, interval))).await;
+}
+
+async fn compact(store: Store, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
     let mut previous: Option<Revision> = None;
     loop {

@@ -11,7 +11,7 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     // A valid `resourceVersion` is answered with the current object; one that does not parse is refused, as
     // kube's storage refuses it.
     if let Some(resource_version) = ctx.param("resourceVersion") {
-        list::parse_resource_version(resource_version)?;
+        list::parse_position(resource_version)?;
     }
     // JSON of a kind nothing transforms: the stored bytes, with the version written in.
     if ctx.output(true)? == Output::JSON {

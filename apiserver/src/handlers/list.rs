@@ -5,7 +5,7 @@
 
 use actix_web::HttpResponse;
 use bytes::Bytes;
-use kspaces_storage::{Record, Revision};
+use kspaces_storage::{Position, Record, Revision};
 use serde_json::{json, Value};
 
 use super::{partial, protobuf_error, respond, Ctx};
@@ -76,7 +76,7 @@ pub fn options(ctx: &Ctx) -> ApiResult<ListOptions> {
     if continue_token.is_some() && resource_version.is_some_and(|rv| rv != "0") {
         return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
     }
-    let revision = resource_version.map(parse_revision).transpose()?;
+    let revision = resource_version.map(parse_position).transpose()?;
     let exact_revision = match ctx.param("resourceVersionMatch") {
         Some("Exact") => revision,
         _ => None,
@@ -110,9 +110,14 @@ fn validate(resource_version: Option<&str>, matching: Option<&str>, has_continue
     Err(ApiError::invalid_options("ListOptions", causes))
 }
 
-/// A `resourceVersion` as kube's storage parses one (`""` and `"0"` are 0); otherwise its 400, word for word.
-pub fn parse_revision(rv: &str) -> ApiResult<Revision> {
-    parse_resource_version(rv).map(Revision)
+/// A `resourceVersion`: a number as kube's storage parses one (`""` and `"0"` are 0, otherwise its 400 word for
+/// word), or the position of a list across storage clusters (`0:120,3:45`, `kspaces_storage::Position`).
+pub fn parse_position(rv: &str) -> ApiResult<Position> {
+    if rv.contains(':') {
+        return rv.parse().map_err(|_| ApiError::bad_request(format!(
+            "invalid resource version: resourceVersion: Invalid value: {rv:?}: not a revision, nor storage-cluster:revision pairs joined by ','")));
+    }
+    parse_resource_version(rv).map(|revision| Position::One(Revision(revision)))
 }
 
 /// Go's `strconv.ParseUint(rv, 10, 64)` inside kube's `APIObjectVersioner.ParseResourceVersion`, with the message
@@ -215,7 +220,7 @@ async fn as_stored(ctx: &Ctx, mut pages: Pages) -> ApiResult<HttpResponse> {
         format!(r#"{{"kind":{kind},"apiVersion":{version},"metadata":{},"items":["#, list_metadata(meta)).into_bytes()
     };
     if pages.meta().is_none() && !pages.limited() && !ctx.audit_body {
-        let meta = ListMeta { resource_version: pages.revision().unwrap_or_default(), continue_token: None, remaining: None };
+        let meta = ListMeta { resource_version: pages.revision().cloned().unwrap_or_default(), continue_token: None, remaining: None };
         // The next page is read (on the store's threads) while this one is written out and sent.
         let streamed = Streamed { head: Some(head(&meta)), records: first.into_iter(), next: Some(fetch(pages)), count: 0, closed: false };
         let stream = futures::stream::try_unfold(streamed, Streamed::chunk);

@@ -16,7 +16,7 @@ use std::time::Duration;
 use actix_web::http::header;
 use actix_web::HttpResponse;
 use bytes::Bytes;
-use kspaces_storage::{Revision, WatchItem, Watcher};
+use kspaces_storage::{Position, WatchItem, Watcher};
 
 use super::{list, Ctx};
 use crate::negotiate::{Format, Target};
@@ -57,11 +57,14 @@ impl Stream {
             };
             match item {
                 Ok(WatchItem::Event(event)) => {
-                    if let Some(frame) = self.render.event(&event) {
+                    if let Some(frame) = self.render.event(&event, watcher.position()) {
                         return Some(frame);
                     }
                 }
-                Ok(WatchItem::Bookmark(revision)) if self.render.bookmarks => return Some(self.render.bookmark(revision, false)),
+                Ok(WatchItem::Bookmark(revision)) if self.render.bookmarks => {
+                    let position = watcher.position().cloned().unwrap_or(Position::One(revision));
+                    return Some(self.render.bookmark(&position, false));
+                }
                 Ok(WatchItem::Bookmark(_)) => {}
                 Err(err) => {
                     self.watcher = None;
@@ -132,20 +135,23 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     let from = match start.from {
         start::From::Initial { at_least } => {
             let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &render.options).await?;
-            if at_least > meta.resource_version.0 {
-                pending.push_back(render.error(ApiError::too_large_resource_version(at_least, meta.resource_version.0)));
+            // A position of another shape than the list's (a number for a list across storage clusters) asks for
+            // nothing the list can be compared with; the list is the newest anyway.
+            let comparable = std::mem::discriminant(&at_least) == std::mem::discriminant(&meta.resource_version);
+            if comparable && !meta.resource_version.covers(&at_least) {
+                pending.push_back(render.error(ApiError::too_large_resource_version(&at_least, &meta.resource_version)));
                 return Ok(stream_response(&ctx, output, pending, None, render, timeout));
             }
             pending.extend(items.iter().map(|item| render.frame("ADDED", item)));
             if start.bookmarks {
-                pending.push_back(render.bookmark(meta.resource_version, true));
+                pending.push_back(render.bookmark(&meta.resource_version, true));
             }
             meta.resource_version
         }
-        start::From::After(revision) => Revision(revision),
-        start::From::Now => ctx.server.registry.reader().current_revision().await?,
+        start::From::After(position) => position,
+        start::From::Now => ctx.server.registry.reader().current(&ctx.resource, &ctx.scope).await?,
     };
-    let watcher = match ctx.server.registry.watch(&ctx.resource, &ctx.scope, from).await? {
+    let watcher = match ctx.server.registry.watch(&ctx.resource, &ctx.scope, &from).await? {
         Ok(watcher) => Some(watcher),
         Err(err) => {
             pending.push_back(render.error(err));

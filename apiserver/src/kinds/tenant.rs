@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use kspaces_authz::Caller;
-use kspaces_storage::SpaceName;
+use kspaces_storage::{ClusterId, SpaceName};
 use serde_json::{json, Map, Value};
 
 use super::{kind_schema, string, verbs, Context, Kind, Rules};
@@ -66,7 +66,12 @@ fn definitions() -> Map<String, Value> {
 }
 
 fn rules(context: &Context, rules: &mut Rules) {
-    rules.strategy("", "Tenant", Arc::new(TenantStrategy { resources: context.resources.clone(), tree: context.tree.clone(), types: context.types.clone() }));
+    rules.strategy("", "Tenant", Arc::new(TenantStrategy {
+        resources: context.resources.clone(),
+        tree: context.tree.clone(),
+        types: context.types.clone(),
+        storage_clusters: context.storage_clusters.clone(),
+    }));
     rules.admit(Arc::new(TenantLifecycle { tenants: context.tenants.clone() }));
 }
 
@@ -78,6 +83,8 @@ pub const TENANT_FINALIZER: &str = "arktos";
 pub struct TenantStrategy {
     pub resources: ResourceTable,
     pub tree: Arc<crate::tenancy::Tree>,
+    /// The storage clusters this server has (a new tenant must name one).
+    pub storage_clusters: Arc<[ClusterId]>,
     /// The type's terminators, for the tenant's LogicalCluster.
     pub types: Arc<crate::tenancy::types::WorkspaceTypes>,
 }
@@ -124,6 +131,12 @@ impl Strategy for TenantStrategy {
         let nested = SpaceName::new(name).ok().and_then(|space| self.tree.cluster(&space)).is_some_and(|node| node.path.matches(':').count() > 1);
         if old.is_none() && nested {
             causes.push(Cause::invalid("metadata.name", name, "a logical cluster of this name already exists"));
+        }
+        // A new tenant's space goes to its storage cluster: one this server has.
+        let id = object.pointer("/spec/storageClusterId").and_then(Value::as_str).and_then(|id| id.parse::<u8>().ok()).and_then(ClusterId::new);
+        if let Some(id) = id.filter(|id| old.is_none() && !self.storage_clusters.contains(id)) {
+            causes.push(Cause::invalid("spec.storageClusterId", &id.to_string(),
+                &format!("no storage cluster {id} is configured on this server (kspaces serve --storage-cluster {id}=URLS)")));
         }
     }
 

@@ -27,8 +27,13 @@ pub trait Rows: Send + Sync {
     fn row(&self, space: &SpaceName, parts: &KeyParts<'_>) -> Option<Arc<ResourceInfo>>;
 }
 
-/// What the feed delivers to, and how it primes again.
+/// What the feed delivers to, and how it primes again. One feed follows one storage cluster: each cluster has its
+/// own revisions, and a key is on one cluster only, so the feeds of several clusters tell the caches of
+/// different objects and need no order between them.
+#[derive(Clone)]
 pub struct Feed {
+    /// The storage cluster followed.
+    pub store: kspaces_storage::Store,
     pub registry: GenericStore,
     pub rows: Arc<dyn Rows>,
     /// The caches primed from a list at startup (`GenericStore::prime`), primed again when the watch cannot
@@ -43,7 +48,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 impl Feed {
     /// Delivers every write after `after` to the observers, forever (until the store shuts down).
     pub async fn run(self, after: Revision) {
-        let store = self.registry.reader().store().clone();
+        let store = self.store.clone();
         let everything = store.layout().everything();
         let mut last = after;
         let mut backoff = Duration::from_millis(50);
@@ -109,7 +114,7 @@ impl Feed {
         let mut backoff = Duration::from_millis(50);
         loop {
             let listed = async {
-                let at = self.registry.reader().current_revision().await?;
+                let at = self.store.current_revision().await?;
                 self.registry.relist(&self.primed, &self.table).await?;
                 Ok::<_, crate::status::ApiError>(at)
             };

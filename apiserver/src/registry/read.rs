@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use kspaces_storage::{Key, KeyParts, KeyRange, ListRequest, Record, ResourceKeys, Revision, SpaceName, Store, WatchFrom, WatchOptions, Watcher};
+use kspaces_storage::{Clusters, Key, KeyParts, KeyRange, Listing, Position, Record, ResourceKeys, Revision, SpaceName, WatchOptions, Watcher};
 use serde_json::Value;
 
 use super::selector::{FieldSelector, LabelSelector};
@@ -34,7 +34,7 @@ pub struct ListOptions {
     pub limit: Option<usize>,
     pub continue_token: Option<String>,
     /// `resourceVersion` with `resourceVersionMatch=Exact` (or a continue token's own).
-    pub exact_revision: Option<Revision>,
+    pub exact_revision: Option<Position>,
 }
 
 impl ListOptions {
@@ -63,14 +63,14 @@ pub const PAGE: usize = 500;
 /// and what a streamed answer sends as it reads. Records come as stored (`stored::write_as_read` gives the form
 /// a request sees when nothing transforms it).
 pub struct Pages {
-    store: Store,
+    store: Clusters,
     range: KeyRange,
     scope: Scope,
     options: ListOptions,
     /// The next read, until the list is complete.
-    next: Option<ListRequest>,
+    next: Option<Listing>,
     found: usize,
-    revision: Option<Revision>,
+    revision: Option<Position>,
     meta: Option<ListMeta>,
 }
 
@@ -79,7 +79,7 @@ impl Pages {
     pub async fn next(&mut self) -> ApiResult<Option<Vec<Record>>> {
         let Some(request) = self.next.take() else { return Ok(None) };
         let page = self.store.list(&self.range, &request).await?;
-        self.revision = Some(page.revision);
+        self.revision = Some(page.position.clone());
         let unfiltered = self.options.unfiltered() && self.scope.namespace_filter().is_none();
         let mut items = Vec::with_capacity(page.items.len());
         for record in page.items {
@@ -91,7 +91,7 @@ impl Pages {
         let filled = self.options.limit.is_some_and(|limit| self.found >= limit);
         if page.continue_token.is_none() || filled {
             let remaining = page.remaining.filter(|_| unfiltered);
-            self.meta = Some(ListMeta { resource_version: page.revision, continue_token: page.continue_token, remaining });
+            self.meta = Some(ListMeta { resource_version: page.position, continue_token: page.continue_token, remaining });
         } else {
             self.next = Some(self.request(None, page.continue_token));
         }
@@ -100,9 +100,9 @@ impl Pages {
 
     /// The read of the next page: what is left of the client's `limit`, else a page. Without a client's `limit`
     /// the list has no `continue` to report, so nothing is counted past a page.
-    fn request(&self, revision: Option<Revision>, continue_token: Option<String>) -> ListRequest {
+    fn request(&self, at: Option<Position>, continue_token: Option<String>) -> Listing {
         let limit = self.options.limit.map_or(PAGE, |limit| limit - self.found);
-        ListRequest { revision, limit: Some(limit), continue_token, skip_remaining: self.options.limit.is_none() }
+        Listing { at, limit: Some(limit), continue_token, skip_remaining: self.options.limit.is_none() }
     }
 
     /// Whether `record` passes the scope and the options, parsing no more of it than they read.
@@ -112,8 +112,8 @@ impl Pages {
     }
 
     /// The snapshot the list is read at, once a page is read.
-    pub fn revision(&self) -> Option<Revision> {
-        self.revision
+    pub fn revision(&self) -> Option<&Position> {
+        self.revision.as_ref()
     }
 
     /// Whether a `limit` bounds the list (its `continue` is then known only at its last page).
@@ -135,24 +135,31 @@ impl Pages {
 /// The list's metadata.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListMeta {
-    pub resource_version: Revision,
+    /// One revision, or one per storage cluster for a list across them.
+    pub resource_version: Position,
     pub continue_token: Option<String>,
     pub remaining: Option<u64>,
 }
 
-/// Reads objects of any resource from the store.
+/// Reads objects of any resource from the store (every storage cluster's).
 #[derive(Clone)]
 pub struct Reader {
-    store: Store,
+    store: Clusters,
 }
 
 impl Reader {
-    pub fn new(store: Store) -> Reader {
-        Reader { store }
+    pub fn new(store: impl Into<Clusters>) -> Reader {
+        Reader { store: store.into() }
     }
 
-    pub(super) fn store(&self) -> &Store {
+    /// The stores of every storage cluster.
+    pub fn clusters(&self) -> &Clusters {
         &self.store
+    }
+
+    /// The revision `position` (a list's across spaces) gives objects of `space`: its storage cluster's.
+    pub fn revision_in(&self, position: &Position, space: &SpaceName) -> Revision {
+        self.store.cluster_of(space.as_str()).ok().and_then(|cluster| position.on(cluster)).unwrap_or_default()
     }
 
     pub fn keys(&self, resource: &ResourceInfo) -> ApiResult<ResourceKeys> {
@@ -211,22 +218,22 @@ impl Reader {
     /// The list of `resource` in `scope`, to be read a page at a time (see `Pages`).
     pub fn pages(&self, resource: &ResourceInfo, scope: &Scope, options: ListOptions) -> ApiResult<Pages> {
         let range = self.range(resource, scope)?;
-        let (revision, token) = (options.exact_revision, options.continue_token.clone());
+        let (revision, token) = (options.exact_revision.clone(), options.continue_token.clone());
         let mut pages = Pages { store: self.store.clone(), range, scope: scope.clone(), options, next: None, found: 0, revision: None, meta: None };
         pages.next = Some(pages.request(revision, token));
         Ok(pages)
     }
 
     /// Visits every object of `resource` in `scope` with the space it lives in, reading `page` objects at a time
-    /// (one snapshot for all pages). Returns the snapshot's revision.
-    pub async fn visit(&self, resource: &ResourceInfo, scope: &Scope, page: usize, mut visit: impl FnMut(&SpaceName, Value)) -> ApiResult<Revision> {
+    /// (one snapshot for all pages). Returns the snapshot's position.
+    pub async fn visit(&self, resource: &ResourceInfo, scope: &Scope, page: usize, mut visit: impl FnMut(&SpaceName, Value)) -> ApiResult<Position> {
         let range = self.range(resource, scope)?;
         let layout = self.store.layout().clone();
         let mut revision = None;
-        let mut request = ListRequest { limit: Some(page), skip_remaining: true, ..ListRequest::default() };
+        let mut request = Listing { limit: Some(page), skip_remaining: true, ..Listing::default() };
         loop {
             let listed = self.store.list(&range, &request).await?;
-            revision.get_or_insert(listed.revision);
+            revision.get_or_insert(listed.position);
             for record in &listed.items {
                 let space = record.key.parts(&layout).ok().and_then(|parts| SpaceName::new(parts.space).ok());
                 let (Some(space), Ok(object)) = (space, decode(record)) else {
@@ -238,7 +245,7 @@ impl Reader {
                 }
             }
             match listed.continue_token {
-                Some(token) => request = ListRequest { limit: Some(page), continue_token: Some(token), revision: None, skip_remaining: true },
+                Some(token) => request = Listing { limit: Some(page), continue_token: Some(token), at: None, skip_remaining: true },
                 None => return Ok(revision.unwrap_or_default()),
             }
         }
@@ -248,7 +255,7 @@ impl Reader {
     pub async fn first(&self, resource: &ResourceInfo, scope: &Scope, limit: usize) -> ApiResult<Vec<(SpaceName, Value)>> {
         let range = self.range(resource, scope)?;
         let layout = self.store.layout();
-        let listed = self.store.list(&range, &ListRequest { limit: Some(limit), skip_remaining: true, ..ListRequest::default() }).await?;
+        let listed = self.store.list(&range, &Listing { limit: Some(limit), skip_remaining: true, ..Listing::default() }).await?;
         let mut found = Vec::with_capacity(listed.items.len());
         for record in &listed.items {
             let object = decode(record)?;
@@ -262,16 +269,16 @@ impl Reader {
 
     /// Reads every stored record of every resource, `page` at a time, with its key's parts, undecoded (the
     /// garbage collector's startup scan decodes only the few it needs; a space's usage counts bytes). Returns how
-    /// many were read and the revision of the one snapshot they were read from.
-    pub async fn scan(&self, page: usize, mut visit: impl FnMut(KeyParts<'_>, &Record)) -> ApiResult<(usize, Revision)> {
+    /// many were read and the position of the one snapshot they were read from.
+    pub async fn scan(&self, page: usize, mut visit: impl FnMut(KeyParts<'_>, &Record)) -> ApiResult<(usize, Position)> {
         let layout = self.store.layout().clone();
         let range = layout.everything();
-        let mut request = ListRequest { limit: Some(page), skip_remaining: true, ..ListRequest::default() };
+        let mut request = Listing { limit: Some(page), skip_remaining: true, ..Listing::default() };
         let mut scanned = 0;
         let mut revision = None;
         loop {
             let listed = self.store.list(&range, &request).await?;
-            revision.get_or_insert(listed.revision);
+            revision.get_or_insert(listed.position);
             scanned += listed.items.len();
             for record in &listed.items {
                 if let Ok(parts) = record.key.parts(&layout) {
@@ -279,7 +286,7 @@ impl Reader {
                 }
             }
             match listed.continue_token {
-                Some(token) => request = ListRequest { limit: Some(page), continue_token: Some(token), revision: None, skip_remaining: true },
+                Some(token) => request = Listing { limit: Some(page), continue_token: Some(token), at: None, skip_remaining: true },
                 None => return Ok((scanned, revision.unwrap_or_default())),
             }
             tokio::task::yield_now().await;
@@ -287,10 +294,16 @@ impl Reader {
     }
 
     /// Watches `resource` in `scope` from after `from` (selectors are the caller's to apply). The outer error is
-    /// the request's (a scope no key can have), the inner the store's (`from` compacted away: kube's 410).
-    pub async fn watch(&self, resource: &ResourceInfo, scope: &Scope, from: Revision) -> ApiResult<Result<Watcher, ApiError>> {
+    /// the request's (a scope no key can have), the inner the store's (`from` compacted away, or a position of
+    /// the wrong shape: kube's 410).
+    pub async fn watch(&self, resource: &ResourceInfo, scope: &Scope, from: &Position) -> ApiResult<Result<Watcher, ApiError>> {
         let range = self.range(resource, scope)?;
-        Ok(self.store.watch(&range, WatchFrom::After(from), WatchOptions { bookmarks: true }).await.map_err(ApiError::from))
+        Ok(self.store.watch(&range, from, WatchOptions { bookmarks: true }).await.map_err(ApiError::from))
+    }
+
+    /// Where the list or watch of `resource` in `scope` would stand now.
+    pub async fn current(&self, resource: &ResourceInfo, scope: &Scope) -> ApiResult<Position> {
+        Ok(self.store.current(&self.range(resource, scope)?).await?)
     }
 
     /// True if other processes write the store too (replicas on one etcd).
@@ -298,8 +311,8 @@ impl Reader {
         self.store.shared()
     }
 
-    /// The store's newest revision.
-    pub async fn current_revision(&self) -> ApiResult<Revision> {
-        Ok(self.store.current_revision().await?)
+    /// Where the whole store stands now (every storage cluster's revision).
+    pub async fn current_position(&self) -> ApiResult<Position> {
+        Ok(self.store.current(&self.store.layout().everything()).await?)
     }
 }

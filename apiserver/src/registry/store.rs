@@ -13,7 +13,7 @@ mod tests;
 
 use chrono::Utc;
 use kspaces_authz::Caller;
-use kspaces_storage::{Conflict, Key, Record, Revision, SpaceName, Store, Watcher};
+use kspaces_storage::{Clusters, Conflict, Key, Position, Record, Revision, SpaceName, Watcher};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -146,7 +146,7 @@ struct Stored<'a> {
 }
 
 impl GenericStore {
-    pub fn new(store: Store, wiring: Wiring) -> GenericStore {
+    pub fn new(store: impl Into<Clusters>, wiring: Wiring) -> GenericStore {
         GenericStore { inner: Arc::new(Inner { reader: Reader::new(store), wiring }) }
     }
 
@@ -159,8 +159,15 @@ impl GenericStore {
         &*self.inner.wiring.limits
     }
 
-    fn store(&self) -> &Store {
-        self.inner.reader.store()
+    fn store(&self) -> &Clusters {
+        self.inner.reader.clusters()
+    }
+
+    /// The revision a client's `resourceVersion` gives an object of `scope`'s space: the number, or, from an
+    /// object a watch across storage clusters delivered, the entry of the space's cluster.
+    fn revision_of_space(&self, position: &Position, scope: &Scope) -> Option<Revision> {
+        let cluster = self.store().cluster_of(scope.space().ok()?.as_str()).ok()?;
+        position.on(cluster)
     }
 
     /// The rules of `resource`'s kind.
@@ -255,7 +262,7 @@ impl GenericStore {
             if replace {
                 for follower in &followers {
                     for (space, name) in follower.holds(&resource).into_iter().filter(|held| !listed.contains(held)) {
-                        follower.written(&resource, &space, &name, None, revision);
+                        follower.written(&resource, &space, &name, None, self.reader().revision_in(&revision, &space));
                     }
                 }
             }
@@ -327,7 +334,7 @@ impl GenericStore {
     }
 
     /// Watches `resource` in `scope` from after `from`; events carry stored objects (see `to_request`).
-    pub async fn watch(&self, resource: &ResourceInfo, scope: &Scope, from: Revision) -> ApiResult<Result<Watcher, ApiError>> {
+    pub async fn watch(&self, resource: &ResourceInfo, scope: &Scope, from: &Position) -> ApiResult<Result<Watcher, ApiError>> {
         let stored = self.stored_row(resource, &scope.spaces);
         self.reader().watch(stored.as_deref().unwrap_or(resource), scope, from).await
     }
@@ -488,14 +495,14 @@ impl GenericStore {
         }
         let expected = match object.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
             Some("") | None => None,
-            Some(rv) => Some(rv.parse::<Revision>().map_err(|_| {
+            Some(rv) => Some(rv.parse::<Position>().map_err(|_| {
                 ApiError::invalid(&resource.group, &resource.kind, name, vec![Cause::invalid("metadata.resourceVersion", rv, "must be a valid resource version")])
             })?),
         };
         let strategy = self.strategy(resource);
         let _guard = strategy.begin_write(resource).await;
         let current = self.read_current(resource, scope, name).await?;
-        if expected.is_some_and(|rv| rv != current.revision) {
+        if expected.is_some_and(|rv| self.revision_of_space(&rv, scope) != Some(current.revision)) {
             return Err(ApiError::stale(&resource.group, &resource.plural, name));
         }
         let mut updated = self.replace(resource, scope, &current, object, part, write).await?;
@@ -521,7 +528,8 @@ impl GenericStore {
                 return Ok(current.view);
             }
             if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
-                if !rv.is_empty() && rv != current.revision.to_string() {
+                let position = rv.parse::<Position>().ok();
+                if !rv.is_empty() && position.and_then(|position| self.revision_of_space(&position, scope)) != Some(current.revision) {
                     return Err(ApiError::stale(&resource.group, &resource.plural, name));
                 }
             }

@@ -33,8 +33,8 @@ async fn a_replica_follows_what_another_writes_to_the_store() {
     let store = Store::memory(StoreConfig { bookmark_interval: None, ..StoreConfig::default() });
     let one = replica(&store).await;
     let other = replica(&store).await;
-    let from = one.registry.reader().current_revision().await.unwrap_or_else(|e| panic!("{e}"));
-    let feed = Feed { registry: one.registry.clone(), rows: one.resolver.clone(), primed: one.primed(), table: one.resources.clone() };
+    let from = store.current_revision().await.unwrap_or_else(|e| panic!("{e}"));
+    let feed = Feed { store: store.clone(), registry: one.registry.clone(), rows: one.resolver.clone(), primed: one.primed(), table: one.resources.clone() };
     tokio::spawn(feed.run(from));
     let write = WriteContext::server(SERVER_MANAGER, "");
     let system = Scope::one(SpaceName::system(), None);
@@ -93,7 +93,7 @@ async fn after_a_gap_in_the_feed_a_relist_forgets_what_was_deleted_meanwhile() {
     other.registry.create(&types, &in_t1, added, &write).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(one.types.get(&t1, "gone").is_some(), "not heard of yet");
 
-    let feed = Feed { registry: one.registry.clone(), rows: one.resolver.clone(), primed: one.primed(), table: one.resources.clone() };
+    let feed = Feed { store: store.clone(), registry: one.registry.clone(), rows: one.resolver.clone(), primed: one.primed(), table: one.resources.clone() };
     feed.prime_again().await;
     assert!(one.types.get(&t1, "gone").is_none(), "deleted during the gap: forgotten by the re-list");
     assert!(one.types.get(&t1, "kept").is_some() && one.types.get(&t1, "new").is_some(), "the others listed");

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::RwLock;
 
-use kspaces_storage::{Revision, SpaceName};
+use kspaces_storage::{ClusterId, Revision, SpaceName};
 use serde_json::Value;
 
 use crate::registry::observe::{RevisionMap, WriteObserver};
@@ -29,10 +29,18 @@ impl Phase {
     }
 }
 
+/// A stored Tenant's `spec.storageClusterId` (validated when it was created; `0` when absent).
+fn storage_cluster(object: &Value) -> ClusterId {
+    object.pointer("/spec/storageClusterId").and_then(Value::as_str).and_then(|id| id.parse::<u8>().ok()).and_then(ClusterId::new)
+        .unwrap_or(ClusterId::DEFAULT)
+}
+
 /// What the cache keeps of one tenant.
 #[derive(Debug)]
 struct Tenant {
     phase: Phase,
+    /// `spec.storageClusterId`: where the tenant's spaces are stored.
+    cluster: ClusterId,
     /// `{"metadata": {"labels": ...}}` when the tenant has labels (what `LabelSelector::matches` reads).
     labels: Option<Value>,
 }
@@ -59,6 +67,11 @@ impl TenantCache {
         self.read().tenants.get(name).map(|t| t.phase)
     }
 
+    /// The storage cluster of tenant `name`'s spaces, or `None` if there is no such tenant.
+    pub fn storage_cluster(&self, name: &str) -> Option<ClusterId> {
+        self.read().tenants.get(name).map(|t| t.cluster)
+    }
+
     /// Calls `f` with tenant `name`'s labels, as an object with `metadata.labels` (`None`: no labels, or no
     /// such tenant).
     pub fn with_labels<R>(&self, name: &str, f: impl FnOnce(Option<&Value>) -> R) -> R {
@@ -70,6 +83,7 @@ impl TenantCache {
     pub fn apply(&self, name: &str, object: Option<&Value>, revision: Revision) {
         let tenant = object.map(|object| Tenant {
             phase: Phase::of(object),
+            cluster: storage_cluster(object),
             labels: object
                 .pointer("/metadata/labels")
                 .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))

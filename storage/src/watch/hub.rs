@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
-use super::{Event, Replay, WatchFrom, WatchItem, WatchOptions, Watcher};
+use super::{Event, One, Replay, WatchFrom, WatchItem, WatchOptions, Watcher};
 use crate::backend::Backend;
 use crate::error::StorageError;
 use crate::key::KeyRange;
@@ -179,7 +179,7 @@ impl WatchHub {
         let closed = Arc::new(OnceLock::new());
         let slot_from = from.max(state.current);
         state.slots.push(Slot { range, from: slot_from, bookmarks: options.bookmarks, tx, closed: closed.clone() });
-        Watcher { replay, backlog, rx, closed, delivered: from, done: false }
+        Watcher::one(One { replay, backlog, rx, closed, delivered: from, done: false })
     }
 }
 

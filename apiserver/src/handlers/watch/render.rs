@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use bytes::Bytes;
-use kspaces_storage::{EventKind, Revision};
+use kspaces_storage::{EventKind, Position};
 use serde_json::{json, Value};
 
 use super::super::partial;
@@ -99,8 +99,8 @@ impl Render {
 
     /// A BOOKMARK at `revision`: an object of the kind with only its resourceVersion (and, ending a watch-list's
     /// initial events, the `k8s.io/initial-events-end` annotation and the list blueprint).
-    pub fn bookmark(&self, revision: Revision, initial_events_end: bool) -> Bytes {
-        let mut metadata = json!({"resourceVersion": revision.to_string()});
+    pub fn bookmark(&self, position: &Position, initial_events_end: bool) -> Bytes {
+        let mut metadata = json!({"resourceVersion": position.to_string()});
         if initial_events_end {
             let mut annotations = json!({INITIAL_EVENTS_END: "true"});
             if self.watch_list {
@@ -142,11 +142,17 @@ impl Render {
         Bytes::from(line)
     }
 
-    /// The frame for one storage event, or `None` when this watcher's selectors filter it out.
-    pub fn event(&self, event: &kspaces_storage::Event) -> Option<Bytes> {
+    /// The frame for one storage event, or `None` when this watcher's selectors filter it out. In a watch across
+    /// storage clusters the object's `resourceVersion` is the watch's `position` after the event (what a client
+    /// resumes from; its entry for the object's cluster is the object's revision), so that frame is this
+    /// watcher's own, not shared.
+    pub fn event(&self, event: &kspaces_storage::Event, position: Option<&Position>) -> Option<Bytes> {
         let decode_value = |value: &Bytes| -> Option<Value> {
             let mut object: Value = serde_json::from_slice(value).ok()?;
             crate::registry::read::set_resource_version(&mut object, event.revision);
+            if let (Some(position), Some(metadata)) = (position, object.get_mut("metadata").and_then(Value::as_object_mut)) {
+                metadata.insert("resourceVersion".into(), Value::String(position.to_string()));
+            }
             Some(object)
         };
         let natural = match event.kind {
@@ -154,7 +160,7 @@ impl Render {
             EventKind::Modified => "MODIFIED",
             EventKind::Deleted => "DELETED",
         };
-        if let Some(slot) = self.shared_slot().filter(|_| !self.filtered()) {
+        if let Some(slot) = self.shared_slot().filter(|_| !self.filtered() && position.is_none()) {
             let frame = event.encoded(slot, |e| decode_value(&e.value).map(|o| self.frame(natural, &o)).unwrap_or_default());
             return (!frame.is_empty()).then_some(frame);
         }

@@ -9,7 +9,9 @@
 //!   changes" watch); with any other `resourceVersion`: the events after it.
 
 use crate::filters::query::go_query_bool;
-use crate::handlers::list::parse_resource_version;
+use kspaces_storage::Position;
+
+use crate::handlers::list::parse_position;
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// The raw query parameters that decide a watch's start (empty values count as unset).
@@ -23,18 +25,18 @@ pub struct Params<'a> {
 }
 
 /// Where the watch starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum From {
     /// Send the current objects first; their revision must be at least this one (0: any).
-    Initial { at_least: u64 },
-    /// The events after this revision.
-    After(u64),
+    Initial { at_least: Position },
+    /// The events after this position (one revision, or one per storage cluster for a watch across them).
+    After(Position),
     /// The events from now on.
     Now,
 }
 
 /// A validated watch start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Start {
     pub from: From,
     /// `allowWatchBookmarks`: progress bookmarks, and the initial-events-end bookmark of a watch-list.
@@ -75,11 +77,12 @@ pub fn check(params: Params<'_>) -> ApiResult<Checked<'_>> {
 impl Checked<'_> {
     /// Where the watch starts; a `resourceVersion` that does not parse is storage's 400.
     pub fn start(self) -> ApiResult<Start> {
-        let revision = self.resource_version.map(parse_resource_version).transpose()?;
-        let from = match (self.send_initial_events, revision) {
-            (Some(true), revision) => From::Initial { at_least: revision.unwrap_or(0) },
-            (_, None | Some(0)) => From::Now,
-            (_, Some(revision)) => From::After(revision),
+        let position = self.resource_version.map(parse_position).transpose()?;
+        let from = match (self.send_initial_events, position) {
+            (Some(true), position) => From::Initial { at_least: position.unwrap_or_default() },
+            (_, None) => From::Now,
+            (_, Some(position)) if position == Position::default() => From::Now,
+            (_, Some(position)) => From::After(position),
         };
         Ok(Start { from, bookmarks: self.bookmarks })
     }
@@ -111,6 +114,11 @@ fn validate(send_initial_events: Option<bool>, matching: Option<&str>, has_conti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kspaces_storage::Revision;
+
+    fn rv(revision: u64) -> Position {
+        Position::One(Revision(revision))
+    }
 
     /// Defaults and validates `params` (422), then reads the `resourceVersion` (400), as the watch handler does.
     fn parse(params: Params<'_>) -> ApiResult<Start> {
@@ -121,12 +129,12 @@ mod tests {
     type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Result<(From, bool), &'a str>);
 
     fn check(row: &Row<'_>) {
-        let (resource_version, resource_version_match, send_initial_events, allow_watch_bookmarks, continue_token, expected) = *row;
+        let (resource_version, resource_version_match, send_initial_events, allow_watch_bookmarks, continue_token, ref expected) = *row;
         let params = Params { resource_version, resource_version_match, send_initial_events, allow_watch_bookmarks, continue_token };
         let got = parse(params).map(|start| (start.from, start.bookmarks)).map_err(|err| err.message);
         match (got, expected) {
-            (Ok(got), Ok(expected)) => assert_eq!(got, expected, "{row:?}"),
-            (Err(message), Err(expected)) => assert_eq!(message, expected, "{row:?}"),
+            (Ok(got), Ok(expected)) => assert_eq!(&got, expected, "{row:?}"),
+            (Err(message), Err(expected)) => assert_eq!(message, *expected, "{row:?}"),
             (got, _) => panic!("{row:?}: got {got:?}"),
         }
     }
@@ -136,24 +144,24 @@ mod tests {
         let nto = Some("NotOlderThan");
         let rows: &[Row<'_>] = &[
             // Legacy watches: unset or "0" send the state first (defaulted to a watch-list), a revision resumes.
-            (None, None, None, None, None, Ok((From::Initial { at_least: 0 }, false))),
-            (Some("0"), None, None, Some("true"), None, Ok((From::Initial { at_least: 0 }, true))),
-            (Some("42"), None, None, Some("1"), None, Ok((From::After(42), true))),
+            (None, None, None, None, None, Ok((From::Initial { at_least: rv(0) }, false))),
+            (Some("0"), None, None, Some("true"), None, Ok((From::Initial { at_least: rv(0) }, true))),
+            (Some("42"), None, None, Some("1"), None, Ok((From::After(rv(42)), true))),
             // Watch-lists: a given resourceVersion means "at least as new as".
-            (None, nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: 0 }, true))),
-            (Some("0"), nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: 0 }, true))),
-            (Some("42"), nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: 42 }, true))),
+            (None, nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: rv(0) }, true))),
+            (Some("0"), nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: rv(0) }, true))),
+            (Some("42"), nto, Some("true"), Some("true"), None, Ok((From::Initial { at_least: rv(42) }, true))),
             // No initial events.
             (None, nto, Some("false"), None, None, Ok((From::Now, false))),
             (Some("0"), nto, Some("false"), None, None, Ok((From::Now, false))),
-            (Some("42"), nto, Some("false"), None, None, Ok((From::After(42), false))),
+            (Some("42"), nto, Some("false"), None, None, Ok((From::After(rv(42)), false))),
             // Validation, as kube words it.
             (None, None, Some("true"), None, None, Err("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")),
             (Some("42"), nto, None, None, None, Err("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")),
             (Some("42"), Some("Exact"), Some("true"), None, None, Err("ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: \"Exact\": supported values: \"NotOlderThan\"]")),
             (None, nto, Some("true"), None, Some("abc"), Err("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided")),
             // Query bools are apimachinery's: anything but 0 and false is true.
-            (None, nto, Some("yes"), Some(""), None, Ok((From::Initial { at_least: 0 }, true))),
+            (None, nto, Some("yes"), Some(""), None, Ok((From::Initial { at_least: rv(0) }, true))),
             (None, nto, Some("False"), Some("0"), None, Ok((From::Now, false))),
             (Some("x"), None, None, None, None, Err("invalid resource version: resourceVersion: Invalid value: \"x\": strconv.ParseUint: parsing \"x\": invalid syntax")),
         ];
@@ -165,8 +173,8 @@ mod tests {
     #[test]
     fn only_initial_events_with_bookmarks_are_a_watch_list() {
         let start = |from, bookmarks| Start { from, bookmarks };
-        assert!(start(From::Initial { at_least: 0 }, true).watch_list());
-        assert!(!start(From::Initial { at_least: 0 }, false).watch_list());
-        assert!(!start(From::After(3), true).watch_list());
+        assert!(start(From::Initial { at_least: rv(0) }, true).watch_list());
+        assert!(!start(From::Initial { at_least: rv(0) }, false).watch_list());
+        assert!(!start(From::After(rv(3)), true).watch_list());
     }
 }
