@@ -25,6 +25,9 @@ struct Fixture {
     default: EtcdCluster,
     far: EtcdCluster,
     replicas: Vec<Replica>,
+    /// The replicas' shared data dir and flags (a replica is restarted with them).
+    dir: std::path::PathBuf,
+    flags: Vec<String>,
 }
 
 impl Fixture {
@@ -36,9 +39,16 @@ impl Fixture {
         std::fs::write(&tokens, TOKENS).unwrap_or_else(|e| panic!("{e}"));
         let (endpoints, cluster) = (default.endpoints(), format!("1={}", far.endpoints()));
         let tokens = tokens.to_str().unwrap_or_else(|| panic!("a UTF-8 temp path")).to_owned();
-        let flags = ["--storage-backend", "etcd", "--etcd-servers", &endpoints, "--storage-cluster", &cluster, "--token-auth-file", &tokens];
-        let replicas = (0..2).map(|_| Server::start_replica(&dir, &flags)).collect();
-        Fixture { default, far, replicas }
+        let flags: Vec<String> = ["--storage-backend", "etcd", "--etcd-servers", &endpoints, "--storage-cluster", &cluster, "--token-auth-file", &tokens]
+            .map(str::to_owned).into();
+        let mut fixture = Fixture { default, far, replicas: Vec::new(), dir, flags };
+        fixture.replicas = (0..2).map(|_| fixture.start_replica()).collect();
+        fixture
+    }
+
+    fn start_replica(&self) -> Replica {
+        let flags: Vec<&str> = self.flags.iter().map(String::as_str).collect();
+        Server::start_replica(&self.dir, &flags)
     }
 
     /// Restarts cluster 1 if a test stopped it (a test that kills it waits for it to come back itself).
@@ -127,7 +137,7 @@ fn ready_workspace(replica: &Replica, parent: &str, name: &str) -> String {
 
 #[test]
 fn a_tenant_on_a_storage_cluster_keeps_its_spaces_and_its_workspaces_there() {
-    let f = fixture();
+    let mut f = fixture();
     let (one, two) = (&f.replicas[0], &f.replicas[1]);
     assert_eq!(create_tenant(one, "far", Some("1")).0, 201);
     assert_eq!(create_tenant(one, "near", None).0, 201);
@@ -158,6 +168,15 @@ fn a_tenant_on_a_storage_cluster_keeps_its_spaces_and_its_workspaces_there() {
         Api::<ConfigMap>::namespaced(client, "default").get("c").await.unwrap_or_else(|e| panic!("{e}"))
     });
     assert_eq!(got.data.unwrap_or_default().get("k").map(String::as_str), Some("far"));
+
+    // A replica started afresh primes its caches from both clusters and serves the nested workspace at once.
+    f.replicas[1].kill();
+    f.replicas[1] = f.start_replica();
+    let fresh = &f.replicas[1];
+    let deep = kubectl_at(fresh, "root:far:team").ok(&["get", "configmap", "deep", "-n", "default", "-o", "jsonpath={.metadata.name}"]);
+    assert_eq!(deep, "deep");
+    let tenants = kubectl_at(fresh, "root").ok(&["get", "tenant", "far", "-o", "jsonpath={.spec.storageClusterId}"]);
+    assert_eq!(tenants, "1");
 }
 
 #[test]
