@@ -92,6 +92,27 @@ pub fn build_table(
     assemble(columns::definitions_json(specs), rows, list_metadata)
 }
 
+/// The parts of a Table answer that do not depend on its rows: everything but `rows`, with `list_metadata`.
+pub fn head(resource: &ResourceInfo, list_metadata: Value, include: IncludeObject, now: DateTime<Utc>) -> Map<String, Value> {
+    let mut table = match build_table(resource, &[], list_metadata, include, now) {
+        Value::Object(table) => table,
+        _ => Map::new(),
+    };
+    table.remove("rows");
+    table
+}
+
+/// The rows of `objects`, as `build_table` makes them.
+pub fn rows(resource: &ResourceInfo, objects: &[Value], include: IncludeObject, now: DateTime<Utc>) -> Vec<Value> {
+    match build_table(resource, objects, Value::Null, include, now) {
+        Value::Object(mut table) => match table.remove("rows") {
+            Some(Value::Array(rows)) => rows,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
 /// The Table `metadata` for a single-object GET: the object's `resourceVersion`, as kube sets it.
 pub fn object_table_metadata(object: &Value) -> Value {
     match read::opt_str(object, &["metadata", "resourceVersion"]) {

@@ -215,6 +215,29 @@ fn lists_longer_than_a_page_stream_every_object_as_stored() {
     assert_eq!(rows, expected, "a Table of every object");
     assert_eq!(table["metadata"]["resourceVersion"], list["metadata"]["resourceVersion"]);
     assert_eq!(table["columnDefinitions"].as_array().map(Vec::len), Some(3), "{}", table["columnDefinitions"]);
+    assert_eq!((table["kind"].as_str(), table["apiVersion"].as_str()), (Some("Table"), Some("meta.k8s.io/v1")));
+    // Without a limit the Table goes out a page of rows at a time; the rows are those of a Table answered whole.
+    let table_headers = Command::new("curl")
+        .args(["-sk", "--http1.1", "-D", "-", "-o", "/dev/null", "-H", "Authorization: Bearer root-token", "-H", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io"])
+        .arg(format!("{}/api/v1/namespaces/big/configmaps", server.url))
+        .output()
+        .expect("run curl");
+    let table_headers = String::from_utf8_lossy(&table_headers.stdout).to_ascii_lowercase();
+    assert!(table_headers.contains("transfer-encoding: chunked") && table_headers.contains("as=table"), "a long Table is streamed: {table_headers}");
+    let whole = {
+        let output = Command::new("curl")
+            .args(["-sk", "-H", "Authorization: Bearer root-token", "-H", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io"])
+            .arg(format!("{}/api/v1/namespaces/big/configmaps?limit=5000", server.url))
+            .output()
+            .expect("run curl");
+        serde_json::from_slice::<Value>(&output.stdout).expect("JSON")
+    };
+    let cells = |table: &Value| -> Vec<(Value, Value)> {
+        table["rows"].as_array().into_iter().flatten().map(|row| (row["cells"][0].clone(), row["cells"][1].clone())).collect()
+    };
+    assert_eq!(cells(&table), cells(&whole), "the streamed Table's NAME and DATA cells, as answered whole");
+    assert_eq!(table["columnDefinitions"], whole["columnDefinitions"]);
+    assert_eq!(kubectl.ok(&["get", "cm", "-n", "big", "--chunk-size=0", "--no-headers"]).lines().count(), total, "kubectl reads it");
     let partial = accepting("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io");
     assert_eq!(partial["kind"], "PartialObjectMetadataList");
     assert_eq!(list_names(&partial), expected);

@@ -153,6 +153,10 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     // Tables, metadata lists and protobuf lists are built a page at a time: only one page's objects are parsed at
     // once.
     match output.target {
+        Target::Table if output.format == Format::Json && options.limit.is_none() && !ctx.audit_body => {
+            let rows = TableRows { registry: ctx.server.registry.clone(), resource: ctx.resource.clone(), include: ctx.include_object()?, now: chrono::Utc::now() };
+            return table_streamed(&ctx, rows, &options).await;
+        }
         Target::Table => {
             let (include, now) = (ctx.include_object()?, chrono::Utc::now());
             let mut table: Option<Value> = None;
@@ -221,14 +225,8 @@ async fn as_stored(ctx: &Ctx, mut pages: Pages) -> ApiResult<HttpResponse> {
     };
     if pages.meta().is_none() && !pages.limited() && !ctx.audit_body {
         let meta = ListMeta { resource_version: pages.revision().cloned().unwrap_or_default(), continue_token: None, remaining: None };
-        // The next page is read (on the store's threads) while this one is written out and sent.
-        let streamed = Streamed { head: Some(head(&meta)), records: first.into_iter(), next: Some(fetch(pages)), count: 0, closed: false };
-        let stream = futures::stream::try_unfold(streamed, Streamed::chunk);
-        let stream = futures::StreamExt::map(stream, |chunk: ApiResult<Bytes>| chunk.map_err(|err| {
-            tracing::warn!(error = %err.message, "a streamed list failed after its first page; the answer is cut short");
-            actix_web::error::ErrorInternalServerError(err.message)
-        }));
-        return Ok(HttpResponse::Ok().content_type("application/json").streaming(stream));
+        let streamed = Streamed { head: Some(head(&meta)), pending: Pending::Records(first.into_iter()), next: Some(fetch(pages)), count: 0, closed: false, shape: None };
+        return Ok(streamed.respond("application/json"));
     }
     let (mut items, mut count) = (Vec::with_capacity(first.iter().map(|record| record.value.len() + 32).sum()), 0);
     write_items(&first, &mut count, &mut items)?;
@@ -250,27 +248,90 @@ const CHUNK: usize = 256 * 1024;
 /// The read of a list's next page, with the list handed back.
 type NextPage = tokio::task::JoinHandle<(Pages, ApiResult<Option<Vec<Record>>>)>;
 
-/// A streamed list's state: its head, until sent; the page being written out; the read of the next page.
+/// What makes a Table's rows from a page of stored records.
+struct TableRows {
+    registry: crate::registry::GenericStore,
+    resource: std::sync::Arc<crate::registry::ResourceInfo>,
+    include: table::IncludeObject,
+    now: chrono::DateTime<chrono::Utc>,
+}
+
+impl TableRows {
+    fn rows(&self, page: &[Record]) -> ApiResult<Vec<Value>> {
+        Ok(table::rows(&self.resource, &self.registry.shown(&self.resource, page)?, self.include, self.now))
+    }
+}
+
+/// A Table list (JSON) without a `limit`: sent a page of rows at a time once its first page is read, as
+/// `as_stored` sends items, so only one page's objects and rows are in memory at once; a list of one page, and
+/// one an audit log records, is answered whole.
+async fn table_streamed(ctx: &Ctx, rows: TableRows, options: &ListOptions) -> ApiResult<HttpResponse> {
+    let mut pages = ctx.server.registry.pages(&ctx.resource, &ctx.scope, options)?;
+    let first = rows.rows(&pages.next().await?.unwrap_or_default())?;
+    let head = |meta: &ListMeta| {
+        let mut head = serde_json::to_vec(&table::head(&rows.resource, list_metadata(meta), rows.include, rows.now)).unwrap_or_default();
+        head.pop(); // the closing `}`: the rows follow
+        head.extend_from_slice(if head.len() > 1 { br#","rows":["# } else { br#""rows":["# });
+        head
+    };
+    let content_type = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    if pages.meta().is_none() {
+        let meta = ListMeta { resource_version: pages.revision().cloned().unwrap_or_default(), continue_token: None, remaining: None };
+        let head = head(&meta);
+        let streamed = Streamed { head: Some(head), pending: Pending::Rows(first.into_iter()), next: Some(fetch(pages)), count: 0, closed: false, shape: Some(rows) };
+        return Ok(streamed.respond(content_type));
+    }
+    let mut body = head(&pages.into_meta()?);
+    let mut count = 0;
+    write_rows(&mut first.into_iter(), &mut count, &mut body, usize::MAX)?;
+    body.extend_from_slice(b"]}");
+    Ok(HttpResponse::Ok().content_type(content_type).body(body))
+}
+
+/// The items of a streamed list still to be written: stored records, or Table rows.
+enum Pending {
+    Records(std::vec::IntoIter<Record>),
+    Rows(std::vec::IntoIter<Value>),
+}
+
+/// A streamed list's state: its head, until sent; the page being written out; the read of the next page; how
+/// a page becomes items (`None`: its stored records as they are; a Table's rows).
 struct Streamed {
     head: Option<Vec<u8>>,
-    records: std::vec::IntoIter<Record>,
+    pending: Pending,
     next: Option<NextPage>,
     count: usize,
     closed: bool,
+    shape: Option<TableRows>,
 }
 
 impl Streamed {
+    /// The answer, a chunk at a time (a failure after the first page cuts it short).
+    fn respond(self, content_type: &'static str) -> HttpResponse {
+        let stream = futures::stream::try_unfold(self, Streamed::chunk);
+        let stream = futures::StreamExt::map(stream, |chunk: ApiResult<Bytes>| chunk.map_err(|err| {
+            tracing::warn!(error = %err.message, "a streamed list failed after its first page; the answer is cut short");
+            actix_web::error::ErrorInternalServerError(err.message)
+        }));
+        HttpResponse::Ok().content_type(content_type).streaming(stream)
+    }
+
     /// The next chunk of the answer: the head and items up to `CHUNK` bytes, then, once every page is read and
-    /// written, the closing `]}`.
+    /// written, the closing `]}`. The next page is read (on the store's threads) while this one is written out.
     async fn chunk(mut self) -> ApiResult<Option<(Bytes, Streamed)>> {
         let mut chunk = self.head.take().unwrap_or_default();
         chunk.reserve(CHUNK + 4096);
         loop {
-            for record in self.records.by_ref() {
-                write_items(std::slice::from_ref(&record), &mut self.count, &mut chunk)?;
-                if chunk.len() >= CHUNK {
-                    break;
+            match &mut self.pending {
+                Pending::Records(records) => {
+                    for record in records.by_ref() {
+                        write_items(std::slice::from_ref(&record), &mut self.count, &mut chunk)?;
+                        if chunk.len() >= CHUNK {
+                            break;
+                        }
+                    }
                 }
+                Pending::Rows(rows) => write_rows(rows, &mut self.count, &mut chunk, CHUNK)?,
             }
             if chunk.len() >= CHUNK || self.closed {
                 break;
@@ -282,13 +343,32 @@ impl Streamed {
             };
             let (pages, page) = next.await.map_err(|err| ApiError::internal(format!("reading a list's page stopped: {err}")))?;
             // A page may hold no match (selectors); the list is complete once its metadata is known.
-            self.records = page?.unwrap_or_default().into_iter();
+            let page = page?.unwrap_or_default();
+            self.pending = match &self.shape {
+                Some(rows) => Pending::Rows(rows.rows(&page)?.into_iter()),
+                None => Pending::Records(page.into_iter()),
+            };
             if pages.meta().is_none() {
                 self.next = Some(fetch(pages));
             }
         }
         Ok((!chunk.is_empty()).then(|| (Bytes::from(chunk), self)))
     }
+}
+
+/// Writes Table rows, comma separated after the `count` written before, until `out` holds `up_to` bytes.
+fn write_rows(rows: &mut std::vec::IntoIter<Value>, count: &mut usize, out: &mut Vec<u8>, up_to: usize) -> ApiResult<()> {
+    for row in rows.by_ref() {
+        if *count > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, &row).map_err(|err| ApiError::internal(format!("writing a Table row: {err}")))?;
+        *count += 1;
+        if out.len() >= up_to {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Reads `pages`' next page on a task of its own, handing the list back with it.

@@ -299,20 +299,31 @@ impl GenericStore {
     /// Lists objects a page at a time (see `Pages`), as the request's version shows them, handing each page to
     /// `visit` (an answer built page by page never holds every object parsed); returns the list's metadata.
     pub async fn list_pages(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions, mut visit: impl FnMut(Vec<Value>)) -> ApiResult<ListMeta> {
-        let stored = self.stored_row(resource, &scope.spaces);
-        let mut pages = self.reader().pages(stored.as_deref().unwrap_or(resource), scope, options.clone())?;
+        let mut pages = self.pages(resource, scope, options)?;
         while let Some(page) = pages.next().await? {
-            let mut items = Vec::with_capacity(page.len());
-            for record in &page {
-                let mut item = decode(record)?;
-                if self.visible(resource, &item) {
-                    self.to_request(resource, &mut item);
-                    items.push(item);
-                }
-            }
-            visit(items);
+            visit(self.shown(resource, &page)?);
         }
         pages.into_meta()
+    }
+
+    /// The list of `resource` in `scope`, its stored records a page at a time (see `Pages`); `shown` gives each
+    /// page as the request sees it.
+    pub fn pages(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions) -> ApiResult<Pages> {
+        let stored = self.stored_row(resource, &scope.spaces);
+        self.reader().pages(stored.as_deref().unwrap_or(resource), scope, options.clone())
+    }
+
+    /// A page of `pages`' records as a request for `resource` sees them: the visible ones, in the request's form.
+    pub fn shown(&self, resource: &ResourceInfo, page: &[Record]) -> ApiResult<Vec<Value>> {
+        let mut items = Vec::with_capacity(page.len());
+        for record in page {
+            let mut item = decode(record)?;
+            if self.visible(resource, &item) {
+                self.to_request(resource, &mut item);
+                items.push(item);
+            }
+        }
+        Ok(items)
     }
 
     /// One object's stored record when a request for `resource` sees stored objects unchanged (its kind has no
