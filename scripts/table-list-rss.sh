@@ -1,0 +1,37 @@
+#!/bin/bash
+# usage: scripts/table-list-rss.sh BINARY — a sled server holding 10,000 1-KiB ConfigMaps; five Table lists (no limit) with curl.
+BIN=$1
+DIR=${DIR:-/tmp/kspaces-table-bench}
+mkdir -p $DIR
+cd $DIR; pkill -f "serve --data-dir $DIR/d" ; sleep 0.5
+if [ ! -d d ]; then
+  setsid $BIN serve --data-dir $DIR/d --secure-port 0 > log 2>&1 & sleep 2
+  K="${KUBECTL:-kubectl} --kubeconfig d/admin.kubeconfig --cache-dir $DIR/cache"
+  python3 -c '
+import json
+pad="x"*1000
+print(json.dumps({"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%05d"%i,"namespace":"default"},"data":{"k":pad}} for i in range(10000)]}))' > list.json
+  $K create -f list.json > /dev/null
+  pkill -f "serve --data-dir $DIR/d"; sleep 1
+fi
+setsid $BIN serve --data-dir $DIR/d --secure-port 0 > log 2>&1 & sleep 2
+P=$(pgrep -f "serve --data-dir $DIR/d")
+URL=$(grep -o "https://[0-9.:]*" log | head -1)
+python3 -c '
+import re,base64
+import sys
+t=open(sys.argv[1]+"/d/admin.kubeconfig").read()
+for k,f in [("client-certificate-data","c.pem"),("client-key-data","k.pem")]:
+    v=re.search(k+r": (\S+)",t).group(1); open(sys.argv[1]+"/"+f,"wb").write(base64.b64decode(v))
+' $DIR
+curl -sk --cert c.pem --key k.pem -o /dev/null $URL/api/v1/namespaces/default/configmaps?limit=1
+echo 5 > /proc/$P/clear_refs
+before=$(grep VmRSS /proc/$P/status | awk '{print $2}')
+times=""
+for i in 1 2 3 4 5; do
+  times="$times $(curl -sk --http1.1 --cert c.pem --key k.pem -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' -o $DIR/out.json -w '%{time_total}' $URL/api/v1/namespaces/default/configmaps)"
+done
+peak=$(grep VmHWM /proc/$P/status | awk '{print $2}'); after=$(grep VmRSS /proc/$P/status | awk '{print $2}')
+rows=$(python3 -c 'import json; import sys; print(len(json.load(open(sys.argv[1]))["rows"]))' $DIR/out.json)
+echo "$(basename $BIN): RSS before $((before/1024)) MiB, peak $((peak/1024)) MiB, after $((after/1024)) MiB; times:$times; rows $rows; bytes $(stat -c %s $DIR/out.json)"
+pkill -f "serve --data-dir $DIR/d"; sleep 0.5
