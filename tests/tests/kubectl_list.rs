@@ -241,6 +241,16 @@ fn lists_longer_than_a_page_stream_every_object_as_stored() {
     let partial = accepting("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io");
     assert_eq!(partial["kind"], "PartialObjectMetadataList");
     assert_eq!(list_names(&partial), expected);
+    let whole_partial = {
+        let output = Command::new("curl")
+            .args(["-sk", "-H", "Authorization: Bearer root-token", "-H", "Accept: application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"])
+            .arg(format!("{}/api/v1/namespaces/big/configmaps?limit=5000", server.url))
+            .output()
+            .expect("run curl");
+        serde_json::from_slice::<Value>(&output.stdout).expect("JSON")
+    };
+    assert_eq!(partial["items"], whole_partial["items"], "the streamed metadata list, as answered whole");
+    assert_eq!(partial["metadata"]["resourceVersion"], list["metadata"]["resourceVersion"]);
     assert_eq!(kubectl.ok(&["get", "cm", "-n", "big", "--no-headers"]).lines().count(), total);
     assert_eq!(names(&kubectl, &["-n", "big"]), expected);
 }

@@ -153,9 +153,12 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     // Tables, metadata lists and protobuf lists are built a page at a time: only one page's objects are parsed at
     // once.
     match output.target {
-        Target::Table if output.format == Format::Json && options.limit.is_none() && !ctx.audit_body => {
-            let rows = TableRows { registry: ctx.server.registry.clone(), resource: ctx.resource.clone(), include: ctx.include_object()?, now: chrono::Utc::now() };
-            return table_streamed(&ctx, rows, &options).await;
+        Target::Table | Target::MetadataList(_) if output.format == Format::Json && options.limit.is_none() && !ctx.audit_body => {
+            let shape = match output.target {
+                Target::MetadataList(version) => Shape::Metadata(version),
+                _ => Shape::Table { include: ctx.include_object()?, now: chrono::Utc::now() },
+            };
+            return rows_streamed(&ctx, Rows { registry: ctx.server.registry.clone(), resource: ctx.resource.clone(), shape }, &options).await;
         }
         Target::Table => {
             let (include, now) = (ctx.include_object()?, chrono::Utc::now());
@@ -248,61 +251,88 @@ const CHUNK: usize = 256 * 1024;
 /// The read of a list's next page, with the list handed back.
 type NextPage = tokio::task::JoinHandle<(Pages, ApiResult<Option<Vec<Record>>>)>;
 
-/// What makes a Table's rows from a page of stored records.
-struct TableRows {
-    registry: crate::registry::GenericStore,
-    resource: std::sync::Arc<crate::registry::ResourceInfo>,
-    include: table::IncludeObject,
-    now: chrono::DateTime<chrono::Utc>,
+/// What a streamed list shows of each stored object: a Table row, or its `PartialObjectMetadata`.
+enum Shape {
+    Table { include: table::IncludeObject, now: chrono::DateTime<chrono::Utc> },
+    Metadata(crate::negotiate::MetaVersion),
 }
 
-impl TableRows {
+/// Makes a streamed list's items from a page of stored records.
+struct Rows {
+    registry: crate::registry::GenericStore,
+    resource: std::sync::Arc<crate::registry::ResourceInfo>,
+    shape: Shape,
+}
+
+impl Rows {
     fn rows(&self, page: &[Record]) -> ApiResult<Vec<Value>> {
-        Ok(table::rows(&self.resource, &self.registry.shown(&self.resource, page)?, self.include, self.now))
+        let shown = self.registry.shown(&self.resource, page)?;
+        Ok(match &self.shape {
+            Shape::Table { include, now } => table::rows(&self.resource, &shown, *include, *now),
+            Shape::Metadata(version) => shown.iter().map(|object| partial::object(object, *version)).collect(),
+        })
+    }
+
+    /// The answer up to its array's `[`: everything but the rows, with the list's metadata.
+    fn head(&self, meta: &ListMeta) -> Vec<u8> {
+        let (whole, field) = match &self.shape {
+            Shape::Table { include, now } => (Value::Object(table::head(&self.resource, list_metadata(meta), *include, *now)), "rows"),
+            Shape::Metadata(version) => (partial::list_of(Vec::new(), list_metadata(meta), *version), "items"),
+        };
+        let mut whole = whole;
+        if let Some(map) = whole.as_object_mut() {
+            map.remove(field);
+        }
+        let mut head = serde_json::to_vec(&whole).unwrap_or_default();
+        head.pop(); // the closing `}`: the array follows
+        head.extend_from_slice(format!(r#","{field}":["#).as_bytes());
+        head
+    }
+
+    /// As `respond` answers the same list whole.
+    fn content_type(&self) -> &'static str {
+        match self.shape {
+            Shape::Table { .. } => "application/json;as=Table;v=v1;g=meta.k8s.io",
+            Shape::Metadata(_) => "application/json",
+        }
     }
 }
 
-/// A Table list (JSON) without a `limit`: sent a page of rows at a time once its first page is read, as
-/// `as_stored` sends items, so only one page's objects and rows are in memory at once; a list of one page, and
-/// one an audit log records, is answered whole.
-async fn table_streamed(ctx: &Ctx, rows: TableRows, options: &ListOptions) -> ApiResult<HttpResponse> {
+/// A Table or metadata list (JSON) without a `limit`: sent a page at a time once its first page is read, as
+/// `as_stored` sends items, so only one page's objects and rows are in memory at once; a list of one page is
+/// answered whole.
+async fn rows_streamed(ctx: &Ctx, rows: Rows, options: &ListOptions) -> ApiResult<HttpResponse> {
     let mut pages = ctx.server.registry.pages(&ctx.resource, &ctx.scope, options)?;
     let first = rows.rows(&pages.next().await?.unwrap_or_default())?;
-    let head = |meta: &ListMeta| {
-        let mut head = serde_json::to_vec(&table::head(&rows.resource, list_metadata(meta), rows.include, rows.now)).unwrap_or_default();
-        head.pop(); // the closing `}`: the rows follow
-        head.extend_from_slice(if head.len() > 1 { br#","rows":["# } else { br#""rows":["# });
-        head
-    };
-    let content_type = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let content_type = rows.content_type();
     if pages.meta().is_none() {
         let meta = ListMeta { resource_version: pages.revision().cloned().unwrap_or_default(), continue_token: None, remaining: None };
-        let head = head(&meta);
+        let head = rows.head(&meta);
         let streamed = Streamed { head: Some(head), pending: Pending::Rows(first.into_iter()), next: Some(fetch(pages)), count: 0, closed: false, shape: Some(rows) };
         return Ok(streamed.respond(content_type));
     }
-    let mut body = head(&pages.into_meta()?);
+    let mut body = rows.head(&pages.into_meta()?);
     let mut count = 0;
     write_rows(&mut first.into_iter(), &mut count, &mut body, usize::MAX)?;
     body.extend_from_slice(b"]}");
     Ok(HttpResponse::Ok().content_type(content_type).body(body))
 }
 
-/// The items of a streamed list still to be written: stored records, or Table rows.
+/// The items of a streamed list still to be written: stored records, or rows made from them.
 enum Pending {
     Records(std::vec::IntoIter<Record>),
     Rows(std::vec::IntoIter<Value>),
 }
 
 /// A streamed list's state: its head, until sent; the page being written out; the read of the next page; how
-/// a page becomes items (`None`: its stored records as they are; a Table's rows).
+/// a page becomes items (`None`: its stored records as they are).
 struct Streamed {
     head: Option<Vec<u8>>,
     pending: Pending,
     next: Option<NextPage>,
     count: usize,
     closed: bool,
-    shape: Option<TableRows>,
+    shape: Option<Rows>,
 }
 
 impl Streamed {
@@ -356,7 +386,7 @@ impl Streamed {
     }
 }
 
-/// Writes Table rows, comma separated after the `count` written before, until `out` holds `up_to` bytes.
+/// Writes rows (a Table's, or metadata list items), comma separated after the `count` written before, until `out` holds `up_to` bytes.
 fn write_rows(rows: &mut std::vec::IntoIter<Value>, count: &mut usize, out: &mut Vec<u8>, up_to: usize) -> ApiResult<()> {
     for row in rows.by_ref() {
         if *count > 0 {
