@@ -201,7 +201,9 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
                 return Err(protobuf_error(err));
             }
             let body = encoder.finish(list_metadata(&meta)).map_err(protobuf_error)?;
-            return Ok(HttpResponse::Ok().content_type(PROTOBUF_MEDIA_TYPE).body(body));
+            let parts = futures::stream::iter(body.parts.into_iter().map(Ok::<Bytes, actix_web::Error>));
+            let sized = actix_web::body::SizedStream::new(body.len as u64, parts);
+            return Ok(HttpResponse::Ok().content_type(PROTOBUF_MEDIA_TYPE).body(sized));
         }
         Target::Object => {}
     }

@@ -79,12 +79,32 @@ pub struct ListEncoder {
     list_kind: String,
     list: Encoder,
     item: Encoder,
-    /// The items encoded so far, each as field 2.
+    /// The items encoded so far, each as field 2: full chunks, and the one being filled. Chunks, not one buffer,
+    /// so a list of 12 MB is never copied whole to grow, nor held twice for its envelope.
+    chunks: Vec<Bytes>,
     items: Vec<u8>,
+    /// The bytes in `chunks`.
+    chunked: usize,
 }
 
 /// The key of a list message's `items` (field 2, length-delimited).
 const ITEMS_KEY: u8 = 0x12;
+
+/// The size of an encoded list's chunks.
+const LIST_CHUNK: usize = 256 * 1024;
+
+/// An encoded list: its parts in order, and their total length (the answer's `Content-Length`).
+pub struct EncodedList {
+    pub parts: Vec<Bytes>,
+    pub len: usize,
+}
+
+impl EncodedList {
+    /// The parts as one buffer (tests compare it with a whole list's encoding).
+    pub fn concat(&self) -> Vec<u8> {
+        self.parts.concat()
+    }
+}
 
 impl ListEncoder {
     /// An encoder for a list of `kind` objects in `api_version` (whose list kind is `list_kind`).
@@ -92,34 +112,45 @@ impl ListEncoder {
         let missing = |kind: &str| EncodeError::NoProtobufForm { api_version: api_version.to_owned(), kind: kind.to_owned() };
         let list = generated::encoder_for(api_version, list_kind).ok_or_else(|| missing(list_kind))?;
         let item = generated::encoder_for(api_version, kind).ok_or_else(|| missing(kind))?;
-        Ok(ListEncoder { list_api_version: api_version.to_owned(), list_kind: list_kind.to_owned(), list, item, items: Vec::new() })
+        Ok(ListEncoder { list_api_version: api_version.to_owned(), list_kind: list_kind.to_owned(), list, item, chunks: Vec::new(), items: Vec::new(), chunked: 0 })
     }
 
     /// Adds one item (in the request's form).
     pub fn push(&mut self, item: &Value) -> Result<(), EncodeError> {
         self.items.push(ITEMS_KEY);
-        (self.item)(item, &mut self.items).map_err(|failure| EncodeError::Field { kind: self.list_kind.clone(), failure: failure.to_string() })
+        (self.item)(item, &mut self.items).map_err(|failure| EncodeError::Field { kind: self.list_kind.clone(), failure: failure.to_string() })?;
+        if self.items.len() >= LIST_CHUNK {
+            let full = std::mem::replace(&mut self.items, Vec::with_capacity(LIST_CHUNK + LIST_CHUNK / 4));
+            self.chunked += full.len();
+            self.chunks.push(Bytes::from(full));
+        }
+        Ok(())
     }
 
     /// The body: the list's `metadata` (a `ListMeta` as JSON) and the items pushed.
-    pub fn finish(self, metadata: Value) -> Result<Vec<u8>, EncodeError> {
+    pub fn finish(mut self, metadata: Value) -> Result<EncodedList, EncodeError> {
         let head = serde_json::json!({"apiVersion": self.list_api_version, "kind": self.list_kind, "metadata": metadata});
         let mut delimited = Vec::with_capacity(64);
         (self.list)(&head, &mut delimited).map_err(|failure| EncodeError::Field { kind: self.list_kind.clone(), failure: failure.to_string() })?;
         // The list without items, length-delimited: its own bytes follow the length.
         let content_len = prost::decode_length_delimiter(delimited.as_slice()).unwrap_or(0);
         let own = &delimited[prost::length_delimiter_len(content_len)..];
-        let mut body = Vec::with_capacity(own.len() + self.items.len() + 64);
-        body.extend_from_slice(MAGIC);
-        body.push(TYPE_META_KEY);
+        let items_len = self.chunked + self.items.len();
+        let mut envelope = Vec::with_capacity(own.len() + 64);
+        envelope.extend_from_slice(MAGIC);
+        envelope.push(TYPE_META_KEY);
         let type_meta = TypeMeta { api_version: Some(self.list_api_version), kind: Some(self.list_kind) };
-        let _ = type_meta.encode_length_delimited(&mut body);
-        body.push(RAW_KEY);
-        let _ = prost::encode_length_delimiter(own.len() + self.items.len(), &mut body);
-        body.extend_from_slice(own);
-        body.extend_from_slice(&self.items);
-        body.extend_from_slice(&[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0]);
-        Ok(body)
+        let _ = type_meta.encode_length_delimited(&mut envelope);
+        envelope.push(RAW_KEY);
+        let _ = prost::encode_length_delimiter(own.len() + items_len, &mut envelope);
+        envelope.extend_from_slice(own);
+        self.items.extend_from_slice(&[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0]);
+        let len = envelope.len() + items_len + 4;
+        let mut parts = Vec::with_capacity(self.chunks.len() + 2);
+        parts.push(Bytes::from(envelope));
+        parts.append(&mut self.chunks);
+        parts.push(Bytes::from(self.items));
+        Ok(EncodedList { parts, len })
     }
 }
 

@@ -512,16 +512,23 @@ fn a_list_encoded_an_item_at_a_time_is_the_list_encoded_whole() {
         serde_json::json!({"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "5", "labels": {"k": "v"}}, "data": {"x": "1"}}),
         serde_json::json!({"metadata": {"name": "b", "namespace": "ns", "resourceVersion": "6"}, "binaryData": {"y": "AAE="}}),
     ];
+    // Enough items to fill several of the encoder's 256 KiB chunks.
+    let many: Vec<serde_json::Value> = (0..700)
+        .map(|i| serde_json::json!({"metadata": {"name": format!("cm-{i}"), "namespace": "ns", "resourceVersion": "9"}, "data": {"k": "x".repeat(1000)}}))
+        .collect();
     for (metadata, items) in [
         (serde_json::json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3}), items.clone()),
         (serde_json::json!({"resourceVersion": "7"}), Vec::new()),
+        (serde_json::json!({"resourceVersion": "9"}), many),
     ] {
         let whole = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": metadata, "items": items});
         let mut encoder = super::ListEncoder::new("v1", "ConfigMap", "ConfigMapList").unwrap_or_else(|e| panic!("{e}"));
         for item in &items {
             encoder.push(item).unwrap_or_else(|e| panic!("{e}"));
         }
-        assert_eq!(encoder.finish(metadata.clone()), super::encode_object(&whole));
+        let encoded = encoder.finish(metadata.clone()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(encoded.len, encoded.concat().len());
+        assert_eq!(Ok(encoded.concat()), super::encode_object(&whole));
     }
     assert!(matches!(super::ListEncoder::new("example.com/v1", "Widget", "WidgetList"), Err(super::EncodeError::NoProtobufForm { .. })));
 }
