@@ -1,5 +1,6 @@
 #!/bin/bash
-# usage: scripts/table-list-rss.sh BINARY — a sled server holding 10,000 1-KiB ConfigMaps; five Table lists (no limit) with curl.
+# usage: [ACCEPT=<media type>] scripts/table-list-rss.sh BINARY — a sled server holding 10,000 1-KiB ConfigMaps;
+# five lists (no limit) with curl, as a Table unless ACCEPT names another form (e.g. application/vnd.kubernetes.protobuf).
 BIN=$1
 DIR=${DIR:-/tmp/kspaces-table-bench}
 mkdir -p $DIR
@@ -29,9 +30,9 @@ echo 5 > /proc/$P/clear_refs
 before=$(grep VmRSS /proc/$P/status | awk '{print $2}')
 times=""
 for i in 1 2 3 4 5; do
-  times="$times $(curl -sk --http1.1 --cert c.pem --key k.pem -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' -o $DIR/out.json -w '%{time_total}' $URL/api/v1/namespaces/default/configmaps)"
+  times="$times $(curl -sk --http1.1 --cert c.pem --key k.pem -H "Accept: ${ACCEPT:-application/json;as=Table;v=v1;g=meta.k8s.io}" -o $DIR/out.json -w '%{time_total}' $URL/api/v1/namespaces/default/configmaps)"
 done
 peak=$(grep VmHWM /proc/$P/status | awk '{print $2}'); after=$(grep VmRSS /proc/$P/status | awk '{print $2}')
-rows=$(python3 -c 'import json; import sys; print(len(json.load(open(sys.argv[1]))["rows"]))' $DIR/out.json)
+rows=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["rows"]))' $DIR/out.json 2>/dev/null || echo "-")
 echo "$(basename $BIN): RSS before $((before/1024)) MiB, peak $((peak/1024)) MiB, after $((after/1024)) MiB; times:$times; rows $rows; bytes $(stat -c %s $DIR/out.json)"
 pkill -f "serve --data-dir $DIR/d"; sleep 0.5
