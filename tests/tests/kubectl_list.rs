@@ -202,14 +202,16 @@ fn lists_longer_than_a_page_stream_every_object_as_stored() {
     }
     assert_eq!(&paged, items, "pages of 500 hold the same objects");
     // Tables and metadata lists are built a page at a time: every row and item, in order, once.
-    let accepting = |accept: &str| -> Value {
+    // `query`: "" (no limit: the answer is streamed a page at a time) or "?limit=5000" (one page, answered whole).
+    let accepting_with = |accept: &str, query: &str| -> Value {
         let output = Command::new("curl")
             .args(["-sk", "-H", "Authorization: Bearer root-token", "-H", &format!("Accept: {accept}")])
-            .arg(format!("{}/api/v1/namespaces/big/configmaps", server.url))
+            .arg(format!("{}/api/v1/namespaces/big/configmaps{query}", server.url))
             .output()
             .expect("run curl");
         serde_json::from_slice(&output.stdout).expect("JSON")
     };
+    let accepting = |accept: &str| accepting_with(accept, "");
     let table = accepting("application/json;as=Table;v=v1;g=meta.k8s.io");
     let rows: Vec<&str> = table["rows"].as_array().expect("rows").iter().filter_map(|row| row["object"]["metadata"]["name"].as_str()).collect();
     assert_eq!(rows, expected, "a Table of every object");
@@ -224,14 +226,7 @@ fn lists_longer_than_a_page_stream_every_object_as_stored() {
         .expect("run curl");
     let table_headers = String::from_utf8_lossy(&table_headers.stdout).to_ascii_lowercase();
     assert!(table_headers.contains("transfer-encoding: chunked") && table_headers.contains("as=table"), "a long Table is streamed: {table_headers}");
-    let whole = {
-        let output = Command::new("curl")
-            .args(["-sk", "-H", "Authorization: Bearer root-token", "-H", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io"])
-            .arg(format!("{}/api/v1/namespaces/big/configmaps?limit=5000", server.url))
-            .output()
-            .expect("run curl");
-        serde_json::from_slice::<Value>(&output.stdout).expect("JSON")
-    };
+    let whole = accepting_with("application/json;as=Table;v=v1;g=meta.k8s.io", "?limit=5000");
     let cells = |table: &Value| -> Vec<(Value, Value)> {
         table["rows"].as_array().into_iter().flatten().map(|row| (row["cells"][0].clone(), row["cells"][1].clone())).collect()
     };
@@ -241,14 +236,7 @@ fn lists_longer_than_a_page_stream_every_object_as_stored() {
     let partial = accepting("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io");
     assert_eq!(partial["kind"], "PartialObjectMetadataList");
     assert_eq!(list_names(&partial), expected);
-    let whole_partial = {
-        let output = Command::new("curl")
-            .args(["-sk", "-H", "Authorization: Bearer root-token", "-H", "Accept: application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"])
-            .arg(format!("{}/api/v1/namespaces/big/configmaps?limit=5000", server.url))
-            .output()
-            .expect("run curl");
-        serde_json::from_slice::<Value>(&output.stdout).expect("JSON")
-    };
+    let whole_partial = accepting_with("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io", "?limit=5000");
     assert_eq!(partial["items"], whole_partial["items"], "the streamed metadata list, as answered whole");
     assert_eq!(partial["metadata"]["resourceVersion"], list["metadata"]["resourceVersion"]);
     assert_eq!(kubectl.ok(&["get", "cm", "-n", "big", "--no-headers"]).lines().count(), total);
