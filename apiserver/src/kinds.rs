@@ -9,6 +9,7 @@ pub mod api_resource_schema;
 pub mod crd;
 pub mod custom_resource;
 pub mod flowcontrol;
+pub mod limit_range;
 pub mod logical_cluster;
 pub mod namespace;
 pub mod pod;
@@ -72,6 +73,7 @@ const KINDS: &[Kind] = &[
     pod::KIND,
     service::KIND,
     secret::KIND,
+    limit_range::KIND,
     resource_quota::KIND,
     flowcontrol::KIND,
 ];

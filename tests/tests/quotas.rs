@@ -15,7 +15,7 @@ const OBJECTS: &str = "core.kcp.io/max-total-objects";
 const BYTES: &str = "quota.kspaces.io/max-bytes";
 
 /// The tenants of this file, one per test, each with an `admin` token (`admin-<tenant>`).
-const TENANTS: [&str; 5] = ["q-rules", "q-race", "q-bytes", "q-nested", "q-rq"];
+const TENANTS: [&str; 6] = ["q-rules", "q-race", "q-bytes", "q-nested", "q-rq", "q-lr"];
 
 struct Fixture {
     server: Server,
@@ -319,4 +319,58 @@ fn a_resource_quota_in_a_namespace_is_enforced_exactly_and_shows_its_usage() {
         "{}", admin.ok(&["get", "quota", "late", "-n", "team", "-o", "json"]));
     admin.ok(&["patch", "quota", "counts", "-n", "team", "--type=merge", "-p", r#"{"spec":{"hard":{"count/configmaps":"4"}}}"#]);
     assert!(eventually(TIMEOUT, || admin.run(&["create", "configmap", "after-2", "-n", "team"]).status.success()), "room after raising the limit");
+}
+
+/// kube's LimitRanger: a namespace's LimitRange gives new pods' containers their defaults (and says so in the
+/// `kubernetes.io/limit-ranger` annotation), refuses what passes its limits with kube's texts, and its defaults
+/// count in the namespace's ResourceQuota; the LimitRange itself is defaulted and validated as kube does it.
+#[test]
+fn a_limit_range_defaults_and_bounds_new_pods_before_the_quota_counts_them() {
+    let f = fixture();
+    let tenant = "q-lr";
+    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&f.server, &token(tenant)));
+    admin.ok(&["create", "namespace", "limited"]);
+    let range = json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "limits"}, "spec": {"limits": [
+        {"type": "Container", "max": {"cpu": "1"}, "defaultRequest": {"cpu": "200m"}, "default": {"memory": "256Mi"}},
+        {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}},
+    ]}});
+    admin.ok_with_stdin(&["create", "-n", "limited", "-f", "-"], &range.to_string());
+    let stored: Value = serde_json::from_str(&admin.ok(&["get", "limitrange", "limits", "-n", "limited", "-o", "json"])).expect("json");
+    assert_eq!(stored["spec"]["limits"][0]["default"], json!({"cpu": "1", "memory": "256Mi"}), "the default limit from max: {stored}");
+    assert_eq!(stored["spec"]["limits"][0]["defaultRequest"], json!({"cpu": "200m", "memory": "256Mi"}), "{stored}");
+    admin.ok(&["create", "quota", "compute", "-n", "limited", "--hard=requests.cpu=1,limits.memory=1Gi"]);
+
+    // A pod without resources gets the defaults, so the quota's "must specify" is satisfied, and counts them.
+    admin.ok_with_stdin(&["create", "-n", "limited", "-f", "-"], &pod("bare", None, None));
+    let created: Value = serde_json::from_str(&admin.ok(&["get", "pod", "bare", "-n", "limited", "-o", "json"])).expect("json");
+    assert_eq!(created["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": "1", "memory": "256Mi"}, "requests": {"cpu": "200m", "memory": "256Mi"}}), "{created}");
+    assert_eq!(created["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+        "LimitRanger plugin set: cpu, memory request for container app; cpu, memory limit for container app");
+    assert!(eventually(TIMEOUT, || admin.ok(&["get", "quota", "compute", "-n", "limited", "-o", "jsonpath={.status.used.requests\\.cpu}"]) == "200m"),
+        "{}", admin.ok(&["get", "quota", "compute", "-n", "limited", "-o", "json"]));
+
+    // Past the container's max: kube's 403 and text, over HTTP/1.1 and HTTP/2.
+    let mut greedy: Value = serde_json::from_str(&pod("greedy", Some("500m"), None)).expect("json");
+    greedy["spec"]["containers"][0]["resources"]["limits"] = json!({"cpu": "2"});
+    for http in [Http::One, Http::Two] {
+        let (code, body) = curl(&f.server, http, Some(&token(tenant)), "POST", "/api/v1/namespaces/limited/pods", Some(&greedy.to_string()));
+        let answer = (code, serde_json::from_str(&body).unwrap_or(Value::Null));
+        assert_status(&answer, 403, "pods \"greedy\" is forbidden: maximum cpu usage per Container is 1, but limit is 2", "over the max");
+    }
+    // A claim under the minimum storage.
+    let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "small"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "500Mi"}}}});
+    let refused = admin.fails_with_stdin(&["create", "-n", "limited", "-f", "-"], &claim.to_string());
+    assert!(refused.contains("minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi"), "{refused}");
+    // Another namespace has no LimitRange: nothing is set there.
+    admin.ok_with_stdin(&["create", "-n", "default", "-f", "-"], &pod("free", None, None));
+    let free = admin.ok(&["get", "pod", "free", "-n", "default", "-o", "jsonpath={.spec.containers[0].resources}"]);
+    assert!(free.is_empty() || free == "{}", "{free}");
+
+    // kube's validation of the LimitRange itself.
+    let bad = json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "bad"},
+        "spec": {"limits": [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}});
+    let refused = admin.fails_with_stdin(&["create", "-n", "limited", "-f", "-"], &bad.to_string());
+    assert!(refused.contains("spec.limits[0].min[cpu]") && refused.contains("min value 2 is greater than max value 1"), "{refused}");
 }

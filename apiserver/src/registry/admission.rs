@@ -92,6 +92,14 @@ pub trait Admission: Send + Sync {
     /// rule needs (a namespace's phase).
     async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()>;
 
+    /// A mutating rule's defaults for the object a create or update writes, before the kind's strategy completes
+    /// and validates it (kube's LimitRanger setting containers' resources): `object` is the object as the request
+    /// sent it, `attributes.object` is `None`. Runs after every rule's `admit` of the mutating phase, for the rules
+    /// of that phase that handle the write.
+    async fn default(&self, _registry: &GenericStore, _attributes: &Attributes<'_>, _object: &mut Value) -> ApiResult<()> {
+        Ok(())
+    }
+
     /// A mutating rule's change to the completed object of a create or update, as kube's mutating admission
     /// changes objects: metadata no manager owns (after the kind's strategy, validation and managedFields); most
     /// rules only admit. Runs when `handles`.
@@ -127,6 +135,15 @@ impl AdmissionChain {
         for plugin in self.plugins.iter().filter(runs) {
             plugin.mutate(resource, space, object);
         }
+    }
+
+    /// Lets every mutating rule that handles the write set its defaults on the object written, in order.
+    pub async fn default(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<()> {
+        let runs = |p: &&Arc<dyn Admission>| p.phase() == AdmissionPhase::Mutating && p.handles(attributes.resource, attributes.operation);
+        for plugin in self.plugins.iter().filter(runs) {
+            plugin.default(registry, attributes, object).await?;
+        }
+        Ok(())
     }
 
     /// Runs every rule of `phase` that handles the write, in order.

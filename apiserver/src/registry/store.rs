@@ -438,6 +438,8 @@ impl GenericStore {
             dry_run: write.dry_run,
         };
         self.admit(AdmissionPhase::Mutating, Attributes { object: Some(&object), ..base }).await?;
+        let mut object = object;
+        self.inner.wiring.admission.default(self, &base, &mut object).await?;
         let generated = meta_str(&object, "name").is_none_or(str::is_empty);
         let created = {
             let _guard = strategy.begin_write(resource).await;
@@ -590,6 +592,8 @@ impl GenericStore {
             dry_run: write.dry_run,
         };
         self.admit(AdmissionPhase::Mutating, Attributes { object: Some(&desired), ..base }).await?;
+        let mut desired = desired;
+        self.inner.wiring.admission.default(self, &base, &mut desired).await?;
         let new = self.prepare_update(resource, scope, &current.view, desired, part, write)?;
         self.admit(AdmissionPhase::Validating, Attributes { object: Some(&new), ..base }).await?;
         let mut new = new;
