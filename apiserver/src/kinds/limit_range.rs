@@ -118,34 +118,20 @@ fn validate_items(object: &Value, causes: &mut Vec<Cause>) {
         for key in keys {
             let (min, max, default, request, ratio) = (min.get(key), max.get(key), default.get(key), default_request.get(key), ratio.get(key));
             let mut invalid = |field: &str, (_, value): &(i128, String), why: String| causes.push(Cause::invalid(format!("{path}.{field}[{key}]"), value, &why));
-            if let (Some(min), Some(max)) = (min, max) {
-                if min.0 > max.0 {
-                    invalid("min", min, format!("min value {} is greater than max value {}", min.1, max.1));
-                }
-            }
-            if let (Some(request), Some(min)) = (request, min) {
-                if min.0 > request.0 {
-                    invalid("defaultRequest", request, format!("min value {} is greater than default request value {}", min.1, request.1));
-                }
-            }
-            if let (Some(request), Some(max)) = (request, max) {
-                if request.0 > max.0 {
-                    invalid("defaultRequest", request, format!("default request value {} is greater than max value {}", request.1, max.1));
-                }
-            }
-            if let (Some(request), Some(default)) = (request, default) {
-                if request.0 > default.0 {
-                    invalid("defaultRequest", request, format!("default request value {} is greater than default limit value {}", request.1, default.1));
-                }
-            }
-            if let (Some(default), Some(min)) = (default, min) {
-                if min.0 > default.0 {
-                    invalid("default", default, format!("min value {} is greater than default value {}", min.1, default.1));
-                }
-            }
-            if let (Some(default), Some(max)) = (default, max) {
-                if default.0 > max.0 {
-                    invalid("default", default, format!("default value {} is greater than max value {}", default.1, max.1));
+            // kube's order: each pair must not be the wrong way round; the cause names `field`'s value.
+            let pairs = [
+                (min, "min", max, "max", "min", min),
+                (min, "min", request, "default request", "defaultRequest", request),
+                (request, "default request", max, "max", "defaultRequest", request),
+                (request, "default request", default, "default limit", "defaultRequest", request),
+                (min, "min", default, "default", "default", default),
+                (default, "default", max, "max", "default", default),
+            ];
+            for (lesser, lesser_name, greater, greater_name, field, blamed) in pairs {
+                if let (Some(lesser), Some(greater), Some(blamed)) = (lesser, greater, blamed) {
+                    if lesser.0 > greater.0 {
+                        invalid(field, blamed, format!("{lesser_name} value {} is greater than {greater_name} value {}", lesser.1, greater.1));
+                    }
                 }
             }
             if let Some(ratio) = ratio {

@@ -34,6 +34,13 @@ fn a_limit_range_is_validated_as_kube_validates_it() {
         "spec.limits[2].type: Duplicate value: \"Pod\"",
         "spec.limits[3].limits: Required value: either minimum or maximum storage value is required, but neither was provided",
     ]);
+    let mut causes = Vec::new();
+    validate_items(&json!({"spec": {"limits": [{"type": "Container", "max": {"cpu": "1500m"}, "default": {"cpu": "1"}, "defaultRequest": {"cpu": "2"}}]}}), &mut causes);
+    let got: Vec<String> = causes.iter().map(|c| format!("{}: {}", c.field, c.message)).collect();
+    assert_eq!(got, [
+        "spec.limits[0].defaultRequest[cpu]: Invalid value: \"2\": default request value 2 is greater than max value 1500m",
+        "spec.limits[0].defaultRequest[cpu]: Invalid value: \"2\": default request value 2 is greater than default limit value 1",
+    ]);
 }
 
 fn pod(containers: serde_json::Value) -> Value {
