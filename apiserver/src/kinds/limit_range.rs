@@ -2,7 +2,8 @@
 //! - A LimitRange's `Container` items are defaulted as kube's API defaults them: a missing `default` from `max`,
 //!   then a missing `defaultRequest` from `default`, else from `min`. Its quantities are validated as kube does
 //!   (`ValidateLimitRange`: min ≤ defaultRequest ≤ default ≤ max, ratios ≥ 1, no defaults for `Pod` items, a
-//!   `PersistentVolumeClaim` item names a storage min or max).
+//!   `PersistentVolumeClaim` item names a storage min or max, a resource that cannot be overcommitted has equal
+//!   default limit and request).
 //! - A new pod's containers get the namespace's LimitRanges' defaults for what they do not set, noted in the
 //!   `kubernetes.io/limit-ranger` annotation. The pod is then checked against every item's `min`, `max` and
 //!   `maxLimitRequestRatio`, per container and summed per pod, and a claim's storage request against its item's. A
@@ -134,6 +135,13 @@ fn validate_items(object: &Value, causes: &mut Vec<Cause>) {
                     }
                 }
             }
+            // Resources that cannot be overcommitted (extended resources such as GPUs, hugepages): a default limit
+            // and a default request must be equal.
+            if let (Some(default), Some(request)) = (default, request) {
+                if !overcommit_allowed(key) && default.0 != request.0 {
+                    invalid("defaultRequest", request, format!("default value {} must equal to defaultRequest value {} in {key}", default.1, request.1));
+                }
+            }
             if let Some(ratio) = ratio {
                 if ratio.0 < 1000 {
                     invalid("maxLimitRequestRatio", ratio, format!("ratio {} is less than 1", ratio.1));
@@ -146,6 +154,15 @@ fn validate_items(object: &Value, causes: &mut Vec<Cause>) {
             }
         }
     }
+}
+
+/// kube's `IsOvercommitAllowed`: native resources (no domain, or a `kubernetes.io` one) other than hugepages.
+fn overcommit_allowed(name: &str) -> bool {
+    let native = match name.split_once('/') {
+        None => true,
+        Some((domain, _)) => domain == "kubernetes.io" || domain.ends_with(".kubernetes.io"),
+    };
+    native && !name.starts_with("hugepages-")
 }
 
 /// kube's LimitRanger: the namespace's LimitRanges' defaults on a new pod's containers, then their limits on the

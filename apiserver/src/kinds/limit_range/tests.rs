@@ -41,6 +41,13 @@ fn a_limit_range_is_validated_as_kube_validates_it() {
         "spec.limits[0].defaultRequest[cpu]: Invalid value: \"2\": default request value 2 is greater than max value 1500m",
         "spec.limits[0].defaultRequest[cpu]: Invalid value: \"2\": default request value 2 is greater than default limit value 1",
     ]);
+    let mut causes = Vec::new();
+    validate_items(&json!({"spec": {"limits": [{"type": "Container",
+        "default": {"example.com/gpu": "2", "hugepages-2Mi": "4Mi", "cpu": "1"},
+        "defaultRequest": {"example.com/gpu": "1", "hugepages-2Mi": "4Mi", "cpu": "500m"}}]}}), &mut causes);
+    let got: Vec<String> = causes.iter().map(|c| format!("{}: {}", c.field, c.message)).collect();
+    assert_eq!(got, ["spec.limits[0].defaultRequest[example.com/gpu]: Invalid value: \"1\": default value 2 must equal to defaultRequest value 1 in example.com/gpu"],
+        "cpu may be overcommitted; equal hugepages are fine");
 }
 
 fn pod(containers: serde_json::Value) -> Value {
