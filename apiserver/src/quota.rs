@@ -649,6 +649,11 @@ mod tests {
         table: ResourceTable,
     }
 
+    /// A write in space `space` of an object in no namespace, growing it by `growth`.
+    fn space_write<'a>(space: &'a SpaceName, resource: &'a ResourceInfo, name: &'a str, growth: Growth, refusable: bool) -> Request<'a> {
+        Request { space, namespace: None, object: None, old: None, resource, name, growth, refusable }
+    }
+
     fn fixture() -> Fixture {
         let store = Store::memory(StoreConfig::default());
         Fixture { quotas: Quotas::new(Reader::new(store.clone())), store, table: ResourceTable::new(crate::kinds::resources()) }
@@ -705,12 +710,12 @@ mod tests {
         // in the store, so its settle must not count it again.
         let configmaps = f.row("", "ConfigMap");
         let revision = f.put(&a, "two", 50).await;
-        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "two", growth: Growth::created(50), refusable: true };
+        let request = space_write(&a, &configmaps, "two", Growth::created(50), true);
         f.quotas.settle(&request, &Held::default(), Some(revision));
         assert_eq!(f.counted(&a).await, Usage { objects: 2, bytes: 150 }, "each object once, only space a's");
         // From now on every settled write counts, at once.
         let revision = f.put(&a, "three", 7).await;
-        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "three", growth: Growth::created(7), refusable: true };
+        let request = space_write(&a, &configmaps, "three", Growth::created(7), true);
         let reservation = Reservation::take(&*f.quotas, request).await.expect("room");
         reservation.commit(revision);
         assert_eq!(f.quotas.usage(&a).and_then(|(_, u)| u), Some(Usage { objects: 3, bytes: 157 }));
@@ -728,7 +733,7 @@ mod tests {
         let mut held = Vec::new();
         let mut refused = Vec::new();
         for i in 0..64 {
-            let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
+            let request = space_write(&a, &configmaps, "x", Growth::created(10), true);
             match Reservation::take(&*f.quotas, request).await {
                 Ok(reservation) => held.push(reservation),
                 Err(err) => refused.push((i, err)),
@@ -743,19 +748,19 @@ mod tests {
         for (i, reservation) in held.into_iter().enumerate() {
             reservation.commit(Revision(100 + i as u64));
         }
-        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
+        let request = space_write(&a, &configmaps, "x", Growth::created(10), true);
         Reservation::take(&*f.quotas, request).await.expect("the released room").commit(Revision(200));
-        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
+        let request = space_write(&a, &configmaps, "x", Growth::created(10), true);
         assert!(Reservation::take(&*f.quotas, request).await.is_err(), "full again");
         // Writes that are never refused (a deletion's mark) pass, and removals make room.
-        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: false };
+        let request = space_write(&a, &configmaps, "x", Growth::created(10), false);
         Reservation::take(&*f.quotas, request).await.expect("not refusable").commit(Revision(201));
         assert_eq!(f.quotas.usage(&a).and_then(|(_, u)| u).map(|u| u.objects), Some(11));
         for revision in [202, 203] {
-            let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::removed(10), refusable: true };
+            let request = space_write(&a, &configmaps, "x", Growth::removed(10), true);
             Reservation::take(&*f.quotas, request).await.expect("a removal").commit(Revision(revision));
         }
-        let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x", growth: Growth::created(10), refusable: true };
+        let request = space_write(&a, &configmaps, "x", Growth::created(10), true);
         assert!(Reservation::take(&*f.quotas, request).await.is_ok(), "room after two removals");
     }
 
@@ -772,8 +777,7 @@ mod tests {
             tokio::spawn(async move {
                 let mut stored = 0;
                 for round in 0..20u64 {
-                    let request = Request { space: &a, namespace: None, object: None, old: None, resource: &configmaps, name: "x",
-                        growth: Growth::created(1), refusable: true };
+                    let request = space_write(&a, &configmaps, "x", Growth::created(1), true);
                     let Ok(reservation) = Reservation::take(&*quotas, request).await else { continue };
                     tokio::task::yield_now().await;
                     if round % 3 == 0 {
