@@ -122,9 +122,9 @@ impl QuotaSpec {
         let live_pod = pod && !matches!(object.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"));
         let mut missing = Vec::new();
         for name in self.hard.keys() {
-            let amount = if *name == counted {
-                (!pod || live_pod).then_some(ONE)
-            } else if group.is_empty() && LEGACY_COUNTS.contains(&name.as_str()) && name == plural {
+            // An object count, by its `count/` name or its old one.
+            let legacy_count = group.is_empty() && LEGACY_COUNTS.contains(&name.as_str()) && name == plural;
+            let amount = if *name == counted || legacy_count {
                 (!pod || live_pod).then_some(ONE)
             } else if pod {
                 if !live_pod {
@@ -132,11 +132,9 @@ impl QuotaSpec {
                 }
                 let (field, key) = compute_name(name);
                 let Some(field) = field else { continue };
-                if ["cpu", "memory"].contains(&key) {
-                    if containers(object).any(|c| container_amount(c, field, key).is_none()) {
-                        missing.push(name.clone());
-                        continue;
-                    }
+                if ["cpu", "memory"].contains(&key) && containers(object).any(|c| container_amount(c, field, key).is_none()) {
+                    missing.push(name.clone());
+                    continue;
                 }
                 pod_amount(object, field, key)
             } else if group.is_empty() && plural == "services" {
