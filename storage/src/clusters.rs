@@ -278,7 +278,7 @@ impl Clusters {
     }
 
     /// The store of the cluster `space` is placed on.
-    pub fn store_of_space(&self, space: &str) -> Result<&Store> {
+    fn store_of_space(&self, space: &str) -> Result<&Store> {
         self.member(self.cluster_of(space)?)
     }
 
@@ -296,14 +296,6 @@ impl Clusters {
             return Ok(Some(ClusterId::DEFAULT));
         }
         range.space(self.layout()).map(|space| self.cluster_of(space)).transpose()
-    }
-
-    /// The revision `position` gives `key`'s cluster (an update's precondition from a merged watch's object).
-    pub fn revision_for(&self, key: &Key, position: &Position) -> Result<Option<Revision>> {
-        if !self.placed() {
-            return Ok(position.on(ClusterId::DEFAULT));
-        }
-        Ok(position.on(self.cluster_of(key.parts(self.layout())?.space)?))
     }
 
     pub async fn get(&self, key: &Key) -> Result<Option<Record>> {
@@ -327,14 +319,10 @@ impl Clusters {
         if !self.placed() {
             return self.default_store().occupied(ranges).await;
         }
+        let clusters = ranges.iter().map(|range| self.cluster_of_range(range)).collect::<Result<Vec<_>>>()?;
         let mut occupied = vec![false; ranges.len()];
         for (id, store) in self.members() {
-            let mut mine = Vec::new();
-            for (i, range) in ranges.iter().enumerate() {
-                if self.cluster_of_range(range)?.is_none_or(|cluster| cluster == *id) {
-                    mine.push(i);
-                }
-            }
+            let mine: Vec<usize> = (0..ranges.len()).filter(|i| clusters[*i].is_none_or(|cluster| cluster == *id)).collect();
             if mine.is_empty() {
                 continue;
             }
@@ -380,11 +368,7 @@ impl Clusters {
         };
         let revisions: Vec<Option<Revision>> = match &at {
             None => vec![None; self.members().len()],
-            Some(at) => self
-                .ids()
-                .map(|id| at.on(id).filter(|_| matches!(at, Position::Each(_))).map(Some))
-                .collect::<Option<_>>()
-                .ok_or_else(|| mismatch(at, "does not name a revision of every storage cluster; a list across storage clusters gives one"))?,
+            Some(at) => self.every_revision(at)?.into_iter().map(Some).collect(),
         };
         let limit = listing.limit.filter(|limit| *limit > 0);
         let count = !listing.skip_remaining;
@@ -416,6 +400,16 @@ impl Clusters {
         Ok(Listed { items: items.into_iter().map(|(_, record)| record).collect(), position, continue_token, remaining })
     }
 
+    /// Each cluster's revision in `position`, in member order, for a list or watch across every cluster: a
+    /// position that names one revision, or leaves a cluster out, cannot say where that list or watch stands.
+    fn every_revision(&self, position: &Position) -> Result<Vec<Revision>> {
+        let each = matches!(position, Position::Each(_));
+        self.ids()
+            .map(|id| position.on(id).filter(|_| each))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| mismatch(position, "does not name a revision of every storage cluster; a list across storage clusters gives one"))
+    }
+
     /// Watches `range` after `from`: on its cluster, or on every cluster merged for a range across them (then
     /// `from` must name every cluster's revision).
     pub async fn watch(&self, range: &KeyRange, from: &Position, options: WatchOptions) -> Result<Watcher> {
@@ -425,16 +419,12 @@ impl Clusters {
                 self.member(id)?.watch(range, WatchFrom::After(revision), options).await
             }
             None => {
-                let mut watchers = Vec::with_capacity(self.members().len());
-                let mut start = Vec::with_capacity(self.members().len());
-                for (id, store) in self.members() {
-                    let revision = from.on(*id).filter(|_| matches!(from, Position::Each(_))).ok_or_else(|| {
-                        mismatch(from, "does not name a revision of every storage cluster; a list across storage clusters gives one")
-                    })?;
-                    watchers.push((*id, store.watch(range, WatchFrom::After(revision), options).await?));
-                    start.push((*id, revision));
+                let revisions = self.every_revision(from)?;
+                let mut watchers = Vec::with_capacity(revisions.len());
+                for ((id, store), revision) in self.members().iter().zip(&revisions) {
+                    watchers.push((*id, store.watch(range, WatchFrom::After(*revision), options).await?));
                 }
-                Ok(Watcher::merged(watchers, Position::each(start)))
+                Ok(Watcher::merged(watchers, Position::each(self.ids().zip(revisions).collect())))
             }
         }
     }
