@@ -76,7 +76,7 @@ fn default_items(object: &mut Value) {
 }
 
 /// A named list of quantities of an item (`max`, `min`, ...), in thousandths; bad quantities are causes.
-fn quantities(item: &Value, field: &str, path: &str, causes: &mut Vec<Cause>) -> BTreeMap<String, (i128, String)> {
+fn quantities(item: &Value, field: &str, path: &str, causes: &mut Vec<Cause>) -> Amounts {
     let mut found = BTreeMap::new();
     for (key, value) in item.get(field).and_then(Value::as_object).into_iter().flatten() {
         match value.as_str().and_then(|text| milli(text).map(|amount| (amount, text))) {
@@ -280,13 +280,23 @@ fn set_container_defaults(pod: &mut Value, items: &[&Value]) {
     }
 }
 
-/// A container's (or a pod's summed) requests and limits: the text and the amount of each.
+/// A resource list (a container's or a pod's requests or limits, an item's `max`...): each amount, in thousandths,
+/// and its text.
 type Amounts = BTreeMap<String, (i128, String)>;
 
-fn container_amounts(container: &Value, field: &str) -> Amounts {
-    container.pointer(&format!("/resources/{field}")).and_then(Value::as_object).into_iter().flatten()
-        .filter_map(|(key, value)| Some((key.clone(), (milli(value.as_str()?)?, value.as_str()?.to_owned()))))
+/// The quantities of the resource list at `pointer` in `object` (the ones that parse; validation reports the
+/// others).
+fn amounts_at(object: &Value, pointer: &str) -> Amounts {
+    object.pointer(pointer).and_then(Value::as_object).into_iter().flatten()
+        .filter_map(|(key, value)| {
+            let text = value.as_str()?;
+            Some((key.clone(), (milli(text)?, text.to_owned())))
+        })
         .collect()
+}
+
+fn container_amounts(container: &Value, field: &str) -> Amounts {
+    amounts_at(container, &format!("/resources/{field}"))
 }
 
 /// A container's requests as kube sees them after its API defaults: a limit with no request is also the request.
@@ -365,12 +375,8 @@ fn check_pod(pod: &Value, items: &[&Value], refusals: &mut Vec<String>) {
 
 /// An item's `min`, `max` and `maxLimitRequestRatio` against `requests` and `limits`, with kube's texts.
 fn constraints(item: &Value, kind: &str, requests: &Amounts, limits: &Amounts, refusals: &mut Vec<String>) {
-    let enforced = |field: &str| -> Vec<(String, i128, String)> {
-        item.get(field).and_then(Value::as_object).into_iter().flatten()
-            .filter_map(|(key, value)| Some((key.clone(), milli(value.as_str()?)?, value.as_str()?.to_owned())))
-            .collect()
-    };
-    for (key, min, text) in enforced("min") {
+    let enforced = |field: &str| amounts_at(item, &format!("/{field}"));
+    for (key, (min, text)) in enforced("min") {
         match (requests.get(&key), limits.get(&key)) {
             (None, _) => refusals.push(format!("minimum {key} usage per {kind} is {text}.  No request is specified")),
             (Some(request), _) if request.0 < min => refusals.push(format!("minimum {key} usage per {kind} is {text}, but request is {}", request.1)),
@@ -378,7 +384,7 @@ fn constraints(item: &Value, kind: &str, requests: &Amounts, limits: &Amounts, r
             _ => {}
         }
     }
-    for (key, max, text) in enforced("max") {
+    for (key, (max, text)) in enforced("max") {
         match (requests.get(&key), limits.get(&key)) {
             (_, None) => refusals.push(format!("maximum {key} usage per {kind} is {text}.  No limit is specified")),
             (_, Some(limit)) if limit.0 > max => refusals.push(format!("maximum {key} usage per {kind} is {text}, but limit is {}", limit.1)),
@@ -386,7 +392,7 @@ fn constraints(item: &Value, kind: &str, requests: &Amounts, limits: &Amounts, r
             _ => {}
         }
     }
-    for (key, ratio, text) in enforced("maxLimitRequestRatio") {
+    for (key, (ratio, text)) in enforced("maxLimitRequestRatio") {
         match (requests.get(&key).filter(|r| r.0 != 0), limits.get(&key).filter(|l| l.0 != 0)) {
             (None, _) => refusals.push(format!("{key} max limit to request ratio per {kind} is {text}, but no request is specified or request is 0")),
             (_, None) => refusals.push(format!("{key} max limit to request ratio per {kind} is {text}, but no limit is specified or limit is 0")),
@@ -402,23 +408,16 @@ fn constraints(item: &Value, kind: &str, requests: &Amounts, limits: &Amounts, r
 
 /// kube's `PersistentVolumeClaimValidateLimitFunc`: a claim's storage request against its items' min and max.
 fn check_claim(claim: &Value, items: &[&Value], refusals: &mut Vec<String>) {
-    let requests: Amounts = claim.pointer("/spec/resources/requests").and_then(Value::as_object).into_iter().flatten()
-        .filter_map(|(key, value)| Some((key.clone(), (milli(value.as_str()?)?, value.as_str()?.to_owned()))))
-        .collect();
+    let requests = amounts_at(claim, "/spec/resources/requests");
     for item in items.iter().filter(|item| item.get("type").and_then(Value::as_str) == Some("PersistentVolumeClaim")) {
-        let enforced = |field: &str| -> Vec<(String, i128, String)> {
-            item.get(field).and_then(Value::as_object).into_iter().flatten()
-                .filter_map(|(key, value)| Some((key.clone(), milli(value.as_str()?)?, value.as_str()?.to_owned())))
-                .collect()
-        };
-        for (key, min, text) in enforced("min") {
+        for (key, (min, text)) in amounts_at(item, "/min") {
             match requests.get(&key) {
                 None => refusals.push(format!("minimum {key} usage per PersistentVolumeClaim is {text}.  No request is specified")),
                 Some(request) if request.0 < min => refusals.push(format!("minimum {key} usage per PersistentVolumeClaim is {text}, but request is {}", request.1)),
                 _ => {}
             }
         }
-        for (key, max, text) in enforced("max") {
+        for (key, (max, text)) in amounts_at(item, "/max") {
             match requests.get(&key) {
                 None => refusals.push(format!("maximum {key} usage per PersistentVolumeClaim is {text}.  No request is specified")),
                 Some(request) if request.0 > max => refusals.push(format!("maximum {key} usage per PersistentVolumeClaim is {text}, but request is {}", request.1)),

@@ -133,8 +133,7 @@ impl Strategy for TenantStrategy {
             causes.push(Cause::invalid("metadata.name", name, "a logical cluster of this name already exists"));
         }
         // A new tenant's space goes to its storage cluster: one this server has.
-        let id = object.pointer("/spec/storageClusterId").and_then(Value::as_str).and_then(|id| id.parse::<u8>().ok()).and_then(ClusterId::new);
-        if let Some(id) = id.filter(|id| old.is_none() && !self.storage_clusters.contains(id)) {
+        if let Some(id) = crate::tenancy::cache::storage_cluster_id(object).filter(|id| old.is_none() && !self.storage_clusters.contains(id)) {
             causes.push(Cause::invalid("spec.storageClusterId", &id.to_string(),
                 &format!("no storage cluster {id} is configured on this server (kspaces serve --storage-cluster {id}=URLS)")));
         }

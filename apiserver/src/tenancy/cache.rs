@@ -29,10 +29,14 @@ impl Phase {
     }
 }
 
-/// A stored Tenant's `spec.storageClusterId` (validated when it was created; `0` when absent).
-fn storage_cluster(object: &Value) -> ClusterId {
+/// A Tenant's `spec.storageClusterId`, if it names one (an integer 0-63 as a string).
+pub fn storage_cluster_id(object: &Value) -> Option<ClusterId> {
     object.pointer("/spec/storageClusterId").and_then(Value::as_str).and_then(|id| id.parse::<u8>().ok()).and_then(ClusterId::new)
-        .unwrap_or(ClusterId::DEFAULT)
+}
+
+/// A stored Tenant's storage cluster (validated when it was created; `0` when absent).
+fn storage_cluster(object: &Value) -> ClusterId {
+    storage_cluster_id(object).unwrap_or(ClusterId::DEFAULT)
 }
 
 /// What the cache keeps of one tenant.
