@@ -61,10 +61,13 @@ fn default_items(object: &mut Value) {
         let (max, min) = (list(item, "max"), list(item, "min"));
         let mut default = list(item, "default");
         let mut default_request = list(item, "defaultRequest");
-        for (key, value) in &max {
+        // A value that is no quantity is not copied: validation reports it once, where it was written (kube
+        // refuses it before defaulting, when the body is decoded).
+        let quantity = |value: &Value| value.as_str().and_then(milli).is_some();
+        for (key, value) in max.iter().filter(|(_, value)| quantity(value)) {
             default.entry(key.clone()).or_insert_with(|| value.clone());
         }
-        for (key, value) in default.iter().chain(&min) {
+        for (key, value) in default.iter().chain(&min).filter(|(_, value)| quantity(value)) {
             default_request.entry(key.clone()).or_insert_with(|| value.clone());
         }
         for (field, list) in [("default", default), ("defaultRequest", default_request)] {

@@ -14,6 +14,9 @@ fn container_items_default_as_kube_defaults_them() {
     assert_eq!(range["spec"]["limits"][0], json!({"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "64Mi"},
         "default": {"cpu": "2"}, "defaultRequest": {"cpu": "2", "memory": "64Mi"}}));
     assert_eq!(range["spec"]["limits"][1], json!({"type": "Pod", "max": {"cpu": "4"}}), "only Container items get defaults");
+    let mut bad = json!({"spec": {"limits": [{"type": "Container", "max": {"cpu": "lots", "memory": "1Gi"}}]}});
+    default_items(&mut bad);
+    assert_eq!(bad["spec"]["limits"][0]["default"], json!({"memory": "1Gi"}), "what is no quantity is not copied, so it is reported once");
 }
 
 #[test]
