@@ -17,9 +17,22 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
 use crate::authorization::RBAC_GROUP;
-use crate::registry::{DeleteOptions, DeleteOutcome, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
+use crate::registry::{is_deleting, DeleteOptions, DeleteOutcome, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
+
+/// The threads the controllers spread their per-object work over (a pass over the workspaces of a deleted tree,
+/// the Terminating namespaces): as many as the machine has cores, beside the request workers. The controllers'
+/// loops run on the server's main thread, which would otherwise do all of that work on one core.
+/// One per process, never shut down (servers made in one test process share it).
+pub(crate) fn pool() -> &'static tokio::runtime::Handle {
+    static POOL: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+        tokio::runtime::Builder::new_multi_thread().worker_threads(threads).thread_name("kspaces-controllers").enable_all().build()
+            .unwrap_or_else(|err| panic!("the controllers' threads cannot start: {err}"))
+    }).handle()
+}
 
 /// The manager of the namespace and tenant controllers' writes, as kube-controller-manager records its own.
 pub(crate) const CONTROLLER_MANAGER: &str = "kube-controller-manager";
@@ -56,26 +69,62 @@ pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterato
 }
 
 /// One pass over a space being deleted (a tenant's, a workspace's): deletes what is left of its content; true once
-/// nothing is left. The space's LogicalCluster is `Deleting` meanwhile. ClusterRoles and ClusterRoleBindings go
-/// once everything else is gone, so the space's administrators keep their access while it drains (e.g. to lift a
-/// finalizer that holds the deletion up), and the LogicalCluster goes last, as kcp removes it.
-/// Workspaces in it are content: each goes only once its own subtree is gone.
+/// nothing is left. The space's LogicalCluster is `Deleting` meanwhile. The namespaces are marked first (nothing
+/// new is made in a Terminating namespace), then what is in them goes, then what is not in one (workspaces in it are
+/// content: each goes only once its own subtree is gone); once nothing in any namespace is left, the namespaces are
+/// removed in the same pass (`finalize_namespaces`) rather than by the namespace controller a hop later.
+/// ClusterRoles and ClusterRoleBindings go once everything else is gone, so the space's administrators keep their
+/// access while it drains (e.g. to lift a finalizer that holds the deletion up), and the LogicalCluster goes last,
+/// as kcp removes it.
 pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, resolver: &Resolver, space: &SpaceName) -> ApiResult<bool> {
     crate::tenancy::space::set_logical_cluster_phase(registry, resources, space, "Deleting").await?;
     let scope = Scope::one(space.clone(), None);
     let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
     let logical_cluster = |r: &ResourceInfo| r.is("core.kcp.io", "LogicalCluster");
+    let namespaces = resources.by_kind("", "Namespace").map(|r| &**r);
     // Custom resources too, first: of the space's own CRDs, of system CRDs whichever definition serves them now,
     // and of its APIBindings (which name them, so they go after them).
     let custom = resolver.stored_in(space);
-    let content = custom.iter().chain(resources.all().iter().filter(|r| !r.system_only && !cluster_rbac(r) && !logical_cluster(r))).map(|r| &**r);
-    if !delete_content(registry, content, &scope).await? {
+    let content: Vec<&ResourceInfo> = custom.iter().chain(resources.all().iter())
+        .map(|r| &**r)
+        .filter(|r| !r.system_only && !cluster_rbac(r) && !logical_cluster(r) && !r.is("", "Namespace"))
+        .collect();
+    let marked_gone = delete_content(registry, namespaces.into_iter(), &scope).await?;
+    let namespaced_gone = delete_content(registry, content.iter().copied().filter(|r| r.namespaced), &scope).await?;
+    let cluster_scoped_gone = delete_content(registry, content.iter().copied().filter(|r| !r.namespaced), &scope).await?;
+    let namespaces_gone = match namespaces {
+        Some(namespaces) if !marked_gone && namespaced_gone => finalize_namespaces(registry, namespaces, &scope).await?,
+        _ => marked_gone,
+    };
+    if !(namespaced_gone && cluster_scoped_gone && namespaces_gone) {
         return Ok(false);
     }
     if !delete_content(registry, resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &scope).await? {
         return Ok(false);
     }
     delete_content(registry, resources.all().iter().filter(|r| logical_cluster(r)).map(|r| &**r), &scope).await
+}
+
+/// Removes the Terminating namespaces of a space being emptied, nothing being left in any of them: what the
+/// namespace controller would do once it found each empty. True once none is left (one made meanwhile, not
+/// Terminating, or one its own `metadata.finalizers` hold, is left for the next pass).
+async fn finalize_namespaces(registry: &GenericStore, namespaces: &ResourceInfo, scope: &Scope) -> ApiResult<bool> {
+    let options = ListOptions { limit: Some(BATCH), ..ListOptions::default() };
+    let (items, meta) = registry.reader().list(namespaces, scope, &options).await?;
+    let mut gone = meta.continue_token.is_none();
+    for item in &items {
+        let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
+        if !is_deleting(item) {
+            gone = false;
+            continue;
+        }
+        match finalize(registry, namespaces, scope, name).await {
+            Ok(()) | Err(ApiError { code: 404, .. }) => {}
+            Err(err) => return Err(err),
+        }
+        gone &= item.pointer("/metadata/finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
+    }
+    Ok(gone)
 }
 
 /// Empties the `spec.finalizers` of a namespace or tenant being deleted (its `/finalize`), which removes it.

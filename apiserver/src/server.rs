@@ -211,7 +211,8 @@ impl Core {
         let policies = PolicySource::new(crate::registry::Reader::new(store.clone()), &resources, tree.clone());
         let authorizer = Arc::new(Authorizer::new(authorization_modes, policies));
         let pending_workspaces = Arc::new(PendingWorkspaces::default());
-        let terminating_namespaces = Arc::new(TerminatingNamespaces::notifying(pending_workspaces.advance()));
+        let waiting = pending_workspaces.clone();
+        let terminating_namespaces = Arc::new(TerminatingNamespaces::notifying(Box::new(move |space| waiting.namespace_removed(space))));
         let aggregation = Arc::new(AggregationQueue::default());
         let gc = Arc::new(GarbageCollector::default());
         let apis = Arc::new(ApisQueue::default());

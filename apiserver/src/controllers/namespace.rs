@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -17,21 +16,24 @@ use crate::registry::{is_deleting, GenericStore, ResourceInfo, ResourceTable, Sc
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 
+/// Told of the space a Terminating namespace was removed from.
+pub type Removed = Box<dyn Fn(&SpaceName) + Send + Sync>;
+
 /// Namespaces with a deletion timestamp, by (space, name).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct TerminatingNamespaces {
     pending: Mutex<BTreeSet<(SpaceName, String)>>,
     /// A namespace became Terminating: the controller runs now, not at its next tick.
     wake: Notify,
-    /// Told when a Terminating namespace is gone (the workspace controller, whose deleted workspaces wait for
-    /// their namespaces, goes on at once).
-    removed: Arc<Notify>,
+    /// Told when a Terminating namespace is gone (the workspace controller: a deleted workspace waiting for its
+    /// namespaces goes on at once).
+    removed: Option<Removed>,
 }
 
 impl TerminatingNamespaces {
-    /// Tells `removed` whenever a Terminating namespace is gone.
-    pub fn notifying(removed: Arc<Notify>) -> TerminatingNamespaces {
-        TerminatingNamespaces { removed, ..TerminatingNamespaces::default() }
+    /// Calls `removed` whenever a Terminating namespace is gone.
+    pub fn notifying(removed: Removed) -> TerminatingNamespaces {
+        TerminatingNamespaces { removed: Some(removed), ..TerminatingNamespaces::default() }
     }
 
     fn set(&self, space: &SpaceName, name: &str, deleting: bool) {
@@ -41,7 +43,10 @@ impl TerminatingNamespaces {
                 self.wake.notify_one();
             }
         } else if pending.remove(&(space.clone(), name.to_owned())) {
-            self.removed.notify_one();
+            drop(pending);
+            if let Some(removed) = &self.removed {
+                removed(space);
+            }
         }
     }
 
@@ -99,15 +104,29 @@ impl NamespaceController {
         }
     }
 
-    /// One pass over every Terminating namespace, `PARALLEL` at a time; the first failure is reported once all are
-    /// done (one namespace's failure does not hold the others up).
+    /// One pass over every Terminating namespace, `PARALLEL` at a time (spread over the controllers' threads,
+    /// `super::pool`); the first failure is reported once all are done (one namespace's failure does not hold the
+    /// others up).
     pub async fn reconcile(&self) -> ApiResult<()> {
-        let Some(namespaces) = self.resources.by_kind("", "Namespace") else { return Ok(()) };
-        let passes = futures::stream::iter(self.queue.snapshot())
-            .map(|(space, name)| self.reconcile_one(namespaces, space, name))
-            .buffer_unordered(PARALLEL);
-        let outcomes: Vec<ApiResult<()>> = passes.collect().await;
-        outcomes.into_iter().collect()
+        let Some(namespaces) = self.resources.by_kind("", "Namespace").cloned() else { return Ok(()) };
+        let mut passes = tokio::task::JoinSet::new();
+        let mut outcome = Ok(());
+        let mut record = |joined: Option<Result<ApiResult<()>, tokio::task::JoinError>>| match joined {
+            Some(Ok(Err(err))) if outcome.is_ok() => outcome = Err(err),
+            Some(Err(err)) if outcome.is_ok() => outcome = Err(ApiError::internal(format!("namespace controller: {err}"))),
+            _ => {}
+        };
+        for (space, name) in self.queue.snapshot() {
+            if passes.len() >= PARALLEL {
+                record(passes.join_next().await);
+            }
+            let (controller, namespaces) = (self.clone(), namespaces.clone());
+            passes.spawn_on(async move { controller.reconcile_one(&namespaces, space, name).await }, super::pool());
+        }
+        while let Some(joined) = passes.join_next().await {
+            record(Some(joined));
+        }
+        outcome
     }
 
     /// Empties one Terminating namespace; once nothing is left, removes it.

@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::stream::{self, StreamExt};
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -26,7 +25,7 @@ use crate::status::{ApiError, ApiResult};
 use crate::tenancy::lifecycle::Lifecycle;
 use crate::tenancy::{space, Tree};
 
-/// How many workspaces one pass works on at once.
+/// How many workspaces one pass works on at once (spread over the controllers' threads, `super::pool`).
 const CONCURRENCY: usize = 32;
 
 /// The pending workspaces, each with the count of the write that made it pending and the moment before which the
@@ -54,14 +53,15 @@ pub struct PendingWorkspaces {
     wake: Notify,
     /// A LogicalCluster's last initializer or terminator is gone, a deleted workspace or a Terminating namespace
     /// is gone: what waited for it moves on now, not at the next tick.
-    advance: Arc<Notify>,
+    advance: Notify,
 }
 
 impl PendingWorkspaces {
-    /// What wakes the controller between passes (shared with the namespace controller's queue, which tells it
-    /// when a namespace a deleted workspace holds is gone).
-    pub fn advance(&self) -> Arc<Notify> {
-        self.advance.clone()
+    /// A Terminating namespace of `space` is gone (the namespace controller says so): the deleted workspace
+    /// waiting for it to empty is due now.
+    pub fn namespace_removed(&self, space: &SpaceName) {
+        self.removed_from(space);
+        self.advance.notify_one();
     }
 
     /// Marks a workspace pending (or not); `not_before` defers the controller's work on it.
@@ -203,12 +203,19 @@ impl WorkspaceController {
                 }
                 continue;
             }
-            let controller = &self;
-            stream::iter(pending).for_each_concurrent(CONCURRENCY, |(parent, name)| async move {
-                if let Err(err) = controller.reconcile(&parent, &name).await {
-                    tracing::warn!(%err, %parent, name, "workspace controller");
+            let mut passes = tokio::task::JoinSet::new();
+            for (parent, name) in pending {
+                if passes.len() >= CONCURRENCY {
+                    passes.join_next().await;
                 }
-            }).await;
+                let controller = self.clone();
+                passes.spawn_on(async move {
+                    if let Err(err) = controller.reconcile(&parent, &name).await {
+                        tracing::warn!(%err, %parent, name, "workspace controller");
+                    }
+                }, super::pool());
+            }
+            while passes.join_next().await.is_some() {}
             tokio::select! {
                 () = tokio::time::sleep(interval) => {}
                 () = self.queue.advance.notified() => {}
