@@ -46,11 +46,16 @@ pub(crate) const BATCH: usize = 500;
 /// resources hold anything is asked of the store in one call; only those are listed.
 /// 404 (gone meanwhile) and 409 (a Terminating namespace, emptied by its own controller) are not failures.
 pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterator<Item = &'a ResourceInfo>, scope: &Scope) -> ApiResult<bool> {
-    let space = scope.space()?;
     let resources: Vec<&ResourceInfo> = resources.collect();
     let occupied = registry.reader().occupied(&resources, scope).await?;
+    delete_occupied(registry, resources.into_iter().zip(occupied).filter_map(|(resource, occupied)| occupied.then_some(resource)), scope).await
+}
+
+/// `delete_content` of resources already known to hold something.
+async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<Item = &'a ResourceInfo>, scope: &Scope) -> ApiResult<bool> {
+    let space = scope.space()?;
     let mut empty = true;
-    for resource in resources.into_iter().zip(occupied).filter_map(|(resource, occupied)| occupied.then_some(resource)) {
+    for resource in resources {
         let options = ListOptions { limit: Some(BATCH), ..ListOptions::default() };
         let (items, meta) = registry.reader().list(resource, scope, &options).await?;
         empty &= meta.continue_token.is_none();
@@ -68,6 +73,15 @@ pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterato
     Ok(empty)
 }
 
+/// The order in which a space's cluster-scoped objects go (`empty_space`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Namespaces,
+    Content,
+    ClusterRbac,
+    LogicalCluster,
+}
+
 /// One pass over a space being deleted (a tenant's, a workspace's): deletes what is left of its content; true once
 /// nothing is left. The space's LogicalCluster is `Deleting` meanwhile. The namespaces are marked first (nothing
 /// new is made in a Terminating namespace), then what is in them goes, then what is not in one (workspaces in it are
@@ -75,34 +89,44 @@ pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterato
 /// removed in the same pass (`finalize_namespaces`) rather than by the namespace controller a hop later.
 /// ClusterRoles and ClusterRoleBindings go once everything else is gone, so the space's administrators keep their
 /// access while it drains (e.g. to lift a finalizer that holds the deletion up), and the LogicalCluster goes last,
-/// as kcp removes it.
+/// as kcp removes it. Which cluster-scoped resources hold anything is asked once, at the start of the pass; what is
+/// in namespaces, once they are marked.
 pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, resolver: &Resolver, space: &SpaceName) -> ApiResult<bool> {
     crate::tenancy::space::set_logical_cluster_phase(registry, resources, space, "Deleting").await?;
     let scope = Scope::one(space.clone(), None);
-    let cluster_rbac = |r: &ResourceInfo| r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding");
-    let logical_cluster = |r: &ResourceInfo| r.is("core.kcp.io", "LogicalCluster");
-    let namespaces = resources.by_kind("", "Namespace").map(|r| &**r);
+    let stage = |r: &ResourceInfo| {
+        if r.is("", "Namespace") {
+            Stage::Namespaces
+        } else if r.is(RBAC_GROUP, "ClusterRole") || r.is(RBAC_GROUP, "ClusterRoleBinding") {
+            Stage::ClusterRbac
+        } else if r.is("core.kcp.io", "LogicalCluster") {
+            Stage::LogicalCluster
+        } else {
+            Stage::Content
+        }
+    };
     // Custom resources too, first: of the space's own CRDs, of system CRDs whichever definition serves them now,
     // and of its APIBindings (which name them, so they go after them).
     let custom = resolver.stored_in(space);
-    let content: Vec<&ResourceInfo> = custom.iter().chain(resources.all().iter())
-        .map(|r| &**r)
-        .filter(|r| !r.system_only && !cluster_rbac(r) && !logical_cluster(r) && !r.is("", "Namespace"))
-        .collect();
-    let marked_gone = delete_content(registry, namespaces.into_iter(), &scope).await?;
-    let namespaced_gone = delete_content(registry, content.iter().copied().filter(|r| r.namespaced), &scope).await?;
-    let cluster_scoped_gone = delete_content(registry, content.iter().copied().filter(|r| !r.namespaced), &scope).await?;
-    let namespaces_gone = match namespaces {
+    let all: Vec<&ResourceInfo> = custom.iter().chain(resources.all().iter().filter(|r| !r.system_only)).map(|r| &**r).collect();
+    let cluster_scoped: Vec<&ResourceInfo> = all.iter().copied().filter(|r| !r.namespaced).collect();
+    let occupied = registry.reader().occupied(&cluster_scoped, &scope).await?;
+    let of = |wanted: Stage| cluster_scoped.iter().zip(&occupied).filter(move |(r, occupied)| **occupied && stage(r) == wanted).map(|(r, _)| *r);
+
+    let marked_gone = delete_occupied(registry, of(Stage::Namespaces), &scope).await?;
+    let namespaced_gone = delete_content(registry, all.iter().copied().filter(|r| r.namespaced), &scope).await?;
+    let content_gone = delete_occupied(registry, of(Stage::Content), &scope).await?;
+    let namespaces_gone = match of(Stage::Namespaces).next() {
         Some(namespaces) if !marked_gone && namespaced_gone => finalize_namespaces(registry, namespaces, &scope).await?,
         _ => marked_gone,
     };
-    if !(namespaced_gone && cluster_scoped_gone && namespaces_gone) {
+    if !(namespaced_gone && content_gone && namespaces_gone) {
         return Ok(false);
     }
-    if !delete_content(registry, resources.all().iter().filter(|r| cluster_rbac(r)).map(|r| &**r), &scope).await? {
+    if !delete_occupied(registry, of(Stage::ClusterRbac), &scope).await? {
         return Ok(false);
     }
-    delete_content(registry, resources.all().iter().filter(|r| logical_cluster(r)).map(|r| &**r), &scope).await
+    delete_occupied(registry, of(Stage::LogicalCluster), &scope).await
 }
 
 /// Removes the Terminating namespaces of a space being emptied, nothing being left in any of them: what the

@@ -50,6 +50,12 @@ impl TerminatingNamespaces {
         }
     }
 
+    /// Still Terminating (not removed since the pass's snapshot, e.g. by the workspace controller emptying its
+    /// space, which removes a space's namespaces itself).
+    fn contains(&self, space: &SpaceName, name: &str) -> bool {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).contains(&(space.clone(), name.to_owned()))
+    }
+
     fn snapshot(&self) -> Vec<(SpaceName, String)> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
     }
@@ -131,6 +137,9 @@ impl NamespaceController {
 
     /// Empties one Terminating namespace; once nothing is left, removes it.
     async fn reconcile_one(&self, namespaces: &ResourceInfo, space: SpaceName, name: String) -> ApiResult<()> {
+        if !self.queue.contains(&space, &name) {
+            return Ok(());
+        }
         let cluster = Scope::one(space.clone(), None);
         let content = Scope::one(space.clone(), Some(name.clone()));
         let custom = self.resolver.stored_in(&space);
