@@ -61,6 +61,12 @@ async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<I
         empty &= meta.continue_token.is_none();
         for item in &items {
             let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
+            // Deleted already and held by its finalizers (a child workspace whose own subtree is going): deleting
+            // it again would change nothing.
+            if is_deleting(item) && item.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty()) {
+                empty = false;
+                continue;
+            }
             let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).filter(|_| resource.namespaced);
             let item_scope = Scope::one(space.clone(), namespace.map(str::to_owned));
             match registry.delete(resource, &item_scope, name, &DeleteOptions::default(), None).await {
