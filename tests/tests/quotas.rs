@@ -373,4 +373,8 @@ fn a_limit_range_defaults_and_bounds_new_pods_before_the_quota_counts_them() {
         "spec": {"limits": [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}});
     let refused = admin.fails_with_stdin(&["create", "-n", "limited", "-f", "-"], &bad.to_string());
     assert!(refused.contains("spec.limits[0].min[cpu]") && refused.contains("min value 2 is greater than max value 1"), "{refused}");
+    let unknown = json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "bad"},
+        "spec": {"limits": [{"type": "Container", "max": {"cpus": "1"}}]}});
+    let refused = admin.fails_with_stdin(&["create", "-n", "limited", "-f", "-"], &unknown.to_string());
+    assert!(refused.contains("spec.limits[0].max[cpus]") && refused.contains("must be a standard resource for containers"), "{refused}");
 }

@@ -78,10 +78,12 @@ fn default_items(object: &mut Value) {
     }
 }
 
-/// A named list of quantities of an item (`max`, `min`, ...), in thousandths; bad quantities are causes.
-fn quantities(item: &Value, field: &str, path: &str, causes: &mut Vec<Cause>) -> Amounts {
+/// A named list of quantities of an item (`max`, `min`, ...) of type `kind`, in thousandths; bad quantities and
+/// resource names are causes.
+fn quantities(item: &Value, kind: &str, field: &str, path: &str, causes: &mut Vec<Cause>) -> Amounts {
     let mut found = BTreeMap::new();
     for (key, value) in item.get(field).and_then(Value::as_object).into_iter().flatten() {
+        causes.extend(resource_name_errors(kind, key).into_iter().map(|why| Cause::invalid(format!("{path}.{field}[{key}]"), key, &why)));
         match value.as_str().and_then(|text| milli(text).map(|amount| (amount, text))) {
             Some((amount, text)) => drop(found.insert(key.clone(), (amount, text.to_owned()))),
             None => causes.push(Cause::invalid(format!("{path}.{field}[{key}]"), value.as_str().unwrap_or(&value.to_string()), QUANTITY)),
@@ -102,11 +104,11 @@ fn validate_items(object: &Value, causes: &mut Vec<Cause>) {
             causes.push(Cause { reason: "FieldValueDuplicate", message: format!("Duplicate value: {kind:?}"), field: format!("{path}.type") });
         }
         types.push(kind);
-        let max = quantities(item, "max", &path, causes);
-        let min = quantities(item, "min", &path, causes);
-        let default = quantities(item, "default", &path, causes);
-        let default_request = quantities(item, "defaultRequest", &path, causes);
-        let ratio = quantities(item, "maxLimitRequestRatio", &path, causes);
+        let max = quantities(item, kind, "max", &path, causes);
+        let min = quantities(item, kind, "min", &path, causes);
+        let default = quantities(item, kind, "default", &path, causes);
+        let default_request = quantities(item, kind, "defaultRequest", &path, causes);
+        let ratio = quantities(item, kind, "maxLimitRequestRatio", &path, causes);
         if kind == "Pod" {
             for field in ["default", "defaultRequest"].into_iter().filter(|f| item.get(*f).and_then(Value::as_object).is_some_and(|m| !m.is_empty())) {
                 causes.push(Cause::forbidden(format!("{path}.{field}"), "may not be specified when `type` is 'Pod'"));
@@ -157,6 +159,42 @@ fn validate_items(object: &Value, causes: &mut Vec<Cause>) {
             }
         }
     }
+}
+
+/// kube's `validateLimitRangeResourceName`, in its words: a qualified name; without a domain, one of kube's
+/// standard resources; for a `Container` or `Pod` item, a container's resource (cpu, memory, ephemeral-storage,
+/// hugepages) or, with a domain, a native or extended resource.
+fn resource_name_errors(kind: &str, name: &str) -> Vec<String> {
+    let mut errors = crate::registry::validate::qualified_name_errors(name);
+    let bare = !name.contains('/');
+    if errors.is_empty() && bare && !STANDARD_RESOURCES.contains(&name) && !name.starts_with("hugepages-") && !name.starts_with("requests.hugepages-") {
+        errors.push("must be a standard resource type or fully qualified".to_owned());
+    }
+    if kind == "Container" || kind == "Pod" {
+        if bare && !["cpu", "memory", "ephemeral-storage"].contains(&name) && !name.starts_with("hugepages-") {
+            errors.push("must be a standard resource for containers".to_owned());
+        } else if !bare && !prefixed_native(name) && !extended_resource(name) {
+            errors.push("doesn't follow extended resource name standard".to_owned());
+        }
+    }
+    errors
+}
+
+/// kube's `standardResources`.
+const STANDARD_RESOURCES: [&str; 20] = ["cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "resourcequotas", "services", "replicationcontrollers", "secrets",
+    "configmaps", "persistentvolumeclaims", "storage", "requests.storage", "services.nodeports", "services.loadbalancers"];
+
+/// A resource of a `kubernetes.io` domain (kube's `IsPrefixedNativeResource`).
+fn prefixed_native(name: &str) -> bool {
+    name.contains("kubernetes.io/")
+}
+
+/// kube's `IsExtendedResourceName`: with a domain other than kubernetes.io's, and a qualified name once quota's
+/// `requests.` is put before it.
+fn extended_resource(name: &str) -> bool {
+    name.contains('/') && !prefixed_native(name) && !name.starts_with("requests.")
+        && crate::registry::validate::qualified_name_errors(&format!("requests.{name}")).is_empty()
 }
 
 /// kube's `IsOvercommitAllowed`: native resources (no domain, or a `kubernetes.io` one) other than hugepages.

@@ -53,6 +53,25 @@ fn a_limit_range_is_validated_as_kube_validates_it() {
         "cpu may be overcommitted; equal hugepages are fine");
 }
 
+#[test]
+fn a_limit_ranges_resource_names_are_checked_as_kube_checks_them() {
+    let mut causes = Vec::new();
+    validate_items(&json!({"spec": {"limits": [
+        {"type": "Container", "max": {"pods": "1", "foo": "1", "example.com/gpu": "1", "example.com/Bad_": "1", "kubernetes.io/x": "1", "hugepages-2Mi": "1Mi"}},
+        {"type": "PersistentVolumeClaim", "max": {"storage": "1Gi", "example.com/disk": "1", "disk": "1", "pods": "1"}},
+    ]}}), &mut causes);
+    let got: Vec<String> = causes.iter().map(|c| format!("{}: {}", c.field, c.message)).collect();
+    assert_eq!(got.len(), 6, "{got:#?}");
+    assert!(got[0].starts_with("spec.limits[0].max[example.com/Bad_]: Invalid value: \"example.com/Bad_\": name part must consist of"), "{got:#?}");
+    assert_eq!(got[1..], [
+        "spec.limits[0].max[example.com/Bad_]: Invalid value: \"example.com/Bad_\": doesn't follow extended resource name standard",
+        "spec.limits[0].max[foo]: Invalid value: \"foo\": must be a standard resource type or fully qualified",
+        "spec.limits[0].max[foo]: Invalid value: \"foo\": must be a standard resource for containers",
+        "spec.limits[0].max[pods]: Invalid value: \"pods\": must be a standard resource for containers",
+        "spec.limits[1].max[disk]: Invalid value: \"disk\": must be a standard resource type or fully qualified",
+    ]);
+}
+
 fn pod(containers: serde_json::Value) -> Value {
     json!({"metadata": {"name": "p"}, "spec": {"containers": containers}})
 }
