@@ -199,11 +199,7 @@ fn extended_resource(name: &str) -> bool {
 
 /// kube's `IsOvercommitAllowed`: native resources (no domain, or a `kubernetes.io` one) other than hugepages.
 fn overcommit_allowed(name: &str) -> bool {
-    let native = match name.split_once('/') {
-        None => true,
-        Some((domain, _)) => domain == "kubernetes.io" || domain.ends_with(".kubernetes.io"),
-    };
-    native && !name.starts_with("hugepages-")
+    (!name.contains('/') || prefixed_native(name)) && !name.starts_with("hugepages-")
 }
 
 /// kube's LimitRanger: the namespace's LimitRanges' defaults on a new pod's containers, then their limits on the
