@@ -305,14 +305,16 @@ impl Rows {
 /// answered whole.
 async fn rows_streamed(ctx: &Ctx, rows: Rows, options: &ListOptions) -> ApiResult<HttpResponse> {
     let mut pages = ctx.server.registry.pages(&ctx.resource, &ctx.scope, options)?;
-    let first = rows.rows(&pages.next().await?.unwrap_or_default())?;
+    let first = pages.next().await?.unwrap_or_default();
     let content_type = rows.content_type();
     if pages.meta().is_none() {
         let meta = ListMeta { resource_version: pages.revision().cloned().unwrap_or_default(), continue_token: None, remaining: None };
         let head = rows.head(&meta);
-        let streamed = Streamed { head: Some(head), pending: Pending::Rows(first.into_iter()), next: Some(fetch(pages)), count: 0, closed: false, shape: Some(rows) };
+        let pending = Pending::Rows { records: first.into_iter(), rows: Vec::new().into_iter() };
+        let streamed = Streamed { head: Some(head), pending, next: Some(fetch(pages)), count: 0, closed: false, shape: Some(rows) };
         return Ok(streamed.respond(content_type));
     }
+    let first = rows.rows(&first)?;
     let mut body = rows.head(&pages.into_meta()?);
     let mut count = 0;
     write_rows(&mut first.into_iter(), &mut count, &mut body, usize::MAX)?;
@@ -320,11 +322,17 @@ async fn rows_streamed(ctx: &Ctx, rows: Rows, options: &ListOptions) -> ApiResul
     Ok(HttpResponse::Ok().content_type(content_type).body(body))
 }
 
-/// The items of a streamed list still to be written: stored records, or rows made from them.
+/// The items of a streamed list still to be written: stored records, or a page's records made into rows
+/// `ROWS_AT_ONCE` at a time as they are written (only those are parsed at once, not the page).
 enum Pending {
     Records(std::vec::IntoIter<Record>),
-    Rows(std::vec::IntoIter<Value>),
+    Rows { records: std::vec::IntoIter<Record>, rows: std::vec::IntoIter<Value> },
 }
+
+/// How many of a page's records a streamed Table or metadata list parses and makes into rows at once: the page
+/// itself stays as stored bytes. With the whole page (500) parsed at once, a Table of 10,000 1-KiB ConfigMaps
+/// raised the peak RSS by 16 MiB (docs/benchmarks.md).
+const ROWS_AT_ONCE: usize = 50;
 
 /// A streamed list's state: its head, until sent; the page being written out; the read of the next page; how
 /// a page becomes items (`None`: its stored records as they are).
@@ -363,7 +371,16 @@ impl Streamed {
                         }
                     }
                 }
-                Pending::Rows(rows) => write_rows(rows, &mut self.count, &mut chunk, CHUNK)?,
+                Pending::Rows { records, rows } => loop {
+                    // Rows made but not written (the chunk is full) wait for the next chunk.
+                    write_rows(rows, &mut self.count, &mut chunk, CHUNK)?;
+                    if chunk.len() >= CHUNK {
+                        break;
+                    }
+                    let batch: Vec<Record> = records.by_ref().take(ROWS_AT_ONCE).collect();
+                    let Some(shape) = self.shape.as_ref().filter(|_| !batch.is_empty()) else { break };
+                    *rows = shape.rows(&batch)?.into_iter();
+                },
             }
             if chunk.len() >= CHUNK || self.closed {
                 break;
@@ -377,7 +394,7 @@ impl Streamed {
             // A page may hold no match (selectors); the list is complete once its metadata is known.
             let page = page?.unwrap_or_default();
             self.pending = match &self.shape {
-                Some(rows) => Pending::Rows(rows.rows(&page)?.into_iter()),
+                Some(_) => Pending::Rows { records: page.into_iter(), rows: Vec::new().into_iter() },
                 None => Pending::Records(page.into_iter()),
             };
             if pages.meta().is_none() {
