@@ -13,6 +13,7 @@ use crate::negotiate::{Format, Target};
 use crate::protobuf::{ListEncoder, PROTOBUF_MEDIA_TYPE};
 use crate::registry::selector::{FieldSelector, LabelSelector};
 use crate::registry::stored::write_as_read;
+use crate::registry::read::PARSED_AT_ONCE;
 use crate::registry::{ListMeta, ListOptions, Pages};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::table;
@@ -323,16 +324,11 @@ async fn rows_streamed(ctx: &Ctx, rows: Rows, options: &ListOptions) -> ApiResul
 }
 
 /// The items of a streamed list still to be written: stored records, or a page's records made into rows
-/// `ROWS_AT_ONCE` at a time as they are written (only those are parsed at once, not the page).
+/// `PARSED_AT_ONCE` at a time as they are written (only those are parsed at once, not the page).
 enum Pending {
     Records(std::vec::IntoIter<Record>),
     Rows { records: std::vec::IntoIter<Record>, rows: std::vec::IntoIter<Value> },
 }
-
-/// How many of a page's records a streamed Table or metadata list parses and makes into rows at once: the page
-/// itself stays as stored bytes. With the whole page (500) parsed at once, a Table of 10,000 1-KiB ConfigMaps
-/// raised the peak RSS by 16 MiB (docs/benchmarks.md).
-const ROWS_AT_ONCE: usize = 50;
 
 /// A streamed list's state: its head, until sent; the page being written out; the read of the next page; how
 /// a page becomes items (`None`: its stored records as they are).
@@ -377,7 +373,7 @@ impl Streamed {
                     if chunk.len() >= CHUNK {
                         break;
                     }
-                    let batch: Vec<Record> = records.by_ref().take(ROWS_AT_ONCE).collect();
+                    let batch: Vec<Record> = records.by_ref().take(PARSED_AT_ONCE).collect();
                     let Some(shape) = self.shape.as_ref().filter(|_| !batch.is_empty()) else { break };
                     *rows = shape.rows(&batch)?.into_iter();
                 },

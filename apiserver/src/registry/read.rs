@@ -59,6 +59,11 @@ impl ListOptions {
 /// answer holds in memory at once.
 pub const PAGE: usize = 500;
 
+/// How many of a page's records an answer that transforms them (Tables, metadata lists, protobuf) parses at once:
+/// the page itself stays as stored bytes. With whole pages parsed at once, a Table of 10,000 1-KiB ConfigMaps
+/// raised the peak RSS by 16 MiB (docs/benchmarks.md).
+pub const PARSED_AT_ONCE: usize = 50;
+
 /// A list read from one snapshot a page at a time, filtered as `Reader::list` filters: what `list` collects,
 /// and what a streamed answer sends as it reads. Records come as stored (`stored::write_as_read` gives the form
 /// a request sees when nothing transforms it).

@@ -22,7 +22,7 @@ use super::deletion::{self, Plan};
 use super::limits::{Growth, Limits, Request, Reservation};
 use super::managed_fields;
 use super::observe::{revision_of, WriteObserver};
-use super::read::{ListMeta, ListOptions, Pages, Reader};
+use super::read::{ListMeta, ListOptions, Pages, Reader, PARSED_AT_ONCE};
 use super::stored::{decode, encode, set_resource_version};
 use super::strategy::{Part, Strategies, Strategy};
 use super::{now, validate, ResourceInfo, ResourceTable, Scope, Spaces, Subresource, WriteContext};
@@ -296,12 +296,15 @@ impl GenericStore {
         Ok((items, meta))
     }
 
-    /// Lists objects a page at a time (see `Pages`), as the request's version shows them, handing each page to
-    /// `visit` (an answer built page by page never holds every object parsed); returns the list's metadata.
+    /// Lists objects a page at a time (see `Pages`), as the request's version shows them, handing them to `visit`
+    /// `PARSED_AT_ONCE` at a time (an answer built that way never holds more objects parsed); returns the list's
+    /// metadata.
     pub async fn list_pages(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions, mut visit: impl FnMut(Vec<Value>)) -> ApiResult<ListMeta> {
         let mut pages = self.pages(resource, scope, options)?;
         while let Some(page) = pages.next().await? {
-            visit(self.shown(resource, &page)?);
+            for records in page.chunks(PARSED_AT_ONCE) {
+                visit(self.shown(resource, records)?);
+            }
         }
         pages.into_meta()
     }
