@@ -157,3 +157,26 @@ impl NamespaceController {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The queue names the space a Terminating namespace left, once, and nothing for a namespace never Terminating.
+    #[test]
+    fn a_terminating_namespace_gone_names_its_space() {
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let record = told.clone();
+        let queue = TerminatingNamespaces::notifying(Box::new(move |space: &SpaceName| {
+            record.lock().unwrap_or_else(|e| e.into_inner()).push(space.to_string());
+        }));
+        let space = SpaceName::new("c0123456789abcde").unwrap_or_else(|err| panic!("{err}"));
+        queue.set(&space, "never-deleted", false);
+        queue.set(&space, "default", true);
+        assert!(queue.contains(&space, "default"));
+        queue.set(&space, "default", false);
+        queue.set(&space, "default", false);
+        assert!(!queue.contains(&space, "default"));
+        assert_eq!(*told.lock().unwrap_or_else(|e| e.into_inner()), ["c0123456789abcde"]);
+    }
+}

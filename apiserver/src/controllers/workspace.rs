@@ -284,3 +284,30 @@ impl WorkspaceController {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space(name: &str) -> SpaceName {
+        SpaceName::new(name).unwrap_or_else(|err| panic!("{name}: {err}"))
+    }
+
+    /// A deleted workspace waiting for its content is left alone until something leaves its logical cluster: a
+    /// namespace the namespace controller removed counts (it used to wake the controller without making the
+    /// workspace due, so every leaf of a deleted tree waited for the recheck).
+    #[test]
+    fn a_namespace_removed_from_its_cluster_makes_the_waiting_workspace_due() {
+        let queue = PendingWorkspaces::default();
+        let (parent, cluster, other) = (space("t-a"), space("c0123456789abcde"), space("c9999999999abcde"));
+        queue.set(&parent, "leaf", true, None);
+        let seen = queue.seen(&parent, "leaf");
+        queue.wait_for_content(&parent, "leaf", &cluster, seen);
+        let due = |queue: &PendingWorkspaces| queue.snapshot(Instant::now()).0;
+        assert!(due(&queue).is_empty(), "it waits");
+        queue.namespace_removed(&other);
+        assert!(due(&queue).is_empty(), "another cluster's namespace changes nothing");
+        queue.namespace_removed(&cluster);
+        assert_eq!(due(&queue), [(parent, "leaf".to_owned())]);
+    }
+}
