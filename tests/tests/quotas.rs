@@ -39,6 +39,11 @@ fn token(tenant: &str) -> String {
     format!("admin-{tenant}")
 }
 
+/// kubectl as `tenant`'s administrator (its token).
+fn tenant_admin(tenant: &str) -> Kubectl {
+    Kubectl::new(&kspaces_tests::token_kubeconfig(&fixture().server, &token(tenant)))
+}
+
 /// The LogicalCluster of workspace `path`, as the system administrator reads it.
 fn logical_cluster(path: &str) -> Value {
     let f = fixture();
@@ -96,7 +101,7 @@ fn config_map_count(tenant: &str) -> usize {
 fn only_system_users_set_limits_and_their_values_are_counts() {
     let f = fixture();
     let tenant = "q-rules";
-    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&f.server, &token(tenant)));
+    let admin = tenant_admin(tenant);
     let refused = admin.fails(&["annotate", "logicalcluster", "cluster", &format!("{OBJECTS}=1000000")]);
     assert!(refused.contains("Error from server (Forbidden)") && refused.contains(&format!("the annotation {OBJECTS} can only be set by system users")),
         "{refused}");
@@ -146,7 +151,7 @@ fn concurrent_creates_stop_exactly_at_the_object_limit() {
     assert_eq!(used(&path).0, objects + 10, "status.quota.used.objects");
 
     // kubectl shows kube's quota error; a dry run is judged the same way.
-    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&fixture().server, &token(tenant)));
+    let admin = tenant_admin(tenant);
     let refused = admin.fails(&["create", "configmap", "one-more", "--from-literal=a=b"]);
     assert!(refused.contains("configmaps \"one-more\" is forbidden: exceeded quota: cluster"), "{refused}");
     let dry = admin.fails(&["create", "configmap", "one-more", "--from-literal=a=b", "--dry-run=server"]);
@@ -178,7 +183,7 @@ fn the_bytes_limit_refuses_growing_writes_and_never_deletions() {
     assert!(status_has(&refused, &format!("limited: bytes={}", bytes + 3000)), "{}", refused.1);
 
     // An update that grows the object past the limit is refused; one that shrinks it is not.
-    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&fixture().server, &token(tenant)));
+    let admin = tenant_admin(tenant);
     let grow = json!({"data": {"v": "c".repeat(3500)}}).to_string();
     let out = admin.fails(&["patch", "configmap", "big-1", "--type=merge", "-p", &grow]);
     assert!(out.contains("exceeded quota"), "{out}");
@@ -200,7 +205,7 @@ fn the_bytes_limit_refuses_growing_writes_and_never_deletions() {
 fn a_nested_workspace_has_limits_of_its_own() {
     let f = fixture();
     let tenant = "q-nested";
-    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&f.server, &token(tenant)));
+    let admin = tenant_admin(tenant);
     admin.ok_with_stdin(&["create", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: team}\nspec: {type: {name: universal, path: root}}\n");
     let path = format!("root:{tenant}:team");
     assert!(eventually(TIMEOUT, || admin.run(&["get", "workspace", "team", "-o", "jsonpath={.status.phase}"]).stdout == b"Ready"), "team is Ready");
@@ -266,7 +271,7 @@ fn pod(name: &str, cpu: Option<&str>, memory_limit: Option<&str>) -> String {
 fn a_resource_quota_in_a_namespace_is_enforced_exactly_and_shows_its_usage() {
     let f = fixture();
     let tenant = "q-rq";
-    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&f.server, &token(tenant)));
+    let admin = tenant_admin(tenant);
     admin.ok(&["create", "namespace", "team"]);
     admin.ok(&["create", "quota", "counts", "-n", "team", "--hard=count/configmaps=3,pods=2,requests.cpu=1,limits.memory=1Gi"]);
     let quota = || -> Value { serde_json::from_str(&admin.ok(&["get", "quota", "counts", "-n", "team", "-o", "json"])).expect("json") };
@@ -328,7 +333,7 @@ fn a_resource_quota_in_a_namespace_is_enforced_exactly_and_shows_its_usage() {
 fn a_limit_range_defaults_and_bounds_new_pods_before_the_quota_counts_them() {
     let f = fixture();
     let tenant = "q-lr";
-    let admin = Kubectl::new(&kspaces_tests::token_kubeconfig(&f.server, &token(tenant)));
+    let admin = tenant_admin(tenant);
     admin.ok(&["create", "namespace", "limited"]);
     let range = json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "limits"}, "spec": {"limits": [
         {"type": "Container", "max": {"cpu": "1"}, "defaultRequest": {"cpu": "200m"}, "default": {"memory": "256Mi"}},
