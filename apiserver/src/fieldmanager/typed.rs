@@ -114,6 +114,43 @@ pub(crate) fn compare<S: SchemaView>(lhs: &Value, rhs: &Value, schema: S) -> Com
     comparison
 }
 
+/// What changed from `lhs` to `rhs` at and below `prefix`, a path of fields: the part of `compare`'s answer under
+/// `prefix`, found without walking the rest of the objects (a status write compares only `status`).
+pub(crate) fn compare_under<S: SchemaView>(lhs: &Value, rhs: &Value, schema: S, prefix: &[PathElement]) -> Comparison {
+    let mut comparison = Comparison::default();
+    let (mut left, mut right, mut node) = (Some(lhs), Some(rhs), schema);
+    let mut path = Vec::with_capacity(prefix.len());
+    for element in prefix {
+        let PathElement::Field(key) = element else { return restrict(compare(lhs, rhs, schema), prefix) };
+        // Where `walk_compare` would stop above `prefix`, nothing under it changed (a leaf or an emptied level
+        // is reported at its own path, outside `prefix`).
+        if left.zip(right).is_some_and(|(l, r)| l == r) || (is_empty(left) && is_empty(right)) {
+            return comparison;
+        }
+        match pair_shape(node, left, right) {
+            Shape::Fields => {}
+            Shape::Leaf => return comparison,
+            Shape::Set | Shape::Keyed(_) => return restrict(compare(lhs, rhs, schema), prefix),
+        }
+        left = left.and_then(|v| v.get(key));
+        right = right.and_then(|v| v.get(key));
+        node = node.field(key).0;
+        path.push(element.clone());
+    }
+    if left.is_some() || right.is_some() {
+        walk_compare(left, right, node, &mut path, &mut comparison);
+    }
+    comparison
+}
+
+fn restrict(comparison: Comparison, prefix: &[PathElement]) -> Comparison {
+    Comparison {
+        added: comparison.added.only_under(prefix),
+        modified: comparison.modified.only_under(prefix),
+        removed: comparison.removed.only_under(prefix),
+    }
+}
+
 fn compare_leaf(lhs: Option<&Value>, rhs: Option<&Value>, path: &Path, out: &mut Comparison) {
     match (lhs, rhs) {
         (None, _) => out.added.insert(path),

@@ -33,14 +33,20 @@ impl Filter {
         }
     }
 
-    fn comparison(&self, comparison: Comparison) -> Comparison {
-        if matches!(self, Filter::All) {
-            return comparison;
-        }
-        Comparison {
-            added: self.apply(&comparison.added),
-            modified: self.apply(&comparison.modified),
-            removed: self.apply(&comparison.removed),
+    /// What changed from `live` to `new` in the fields this filter lets a write own (for `Only`, found by
+    /// walking only under its prefix).
+    fn compare<S: SchemaView>(&self, live: &Value, new: &Value, schema: S) -> Comparison {
+        match self {
+            Filter::All => typed::compare(live, new, schema),
+            Filter::Only(prefix) => typed::compare_under(live, new, schema, prefix),
+            Filter::Exclude(_) => {
+                let comparison = typed::compare(live, new, schema);
+                Comparison {
+                    added: self.apply(&comparison.added),
+                    modified: self.apply(&comparison.modified),
+                    removed: self.apply(&comparison.removed),
+                }
+            }
         }
     }
 }
@@ -78,7 +84,7 @@ impl<S: SchemaView> Updater<'_, S> {
     /// conflicts when `force` is false), and removes the removed fields from every manager but `me`.
     fn take_from_others(&self, live: &Value, new: &Value, managers: &mut Managers<'_>, me: &str, force: bool)
         -> Result<Comparison, Vec<Conflict>> {
-        let comparison = self.filter.comparison(typed::compare(live, new, self.schema));
+        let comparison = self.filter.compare(live, new, self.schema);
         let changed = comparison.modified.union(&comparison.added);
         let others = |key: &String| key.as_str() != me;
         if !force {

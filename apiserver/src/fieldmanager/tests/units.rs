@@ -48,6 +48,8 @@ fn manager_identities_are_kubes() {
     let update = Identity::new("", Operation::Update, "v1", "status");
     assert_eq!(update.key(), r#"{"manager":"unknown","operation":"Update","apiVersion":"v1","subresource":"status"}"#);
     assert_eq!(update.describe(), "\"unknown\" with subresource \"status\" using v1");
+    let quoted = Identity::new("a\"b\\<c>", Operation::Apply, "v1", "");
+    assert_eq!(quoted.key(), r#"{"manager":"a\"b\\<c>","operation":"Apply"}"#, "escaped as encoding/json's Marshal of the entry would be, without HTML escapes");
 }
 
 #[test]
@@ -59,4 +61,48 @@ fn difference_keeps_children_of_removed_members_and_recursive_difference_does_no
     assert!(set.recursive_difference(&spec).is_empty());
     assert_eq!(set.only_under(&[f("spec")]), set);
     assert!(set.only_under(&[f("status")]).is_empty());
+}
+
+#[test]
+fn a_comparison_under_a_prefix_is_the_part_of_the_whole_comparison_under_it() {
+    use super::super::typed::{compare, compare_under};
+    use super::fixture::test_types;
+    let schema = test_types().view("test.Widget");
+    let base = json!({"apiVersion": "v1", "kind": "Widget", "metadata": {"name": "w", "labels": {"a": "1"}, "finalizers": ["x"]},
+        "spec": {"replicas": 1, "tags": ["a"]}, "status": {"phase": "Ready", "ready": 1}});
+    let with = |pointer: &str, value: serde_json::Value| {
+        let mut object = base.clone();
+        match pointer.rsplit_once('/') {
+            Some((parent, field)) if !value.is_null() => object.pointer_mut(parent).expect("parent")[field] = value,
+            Some((parent, field)) => drop(object.pointer_mut(parent).and_then(|p| p.as_object_mut()).map(|p| p.remove(field))),
+            None => {}
+        }
+        object
+    };
+    let objects = [
+        base.clone(),
+        with("/status/phase", json!("Deleting")),
+        with("/status/ready", serde_json::Value::Null),
+        with("/status", serde_json::Value::Null),
+        with("/status", json!({})),
+        with("/status", json!("not an object")),
+        with("/spec/replicas", json!(2)),
+        with("/spec", json!(["a list"])),
+        with("/metadata/finalizers", json!(["x", "y"])),
+        with("/metadata/labels", serde_json::Value::Null),
+        with("/metadata", json!({})),
+        json!({}),
+    ];
+    let field = |name: &str| PathElement::Field(name.into());
+    let prefixes = [vec![field("status")], vec![field("metadata"), field("finalizers")], vec![field("spec"), field("replicas")], vec![field("nothing"), field("here")]];
+    for live in &objects {
+        for new in &objects {
+            let whole = compare(live, new, schema);
+            for prefix in &prefixes {
+                let under = compare_under(live, new, schema, prefix);
+                let part = (whole.added.only_under(prefix), whole.modified.only_under(prefix), whole.removed.only_under(prefix));
+                assert_eq!((under.added, under.modified, under.removed), part, "{live} → {new} under {}", display(prefix));
+            }
+        }
+    }
 }
