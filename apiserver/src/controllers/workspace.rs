@@ -242,7 +242,7 @@ impl WorkspaceController {
         };
         // A workspace waiting for its initializers or terminators is set aside until its LogicalCluster changes.
         if !is_deleting(&workspace) {
-            if space::initialize_workspace(&self.registry, &self.resources, &self.tree, parent, &workspace).await? {
+            if space::initialize_workspace(&self.registry, &self.resources, &self.tree, parent, &workspace, space::Initialization::Resumed).await? {
                 self.queue.set_aside(parent, name, seen);
             }
             return Ok(());

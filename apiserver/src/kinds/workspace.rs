@@ -316,7 +316,7 @@ impl Strategy for WorkspaceStrategy {
         if parent.is_system() {
             return space::initialize(registry, &self.resources, &self.types, &self.tree, name).await;
         }
-        space::initialize_workspace(registry, &self.resources, &self.tree, parent, object).await.map(|_waiting| ())
+        space::initialize_workspace(registry, &self.resources, &self.tree, parent, object, space::Initialization::Fresh).await.map(|_waiting| ())
     }
 }
 

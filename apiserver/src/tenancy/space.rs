@@ -153,19 +153,38 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
     objects
 }
 
+/// Where a workspace's initialization starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Initialization {
+    /// The request that created the workspace, with a logical cluster name no space has: nothing of it is there.
+    Fresh,
+    /// The workspace controller, completing a creation a crash or a failure cut short: what is there stays.
+    Resumed,
+}
+
 /// Makes a nested workspace's logical cluster (whatever of it is missing: nothing once its LogicalCluster, made
 /// last, exists), then moves the workspace on as far as it can go (`advance_workspace`). Idempotent: the workspace
 /// controller completes a creation a crash interrupted. True while it waits for initializers.
-pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceTable, tree: &Tree, parent: &SpaceName, workspace: &Value) -> ApiResult<bool> {
+pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceTable, tree: &Tree, parent: &SpaceName, workspace: &Value,
+    start: Initialization) -> ApiResult<bool> {
     let name = workspace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str)
         .ok_or_else(|| ApiError::internal(format!("workspace {name} has no logical cluster")))?;
     let space = SpaceName::new(cluster).map_err(|e| ApiError::internal(e.to_string()))?;
     let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
     let scope = Scope::one(space.clone(), None);
-    let logical_cluster = match registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
-        Ok(logical_cluster) => logical_cluster,
-        Err(ApiError { code: 404, .. }) => {
+    // A resumed creation looks first: once the LogicalCluster is there, what its users removed since stays removed.
+    let existing = match start {
+        Initialization::Fresh => None,
+        Initialization::Resumed => match registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
+            Ok(logical_cluster) => Some(logical_cluster),
+            Err(ApiError { code: 404, .. }) => None,
+            Err(err) => return Err(err),
+        },
+    };
+    let logical_cluster = match existing {
+        Some(logical_cluster) => logical_cluster,
+        None => {
             let parent_path = tree.cluster(parent).map(|n| n.path).ok_or_else(|| ApiError::not_found("tenancy.kcp.io", "workspaces", parent.as_str()))?;
             let mut objects = workspace_objects(&format!("{parent_path}:{name}"), workspace, parent);
             let last = objects.pop();
@@ -179,7 +198,6 @@ pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceT
                 None => registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await?,
             }
         }
-        Err(err) => return Err(err),
     };
     advance_workspace(registry, resources, parent, name, &logical_clusters, &scope, logical_cluster).await
 }
@@ -187,17 +205,22 @@ pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceT
 /// Moves a workspace being created on, as kcp's phases go: the Workspace mirrors its LogicalCluster's phase and
 /// initializers (`Initializing`); a LogicalCluster with no initializers left becomes `Ready`, and the Workspace
 /// with it. Writes only what changes. True while initializers are left.
+///
+/// The Workspace's `Initializing` and the LogicalCluster's `Ready` are written side by side: each object still goes
+/// through every phase in order, and the Workspace follows its LogicalCluster as kcp's controller does, a step behind.
 async fn advance_workspace(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str,
-    logical_clusters: &ResourceInfo, scope: &Scope, mut logical_cluster: Value) -> ApiResult<bool> {
-    mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
+    logical_clusters: &ResourceInfo, scope: &Scope, logical_cluster: Value) -> ApiResult<bool> {
     let initializers_left = logical_cluster.pointer("/status/initializers").and_then(Value::as_array).is_some_and(|i| !i.is_empty());
-    if phase_of(&logical_cluster) == "Initializing" && !initializers_left {
-        logical_cluster = set_status(registry, logical_clusters, scope, LOGICAL_CLUSTER_NAME, |status| {
-            status["phase"] = json!("Ready");
-        }).await?;
+    if phase_of(&logical_cluster) != "Initializing" || initializers_left {
         mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
+        return Ok(initializers_left && phase_of(&logical_cluster) == "Initializing");
     }
-    Ok(initializers_left && phase_of(&logical_cluster) == "Initializing")
+    let ready = set_status(registry, logical_clusters, scope, LOGICAL_CLUSTER_NAME, |status| {
+        status["phase"] = json!("Ready");
+    });
+    let (_, ready) = futures::future::try_join(mirror_phase(registry, resources, parent, name, &logical_cluster), ready).await?;
+    mirror_phase(registry, resources, parent, name, &ready).await?;
+    Ok(false)
 }
 
 /// For a deleted workspace: true while its LogicalCluster still lists terminators, the LogicalCluster and the
