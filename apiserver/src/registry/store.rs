@@ -854,6 +854,14 @@ fn take_part(resource: &ResourceInfo, old: &Value, mut new: Value, part: Part) -
             merged
         }
         Part::Status => {
+            // A read-modify-write of the status (the server's, kubectl's) leaves the rest as it was: then the new
+            // object is kept as it is, rather than the old one copied.
+            if same_except_status(old, &new) {
+                if let Some(object) = new.as_object_mut().filter(|o| o.get("status").is_some_and(Value::is_null)) {
+                    object.remove("status");
+                }
+                return new;
+            }
             let mut merged = old.clone();
             match (new.get_mut("status").map(Value::take), merged.as_object_mut()) {
                 (Some(status), Some(object)) if !status.is_null() => {
@@ -880,6 +888,13 @@ fn take_part(resource: &ResourceInfo, old: &Value, mut new: Value, part: Part) -
         }
         Part::Main => new,
     }
+}
+
+/// True if two objects are equal but for their `status` (both objects: JSON objects).
+fn same_except_status(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return false };
+    let others = |map: &serde_json::Map<String, Value>| map.len() - usize::from(map.contains_key("status"));
+    others(a) == others(b) && a.iter().filter(|(k, _)| *k != "status").all(|(k, v)| b.get(k) == Some(v))
 }
 
 /// True if two objects differ at most in `metadata.resourceVersion` (an update that changes nothing).

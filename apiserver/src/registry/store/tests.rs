@@ -223,3 +223,30 @@ async fn observers_hear_of_durable_writes_only() {
         2 written configmaps t1/a
         3 gone configmaps t1/a"#]].assert_eq(&heard);
 }
+
+#[test]
+fn a_status_write_takes_the_status_and_nothing_else() {
+    let table = ResourceTable::new(builtin_resources());
+    let namespaces = table.by_kind("", "Namespace").cloned().expect("namespaces");
+    let old = json!({"metadata": {"name": "a", "labels": {"x": "1"}}, "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+    let status = |object: &Value, status: Value| {
+        let mut object = object.clone();
+        object["status"] = status;
+        object
+    };
+    // The rest as it was (a read-modify-write): the new object as sent.
+    let terminating = status(&old, json!({"phase": "Terminating"}));
+    assert_eq!(super::take_part(&namespaces, &old, terminating.clone(), Part::Status), terminating);
+    // The rest changed too: only the status is taken.
+    let mut relabelled = status(&old, json!({"phase": "Terminating"}));
+    relabelled["metadata"]["labels"]["x"] = json!("2");
+    assert_eq!(super::take_part(&namespaces, &old, relabelled, Part::Status), terminating);
+    // A null or missing status removes it, either way.
+    let mut without = old.clone();
+    without.as_object_mut().map(|o| o.remove("status"));
+    assert_eq!(super::take_part(&namespaces, &old, status(&old, Value::Null), Part::Status), without);
+    assert_eq!(super::take_part(&namespaces, &old, without.clone(), Part::Status), without);
+    let mut relabelled_without = without.clone();
+    relabelled_without["metadata"]["labels"]["x"] = json!("2");
+    assert_eq!(super::take_part(&namespaces, &old, relabelled_without, Part::Status), without);
+}
