@@ -532,6 +532,28 @@ spec:
     assert!(refused.contains("spec.crdPolicy: Unsupported value: \"Sometimes\""), "{refused}");
 }
 
+/// The workspace controller completes a creation cut short (as by a crash between its steps) by what the
+/// Workspace's phase says: one still `Scheduling` gets whatever of its logical cluster is missing, one that was
+/// already `Initializing` only moves on, and what was removed from it stays removed.
+#[test]
+fn a_creation_cut_short_is_completed_as_far_as_its_phase_says() {
+    let _ = fixture();
+    for (name, phase, made_again) in [("cut-scheduling", "Scheduling", true), ("cut-initializing", "Initializing", false)] {
+        create_workspace("a-token", "root:t-a", name, Some(("root", "universal")));
+        let binding = format!("/clusters/root:t-a:{name}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/workspace-admin");
+        let (code, body) = call(Http::One, "root-token", "DELETE", &binding, None);
+        assert_eq!(code, 200, "{body}");
+        let path = format!("{}/{name}", workspaces_of("root:t-a"));
+        let (_, mut cut) = get("root-token", &path);
+        cut["status"]["phase"] = json!(phase);
+        let (code, body) = call(Http::One, "root-token", "PUT", &format!("{path}/status"), Some(&cut));
+        assert_eq!((code, body["status"]["phase"].as_str()), (200, Some(phase)), "{body}");
+        assert!(eventually(TIMEOUT, || get("a-token", &path).1["status"]["phase"] == "Ready"), "{name} is completed");
+        let (code, body) = get("root-token", &binding);
+        assert_eq!(code == 200, made_again, "{name}'s workspace-admin binding: {code} {body}");
+    }
+}
+
 /// kcp's phases: Scheduling → Initializing → Ready, the LogicalCluster's mirroring the Workspace's.
 #[test]
 fn a_new_workspace_passes_through_initializing() {

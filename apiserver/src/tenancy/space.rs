@@ -6,8 +6,9 @@
 //! WorkspaceTypes.
 //!
 //! A nested workspace's logical cluster starts leaner (`workspace_objects`): kcp's universal initializer's
-//! namespaces, the creator's `workspace-admin` binding to `cluster-admin` and its LogicalCluster; Kubernetes'
-//! bootstrap roles are read from the bootstrap set rather than copied into every workspace (`authorization.rs`).
+//! namespaces, the creator's `workspace-admin` binding to `cluster-admin` and its LogicalCluster, made side by side
+//! (its Workspace's phase, not the LogicalCluster, says how far it got); Kubernetes' bootstrap roles are read from the
+//! bootstrap set rather than copied into every workspace (`authorization.rs`).
 
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
@@ -158,13 +159,16 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
 pub enum Initialization {
     /// The request that created the workspace, with a logical cluster name no space has: nothing of it is there.
     Fresh,
-    /// The workspace controller, completing a creation a crash or a failure cut short: what is there stays.
+    /// The workspace controller, completing a creation a crash or a failure cut short.
     Resumed,
 }
 
-/// Makes a nested workspace's logical cluster (whatever of it is missing: nothing once its LogicalCluster, made
-/// last, exists), then moves the workspace on as far as it can go (`advance_workspace`). Idempotent: the workspace
-/// controller completes a creation a crash interrupted. True while it waits for initializers.
+/// Makes a nested workspace's logical cluster, then moves the workspace on as far as it can go
+/// (`advance_workspace`). Its objects (namespaces, the admin binding, default APIBindings, the LogicalCluster) are
+/// made side by side, each kept if it is there. Until the Workspace has been shown `Initializing`, whatever of them is
+/// missing is made; after, the LogicalCluster alone is looked for, so that what its users removed since stays
+/// removed. Idempotent: the workspace controller completes a creation a crash interrupted. True while it waits for
+/// initializers.
 pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceTable, tree: &Tree, parent: &SpaceName, workspace: &Value,
     start: Initialization) -> ApiResult<bool> {
     let name = workspace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
@@ -173,27 +177,23 @@ pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceT
     let space = SpaceName::new(cluster).map_err(|e| ApiError::internal(e.to_string()))?;
     let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
     let scope = Scope::one(space.clone(), None);
-    // A resumed creation looks first: once the LogicalCluster is there, what its users removed since stays removed.
+    let shown = !matches!(phase_of(workspace), "" | "Scheduling");
     let existing = match start {
-        Initialization::Fresh => None,
-        Initialization::Resumed => match registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
+        Initialization::Resumed if shown => match registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await {
             Ok(logical_cluster) => Some(logical_cluster),
             Err(ApiError { code: 404, .. }) => None,
             Err(err) => return Err(err),
         },
+        _ => None,
     };
     let logical_cluster = match existing {
         Some(logical_cluster) => logical_cluster,
         None => {
             let parent_path = tree.cluster(parent).map(|n| n.path).ok_or_else(|| ApiError::not_found("tenancy.kcp.io", "workspaces", parent.as_str()))?;
-            let mut objects = workspace_objects(&format!("{parent_path}:{name}"), workspace, parent);
-            let last = objects.pop();
-            futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
-            let created = match last {
-                Some(logical_cluster) => create(registry, resources, &space, logical_cluster).await?,
-                None => None,
-            };
-            match created {
+            let objects = workspace_objects(&format!("{parent_path}:{name}"), workspace, parent);
+            let mut created = futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
+            // The LogicalCluster is the last of them; an answer of `None` says it was there already.
+            match created.pop().flatten() {
                 Some(logical_cluster) => logical_cluster,
                 None => registry.reader().get(&logical_clusters, &scope, LOGICAL_CLUSTER_NAME).await?,
             }
