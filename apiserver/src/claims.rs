@@ -26,6 +26,7 @@ use crate::registry::admission::{Admission, Attributes, Operation};
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::{GenericStore, ResourceInfo};
 use crate::status::ApiResult;
+use crate::registry::stored::at;
 
 /// The prefix of the label a claimed object carries, one per export.
 pub const CLAIMED_LABEL_PREFIX: &str = "claimed.internal.apis.kcp.io/";
@@ -125,14 +126,18 @@ impl Claims {
 
     /// The claim labels `object` of `resource` in `space` should carry.
     pub fn labels(&self, space: &SpaceName, resource: &ResourceInfo, object: &Value) -> BTreeMap<String, String> {
-        let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+        let claims = self.on(space, resource);
+        if claims.is_empty() {
+            return BTreeMap::new();
+        }
+        let text = |pointer: &str| at(object, pointer).and_then(Value::as_str).unwrap_or_default();
         let (name, namespace) = (text("/metadata/name"), text("/metadata/namespace"));
-        self.on(space, resource).iter().filter(|c| c.covers(name, namespace)).map(|c| (c.label(), c.value())).collect()
+        claims.iter().filter(|c| c.covers(name, namespace)).map(|c| (c.label(), c.value())).collect()
     }
 
     /// Sets `object`'s claim labels to `wanted`; true if that changed them.
     pub fn relabel(object: &mut Value, wanted: &BTreeMap<String, String>) -> bool {
-        let has: BTreeMap<String, String> = object.pointer("/metadata/labels").and_then(Value::as_object).into_iter().flatten()
+        let has: BTreeMap<String, String> = at(object, "/metadata/labels").and_then(Value::as_object).into_iter().flatten()
             .filter(|(k, _)| k.starts_with(CLAIMED_LABEL_PREFIX))
             .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
             .collect();
@@ -158,13 +163,13 @@ impl Claims {
 
     /// The accepted claims one binding applies.
     pub fn of_binding(binding: &Value) -> Vec<Claim> {
-        let cluster = binding.pointer("/status/apiExportClusterName").and_then(Value::as_str).unwrap_or_default();
-        let name = binding.pointer("/spec/reference/export/name").and_then(Value::as_str).unwrap_or_default();
+        let cluster = at(binding, "/status/apiExportClusterName").and_then(Value::as_str).unwrap_or_default();
+        let name = at(binding, "/spec/reference/export/name").and_then(Value::as_str).unwrap_or_default();
         let export = (cluster.to_owned(), name.to_owned());
         if cluster.is_empty() || name.is_empty() {
             return Vec::new();
         }
-        binding.pointer("/status/appliedPermissionClaims").and_then(Value::as_array).into_iter().flatten()
+        at(binding, "/status/appliedPermissionClaims").and_then(Value::as_array).into_iter().flatten()
             .map(|claim| Claim::parse(claim, &export)).collect()
     }
 }
@@ -209,7 +214,7 @@ impl Admission for ClaimLabels {
 
     fn mutate(&self, resource: &ResourceInfo, space: &SpaceName, object: &mut Value) {
         let wanted = self.claims.labels(space, resource, object);
-        let labelled = object.pointer("/metadata/labels").and_then(Value::as_object).is_some_and(|l| l.keys().any(|k| k.starts_with(CLAIMED_LABEL_PREFIX)));
+        let labelled = at(object, "/metadata/labels").and_then(Value::as_object).is_some_and(|l| l.keys().any(|k| k.starts_with(CLAIMED_LABEL_PREFIX)));
         if !wanted.is_empty() || labelled {
             Claims::relabel(object, &wanted);
         }

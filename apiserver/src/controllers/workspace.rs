@@ -24,6 +24,7 @@ use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::lifecycle::Lifecycle;
 use crate::tenancy::{space, Tree};
+use crate::registry::stored::at;
 
 /// How many workspaces one pass works on at once (spread over the controllers' threads, `super::pool`).
 const CONCURRENCY: usize = 32;
@@ -142,7 +143,7 @@ impl WriteObserver for PendingWorkspaces {
         }
         if resource.is("tenancy.kcp.io", "Workspace") {
             let deleting = object.is_some_and(is_deleting);
-            let creating = !deleting && object.is_some_and(|o| o.pointer("/status/phase").and_then(Value::as_str) != Some("Ready"));
+            let creating = !deleting && object.is_some_and(|o| at(o, "/status/phase").and_then(Value::as_str) != Some("Ready"));
             self.set(space, name, deleting || creating, creating.then(|| Instant::now() + CREATION_GRACE));
             if object.is_none() {
                 // Its parent, being deleted, may be waiting for it.
@@ -152,8 +153,8 @@ impl WriteObserver for PendingWorkspaces {
             // Its workspace (`spec.owner`) was set aside while it waited; it moves on now. One that never had an
             // entry to wait for (an empty `spec.initializers`) is being moved on by the request that made it.
             let done = Lifecycle::ALL.into_iter().any(|l| {
-                let had_entries = object.pointer(&format!("/spec/{}", l.field())).and_then(Value::as_array).is_some_and(|e| !e.is_empty());
-                object.pointer("/status/phase").and_then(Value::as_str) == Some(l.phase()) && l.entries(object).is_empty() && had_entries
+                let had_entries = at(object, &format!("/spec/{}", l.field())).and_then(Value::as_array).is_some_and(|e| !e.is_empty());
+                at(object, "/status/phase").and_then(Value::as_str) == Some(l.phase()) && l.entries(object).is_empty() && had_entries
             });
             if let Some((parent, name)) = owner(object).filter(|_| done) {
                 self.set(&parent, &name, true, None);
@@ -165,7 +166,7 @@ impl WriteObserver for PendingWorkspaces {
 
 /// The Workspace a nested workspace's LogicalCluster belongs to: its parent space and name (`spec.owner`).
 fn owner(logical_cluster: &Value) -> Option<(SpaceName, String)> {
-    let owner = logical_cluster.pointer("/spec/owner")?;
+    let owner = at(logical_cluster, "/spec/owner")?;
     let parent = space_of_cluster(owner.get("cluster").and_then(Value::as_str)?)?;
     Some((parent, owner.get("name").and_then(Value::as_str)?.to_owned()))
 }
@@ -247,7 +248,7 @@ impl WorkspaceController {
             }
             return Ok(());
         }
-        let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str).and_then(|c| SpaceName::new(c).ok());
+        let cluster = at(&workspace, "/spec/cluster").and_then(Value::as_str).and_then(|c| SpaceName::new(c).ok());
         // Terminating while terminators are left (kcp's phase), with the LogicalCluster and mirrored.
         if let Some(cluster) = &cluster {
             if space::await_terminators(&self.registry, &self.resources, parent, name, cluster).await? {
@@ -255,7 +256,7 @@ impl WorkspaceController {
                 return Ok(());
             }
         }
-        let phase = workspace.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default();
+        let phase = at(&workspace, "/status/phase").and_then(Value::as_str).unwrap_or_default();
         if phase != "Deleting" {
             space::set_phase(&self.registry, &self.resources, parent, name, "Deleting").await?;
         }

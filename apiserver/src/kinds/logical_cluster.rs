@@ -28,6 +28,7 @@ use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy::lifecycle::{label_logical_cluster, Lifecycle};
 use crate::tenancy::types::lifecycle_type;
 use crate::tenancy::Tree;
+use crate::registry::stored::at;
 
 /// `core.kcp.io/v1alpha1 LogicalCluster`: its row, definition and strategy.
 pub const KIND: Kind = Kind { rows, definitions, rules };
@@ -115,7 +116,7 @@ impl Admission for LimitsAdmission {
         if caller.system {
             return Ok(());
         }
-        let annotation = |o: &'_ Value, name: &str| o.pointer("/metadata/annotations").and_then(|a| a.get(name)).cloned();
+        let annotation = |o: &'_ Value, name: &str| at(o, "/metadata/annotations").and_then(|a| a.get(name)).cloned();
         match LIMIT_ANNOTATIONS.into_iter().find(|name| annotation(object, name) != annotation(old, name)) {
             Some(name) => Err(ApiError::forbidden_object("core.kcp.io", "logicalclusters", attributes.name,
                 &format!("the annotation {name} can only be set by system users"))),
@@ -145,11 +146,11 @@ impl Admission for LifecycleAdmission {
     async fn admit(&self, _registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
         let (Some(object), Some(old), Some(caller)) = (attributes.object, attributes.old, attributes.caller) else { return Ok(()) };
         let forbidden = |why: String| ApiError::forbidden_object("core.kcp.io", "logicalclusters", attributes.name, &why);
-        let phase = |o: &Value| o.pointer("/status/phase").cloned();
+        let phase = |o: &Value| at(o, "/status/phase").cloned();
         if phase(object) != phase(old) {
             return Err(forbidden("status.phase is set by the system".into()));
         }
-        if object.pointer(BOUND_RESOURCES) != old.pointer(BOUND_RESOURCES) {
+        if at(object, BOUND_RESOURCES) != at(old, BOUND_RESOURCES) {
             return Err(forbidden("status.boundResources is set by the system".into()));
         }
         // A virtual workspace's caller (its synthetic group) may remove its own entry and nothing else.
@@ -210,7 +211,7 @@ pub struct LogicalClusterStrategy {
 
 impl View for LogicalClusterStrategy {
     fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {
-        let cluster = object.pointer("/metadata/annotations").and_then(|a| a.get(CLUSTER_ANNOTATION)).and_then(Value::as_str);
+        let cluster = at(object, "/metadata/annotations").and_then(|a| a.get(CLUSTER_ANNOTATION)).and_then(Value::as_str);
         if let Some(space) = cluster.and_then(space_of_cluster) {
             self.quotas.show(&space, object);
         }
@@ -229,11 +230,11 @@ impl Strategy for LogicalClusterStrategy {
     }
 
     fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
-        object["status"] = match object.pointer("/spec/initializers") {
+        object["status"] = match at(object, "/spec/initializers") {
             Some(initializers) => json!({"phase": "Initializing", "initializers": initializers}),
             None => json!({"phase": "Ready"}),
         };
-        if let Some(terminators) = object.pointer("/spec/terminators").cloned() {
+        if let Some(terminators) = at(object, "/spec/terminators").cloned() {
             object["status"]["terminators"] = terminators;
         }
         label_logical_cluster(object);
@@ -246,7 +247,7 @@ impl Strategy for LogicalClusterStrategy {
         if part != Part::Main || !new.is_object() {
             return;
         }
-        let policy = new.pointer("/spec/crdPolicy").cloned();
+        let policy = at(new, "/spec/crdPolicy").cloned();
         let mut spec = old.get("spec").cloned().unwrap_or_else(|| json!({}));
         match policy {
             Some(policy) if spec.is_object() => spec["crdPolicy"] = policy,
@@ -265,15 +266,15 @@ impl Strategy for LogicalClusterStrategy {
 }
 
 fn check_logical_cluster(object: &Value, causes: &mut Vec<Cause>) {
-    if let Some(name) = object.pointer("/metadata/name").and_then(Value::as_str).filter(|n| *n != LOGICAL_CLUSTER_NAME) {
+    if let Some(name) = at(object, "/metadata/name").and_then(Value::as_str).filter(|n| *n != LOGICAL_CLUSTER_NAME) {
         causes.push(Cause::invalid("metadata.name", name, "must be \"cluster\": a space has exactly one LogicalCluster"));
     }
-    match object.pointer("/spec/crdPolicy") {
+    match at(object, "/spec/crdPolicy") {
         None | Some(Value::Null) => {}
         Some(Value::String(policy)) if CRD_POLICIES.contains(&policy.as_str()) => {}
         Some(policy) => causes.push(Cause::not_supported("spec.crdPolicy", policy.as_str().unwrap_or(&policy.to_string()), &CRD_POLICIES)),
     }
-    let annotations = object.pointer("/metadata/annotations").and_then(Value::as_object);
+    let annotations = at(object, "/metadata/annotations").and_then(Value::as_object);
     for name in LIMIT_ANNOTATIONS {
         match annotations.and_then(|a| a.get(name)) {
             None => {}

@@ -32,6 +32,7 @@ use crate::tenancy::lifecycle::PHASE_LABEL;
 use crate::tenancy::tree::{Node, Tree, ROOT, TENANT_DEFAULT_TYPE, TENANT_TYPE_ANNOTATION};
 use crate::tenancy::types::{is_home_type, Resolved, TypeError, TypeName, WorkspaceTypes, USABLE_BY_EVERYONE};
 use crate::tenancy::{space, ALL, SYSTEM};
+use crate::registry::stored::at;
 
 /// `tenancy.kcp.io/v1alpha1 Workspace`: its row, definition, strategy and type admission.
 pub const KIND: Kind = Kind { rows, definitions, rules };
@@ -166,7 +167,7 @@ impl WorkspaceStrategy {
     /// A new workspace's `spec.cluster` (given by a system administrator, or made up) names a logical cluster that
     /// is not there yet: a DNS label that no tenant or workspace has.
     fn check_new_cluster(&self, object: &Value, causes: &mut Vec<Cause>) {
-        let Some(cluster) = object.pointer("/spec/cluster").filter(|c| !c.is_null()) else { return };
+        let Some(cluster) = at(object, "/spec/cluster").filter(|c| !c.is_null()) else { return };
         let Some(name) = cluster.as_str().filter(|c| crate::registry::validate::is_dns_label(c)) else {
             causes.push(Cause::invalid("spec.cluster", &cluster.to_string(), "must be a logical cluster name: a lower case DNS label"));
             return;
@@ -181,7 +182,7 @@ impl WorkspaceStrategy {
     /// parent type's default child type; with it, the type resolved with everything it extends when it can be.
     fn type_of_new(&self, parent: &SpaceName, object: &Value) -> Option<(TypeName, Option<Resolved>)> {
         let parent = self.tree.cluster(parent)?;
-        let (path, name) = match object.pointer("/spec/type") {
+        let (path, name) = match at(object, "/spec/type") {
             Some(given) if !given.is_object() => return None,
             Some(given) => (given.get("path").and_then(Value::as_str).unwrap_or_default().to_owned(),
                 given.get("name").and_then(Value::as_str)?.to_owned()),
@@ -262,7 +263,7 @@ impl Strategy for WorkspaceStrategy {
             new["spec"] = json!({});
         }
         for field in ["type", "cluster"] {
-            if let Some(value) = old.pointer(&format!("/spec/{field}")) {
+            if let Some(value) = at(old, &format!("/spec/{field}")) {
                 new["spec"][field] = value.clone();
             }
         }
@@ -270,7 +271,7 @@ impl Strategy for WorkspaceStrategy {
             spec.remove("URL");
         }
         let owner = format!("/metadata/annotations/{}", OWNER_ANNOTATION.replace('/', "~1"));
-        if let Some(owner) = old.pointer(&owner).cloned() {
+        if let Some(owner) = at(old, &owner).cloned() {
             if !new["metadata"].get("annotations").is_some_and(Value::is_object) {
                 new["metadata"]["annotations"] = json!({});
             }
@@ -279,7 +280,7 @@ impl Strategy for WorkspaceStrategy {
     }
 
     fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
-        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let name = at(object, "/metadata/name").and_then(Value::as_str).unwrap_or_default();
         if name == ALL || name == SYSTEM || name == "any" {
             causes.push(Cause::invalid("metadata.name", name, &format!("{name:?} is a reserved name")));
         }
@@ -293,7 +294,7 @@ impl Strategy for WorkspaceStrategy {
         if old.is_none() {
             self.check_new_cluster(object, causes);
         }
-        match object.pointer("/spec/type") {
+        match at(object, "/spec/type") {
             Some(kind) if kind.is_object() => super::workspace_type::check_reference(kind, "spec.type", causes),
             Some(kind) => causes.push(Cause::invalid("spec.type", &kind.to_string(), "must be an object with a name and a path")),
             None => causes.push(Cause { message: "Required value: the workspace's type could not be determined: name one in spec.type, or \
@@ -312,7 +313,7 @@ impl Strategy for WorkspaceStrategy {
     /// The new workspace's logical cluster and content, then `Ready` (a crash in between is completed by the
     /// workspace controller). In root: the tenant's space.
     async fn after_create(&self, registry: &GenericStore, parent: &SpaceName, object: &Value) -> ApiResult<()> {
-        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let name = at(object, "/metadata/name").and_then(Value::as_str).unwrap_or_default();
         if parent.is_system() {
             return space::initialize(registry, &self.resources, &self.types, &self.tree, name).await;
         }
@@ -328,7 +329,7 @@ impl View for WorkspaceStrategy {
 
     /// Root is no child of itself.
     fn visible(&self, _resource: &ResourceInfo, stored: &Value) -> bool {
-        !(stored.get("kind").and_then(Value::as_str) == Some("Tenant") && stored.pointer("/metadata/name").and_then(Value::as_str) == Some(SYSTEM))
+        !(stored.get("kind").and_then(Value::as_str) == Some("Tenant") && at(stored, "/metadata/name").and_then(Value::as_str) == Some(SYSTEM))
     }
 
     /// `spec.URL` from the tree; in root, the Workspace a Tenant is.
@@ -336,7 +337,7 @@ impl View for WorkspaceStrategy {
         if object.get("kind").and_then(Value::as_str) == Some("Tenant") {
             *object = workspace_of_tenant(object);
         }
-        let cluster = object.pointer("/spec/cluster").and_then(Value::as_str).and_then(|c| SpaceName::new(c).ok());
+        let cluster = at(object, "/spec/cluster").and_then(Value::as_str).and_then(|c| SpaceName::new(c).ok());
         if let Some(node) = cluster.and_then(|c| self.tree.cluster(&c)) {
             object["spec"]["URL"] = json!(format!("{}/clusters/{}", self.base_url.get(), node.path));
         }
@@ -345,7 +346,7 @@ impl View for WorkspaceStrategy {
 
 /// Sets kcp's phase label (`tenancy.kcp.io/phase`, so `-l tenancy.kcp.io/phase=Ready` selects) from `status.phase` (nothing when either is missing or malformed: validation speaks).
 fn label_phase(object: &mut Value) {
-    let Some(phase) = object.pointer("/status/phase").and_then(Value::as_str).map(str::to_owned) else { return };
+    let Some(phase) = at(object, "/status/phase").and_then(Value::as_str).map(str::to_owned) else { return };
     let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
     let labels = metadata.entry("labels").or_insert_with(|| json!({}));
     if let Some(labels) = labels.as_object_mut() {
@@ -358,7 +359,7 @@ fn label_phase(object: &mut Value) {
 pub fn workspace_of_tenant(tenant: &Value) -> Value {
     let mut metadata = tenant.get("metadata").cloned().unwrap_or_else(|| json!({}));
     let annotation_pointer = format!("/annotations/{}", TENANT_TYPE_ANNOTATION.replace('/', "~1"));
-    let kind = metadata.pointer(&annotation_pointer).and_then(Value::as_str).unwrap_or(TENANT_DEFAULT_TYPE).to_owned();
+    let kind = at(&metadata, &annotation_pointer).and_then(Value::as_str).unwrap_or(TENANT_DEFAULT_TYPE).to_owned();
     if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
         annotations.remove(TENANT_TYPE_ANNOTATION);
         if annotations.is_empty() {
@@ -367,7 +368,7 @@ pub fn workspace_of_tenant(tenant: &Value) -> Value {
     }
     let name = metadata.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
     let kind = TypeName::parse(&kind).unwrap_or_else(|| TypeName::new(ROOT, "organization"));
-    let terminating = tenant.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
+    let terminating = at(tenant, "/status/phase").and_then(Value::as_str) == Some("Terminating");
     let mut workspace = json!({
         "apiVersion": "tenancy.kcp.io/v1alpha1",
         "kind": NAME,
@@ -394,7 +395,7 @@ pub fn tenant_of_workspace(workspace: &Value, old: Option<&Value>) -> Value {
     if !metadata.get("annotations").is_some_and(Value::is_object) {
         metadata["annotations"] = json!({});
     }
-    if kind != TENANT_DEFAULT_TYPE || old.is_some_and(|o| o.pointer("/metadata/annotations").is_some_and(|a| a.get(TENANT_TYPE_ANNOTATION).is_some())) {
+    if kind != TENANT_DEFAULT_TYPE || old.is_some_and(|o| at(o, "/metadata/annotations").is_some_and(|a| a.get(TENANT_TYPE_ANNOTATION).is_some())) {
         metadata["annotations"][TENANT_TYPE_ANNOTATION] = json!(kind);
     }
     if metadata["annotations"].as_object().is_some_and(Map::is_empty) {
@@ -440,7 +441,7 @@ impl Admission for WorkspaceAdmission {
         if attributes.space.is_system() && SpaceName::new(name).ok().and_then(|space| self.tree.cluster(&space)).is_some_and(nested) {
             return Err(ApiError::invalid(GROUP, NAME, name, vec![Cause::invalid("metadata.name", name, "a logical cluster of this name already exists")]));
         }
-        let kind = object.pointer("/spec/type").cloned().unwrap_or(Value::Null);
+        let kind = at(object, "/spec/type").cloned().unwrap_or(Value::Null);
         let path = kind.get("path").and_then(Value::as_str).unwrap_or_default();
         let type_name = kind.get("name").and_then(Value::as_str).unwrap_or_default();
         // Another tenant's types are as absent to a tenant's users as types that are not there.
@@ -482,7 +483,7 @@ impl Admission for SystemFields {
         if caller.system && caller.user.in_group(MASTERS) {
             return Ok(());
         }
-        let field = |o: &Value, f: &str| o.pointer(&format!("/spec/{f}")).filter(|v| !v.is_null()).cloned();
+        let field = |o: &Value, f: &str| at(o, &format!("/spec/{f}")).filter(|v| !v.is_null()).cloned();
         let refused = match attributes.old {
             None => ["cluster", "URL"].into_iter().find(|f| field(object, f).is_some()),
             Some(old) => ["cluster"].into_iter().find(|f| field(object, f).is_some() && field(object, f) != field(old, f)),

@@ -6,6 +6,7 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use serde_json::{json, Value};
 
 use crate::status::{ApiError, ApiResult};
+use crate::registry::stored::at;
 
 /// The finalizer that makes the garbage collector strip the owner's references from its dependents first.
 pub const ORPHAN_FINALIZER: &str = "orphan";
@@ -149,19 +150,19 @@ fn is_gc_finalizer(finalizer: &str) -> bool {
 
 /// `metadata.finalizers` as strings (anything else is ignored).
 pub fn finalizers(object: &Value) -> Vec<String> {
-    object.pointer("/metadata/finalizers").and_then(Value::as_array)
+    at(object, "/metadata/finalizers").and_then(Value::as_array)
         .map(|f| f.iter().filter_map(Value::as_str).map(str::to_owned).collect())
         .unwrap_or_default()
 }
 
 /// True if the object lists `finalizer`.
 pub fn has_finalizer(object: &Value, finalizer: &str) -> bool {
-    object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| f.iter().any(|v| v == finalizer))
+    at(object, "/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| f.iter().any(|v| v == finalizer))
 }
 
 /// True once an object has a deletion timestamp.
 pub fn is_deleting(object: &Value) -> bool {
-    object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
+    at(object, "/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
 }
 
 /// True while the object waits, deleting, for the garbage collector to delete its blocking dependents.
@@ -172,15 +173,15 @@ pub fn is_deleting_dependents(object: &Value) -> bool {
 /// True if the store may remove an object whose last finalizer is gone: it is being deleted and not in a graceful
 /// deletion (a pod with a grace period is removed by its kubelet, as kube's `ShouldDeleteDuringUpdate` says).
 pub fn may_remove_when_finalized(object: &Value) -> bool {
-    is_deleting(object) && object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) == 0
+    is_deleting(object) && at(object, "/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) == 0
 }
 
 fn spec_finalizers_pending(object: &Value) -> bool {
-    object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+    at(object, "/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
 }
 
 fn text<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
-    object.pointer(pointer).and_then(Value::as_str)
+    at(object, pointer).and_then(Value::as_str)
 }
 
 fn timestamp(at: DateTime<Utc>) -> Value {
@@ -193,7 +194,7 @@ fn parse_timestamp(object: &Value) -> Option<DateTime<Utc>> {
 }
 
 fn bump_generation(object: &mut Value) {
-    if let Some(generation) = object.pointer("/metadata/generation").and_then(Value::as_i64).filter(|g| *g > 0) {
+    if let Some(generation) = at(object, "/metadata/generation").and_then(Value::as_i64).filter(|g| *g > 0) {
         object["metadata"]["generation"] = json!(generation + 1);
     }
 }
@@ -231,7 +232,7 @@ enum Graceful {
 /// graceful deletion can only have its grace period shortened.
 fn graceful_deletion(pod: &mut Value, requested: Option<i64>, now: DateTime<Utc>) -> Graceful {
     if is_deleting(pod) {
-        let current = pod.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+        let current = at(pod, "/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
         if current == 0 {
             return Graceful::No;
         }
@@ -250,7 +251,7 @@ fn graceful_deletion(pod: &mut Value, requested: Option<i64>, now: DateTime<Utc>
     }
     let bound = text(pod, "/spec/nodeName").is_some_and(|n| !n.is_empty());
     let finished = matches!(text(pod, "/status/phase"), Some("Failed" | "Succeeded"));
-    let default = pod.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+    let default = at(pod, "/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
     let period = match requested.unwrap_or(default) {
         _ if !bound || finished => 0,
         negative if negative < 0 => 1,

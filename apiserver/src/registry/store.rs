@@ -781,12 +781,12 @@ impl GenericStore {
     fn keep_server_metadata(&self, resource: &ResourceInfo, scope: &Scope, old: &Value, new: &mut Value) -> ApiResult<()> {
         let metadata = metadata_mut(new)?;
         for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
-            match old.pointer(&format!("/metadata/{field}")) {
+            match old.get("metadata").and_then(|m| m.get(field)) {
                 Some(value) => metadata.insert(field.into(), value.clone()),
                 None => metadata.remove(field),
             };
         }
-        metadata.insert("name".into(), old.pointer("/metadata/name").cloned().unwrap_or(Value::Null));
+        metadata.insert("name".into(), old.get("metadata").and_then(|m| m.get("name")).cloned().unwrap_or(Value::Null));
         match (&scope.namespace, resource.namespaced) {
             (Some(namespace), true) => {
                 metadata.insert("namespace".into(), json!(namespace));

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha224};
 
 use kspaces_authz::{INITIALIZER_GROUP_PREFIX, TERMINATOR_GROUP_PREFIX};
+use crate::registry::stored::at;
 
 /// The label every LogicalCluster (and nested Workspace) carries with its phase.
 pub const PHASE_LABEL: &str = "tenancy.kcp.io/phase";
@@ -119,7 +120,7 @@ impl Lifecycle {
 
     /// The entries of this lifecycle still pending on `logical_cluster`.
     pub fn entries(self, logical_cluster: &Value) -> Vec<&str> {
-        logical_cluster.pointer(&format!("/status/{}", self.field())).and_then(Value::as_array).into_iter().flatten()
+        at(logical_cluster, &format!("/status/{}", self.field())).and_then(Value::as_array).into_iter().flatten()
             .filter_map(Value::as_str).collect()
     }
 }
@@ -128,7 +129,7 @@ impl Lifecycle {
 /// and one hashed label per pending initializer and terminator; stale ones go. Whatever a writer sent is replaced,
 /// so the labels the virtual workspaces select by cannot be forged.
 pub fn label_logical_cluster(object: &mut Value) {
-    let phase = object.pointer("/status/phase").and_then(Value::as_str).map(str::to_owned);
+    let phase = at(object, "/status/phase").and_then(Value::as_str).map(str::to_owned);
     let mut wanted: Vec<(String, String)> = Vec::new();
     for lifecycle in Lifecycle::ALL {
         wanted.extend(lifecycle.entries(object).into_iter().map(|entry| lifecycle.label(entry)));

@@ -20,6 +20,7 @@ use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
 use crate::kinds::workspace::OWNER_ANNOTATION;
 use crate::registry::{GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::status::{ApiError, ApiResult};
+use crate::registry::stored::at;
 
 /// The namespaces of a tenant space (the system space also has `kube-node-lease`).
 /// The Workspace annotation listing the exports (`[{"path", "export"}]`, JSON) its type's `defaultAPIBindings`
@@ -97,7 +98,7 @@ pub const WORKSPACE_NAMESPACES: [&str; 2] = ["default", "kube-system"];
 /// when two exports share a name).
 fn default_bindings(workspace: &Value) -> Vec<Value> {
     let pointer = format!("/metadata/annotations/{}", DEFAULT_BINDINGS_ANNOTATION.replace('/', "~1"));
-    let listed: Vec<Value> = workspace.pointer(&pointer).and_then(Value::as_str)
+    let listed: Vec<Value> = at(workspace, &pointer).and_then(Value::as_str)
         .and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default();
     let mut names: Vec<String> = Vec::new();
     listed.iter().filter_map(|entry| {
@@ -121,7 +122,7 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
         .map(|name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
         .collect();
     let owner_pointer = format!("/metadata/annotations/{}", OWNER_ANNOTATION.replace('/', "~1"));
-    let owner = workspace.pointer(&owner_pointer).and_then(Value::as_str).and_then(|o| serde_json::from_str::<Value>(o).ok());
+    let owner = at(workspace, &owner_pointer).and_then(Value::as_str).and_then(|o| serde_json::from_str::<Value>(o).ok());
     if let Some(user) = owner.as_ref().and_then(|o| o.get("username")).and_then(Value::as_str) {
         objects.push(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -132,14 +133,14 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
         }));
     }
     objects.extend(default_bindings(workspace));
-    let text = |pointer: &str| workspace.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+    let text = |pointer: &str| at(workspace, pointer).and_then(Value::as_str).unwrap_or_default();
     let mut logical_cluster = json!({
         "apiVersion": "core.kcp.io/v1alpha1",
         "kind": "LogicalCluster",
         "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": path, TYPE_ANNOTATION: super::tree::type_of(workspace)}},
         "spec": {
             "crdPolicy": DEFAULT_CRD_POLICY,
-            "initializers": workspace.pointer("/status/initializers").cloned().unwrap_or_else(|| json!([])),
+            "initializers": at(workspace, "/status/initializers").cloned().unwrap_or_else(|| json!([])),
             "owner": {"apiVersion": "tenancy.kcp.io/v1alpha1", "resource": "workspaces", "name": text("/metadata/name"),
                 "cluster": crate::registry::store::cluster_name(parent), "uid": text("/metadata/uid")},
         },
@@ -147,7 +148,7 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
     if let Some(owner) = owner {
         logical_cluster["spec"]["createdBy"] = owner;
     }
-    if let Some(terminators) = workspace.pointer("/status/terminators") {
+    if let Some(terminators) = at(workspace, "/status/terminators") {
         logical_cluster["spec"]["terminators"] = terminators.clone();
     }
     objects.push(logical_cluster);
@@ -171,8 +172,8 @@ pub enum Initialization {
 /// initializers.
 pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceTable, tree: &Tree, parent: &SpaceName, workspace: &Value,
     start: Initialization) -> ApiResult<bool> {
-    let name = workspace.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-    let cluster = workspace.pointer("/spec/cluster").and_then(Value::as_str)
+    let name = at(workspace, "/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let cluster = at(workspace, "/spec/cluster").and_then(Value::as_str)
         .ok_or_else(|| ApiError::internal(format!("workspace {name} has no logical cluster")))?;
     let space = SpaceName::new(cluster).map_err(|e| ApiError::internal(e.to_string()))?;
     let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
@@ -210,7 +211,7 @@ pub async fn initialize_workspace(registry: &GenericStore, resources: &ResourceT
 /// through every phase in order, and the Workspace follows its LogicalCluster as kcp's controller does, a step behind.
 async fn advance_workspace(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str,
     logical_clusters: &ResourceInfo, scope: &Scope, logical_cluster: Value) -> ApiResult<bool> {
-    let initializers_left = logical_cluster.pointer("/status/initializers").and_then(Value::as_array).is_some_and(|i| !i.is_empty());
+    let initializers_left = at(&logical_cluster, "/status/initializers").and_then(Value::as_array).is_some_and(|i| !i.is_empty());
     if phase_of(&logical_cluster) != "Initializing" || initializers_left {
         mirror_phase(registry, resources, parent, name, &logical_cluster).await?;
         return Ok(initializers_left && phase_of(&logical_cluster) == "Initializing");
@@ -245,7 +246,7 @@ pub async fn hold_for_terminators(registry: &GenericStore, resources: &ResourceT
         Err(ApiError { code: 404, .. }) => return Ok(None),
         Err(err) => return Err(err),
     };
-    let left = logical_cluster.pointer("/status/terminators").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+    let left = at(&logical_cluster, "/status/terminators").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
     if !left {
         return Ok(None);
     }
@@ -260,7 +261,7 @@ pub async fn hold_for_terminators(registry: &GenericStore, resources: &ResourceT
 pub async fn mirror_phase(registry: &GenericStore, resources: &ResourceTable, parent: &SpaceName, name: &str, logical_cluster: &Value) -> ApiResult<()> {
     let phase = phase_of(logical_cluster).to_owned();
     let lists = ["initializers", "terminators"].map(|field| {
-        let list = logical_cluster.pointer(&format!("/status/{field}")).filter(|l| l.as_array().is_some_and(|l| !l.is_empty())).cloned();
+        let list = at(logical_cluster, &format!("/status/{field}")).filter(|l| l.as_array().is_some_and(|l| !l.is_empty())).cloned();
         (field, list)
     });
     let workspaces = row(resources, "tenancy.kcp.io", "Workspace")?;
@@ -276,7 +277,7 @@ pub async fn mirror_phase(registry: &GenericStore, resources: &ResourceTable, pa
 }
 
 fn phase_of(object: &Value) -> &str {
-    object.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default()
+    at(object, "/status/phase").and_then(Value::as_str).unwrap_or_default()
 }
 
 fn row(resources: &ResourceTable, group: &str, kind: &str) -> ApiResult<std::sync::Arc<ResourceInfo>> {
@@ -365,7 +366,7 @@ async fn tenant_type(registry: &GenericStore, resources: &ResourceTable, tenant:
         Err(err) => return Err(err),
     };
     let pointer = format!("/metadata/annotations/{}", super::tree::TENANT_TYPE_ANNOTATION.replace('/', "~1"));
-    Ok(stored.pointer(&pointer).and_then(Value::as_str).map(str::to_owned))
+    Ok(at(&stored, &pointer).and_then(Value::as_str).map(str::to_owned))
 }
 
 /// Creates one initial object, giving it back as stored; one that exists already is fine (`None`).

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::{is_deleting, ResourceInfo};
+use crate::registry::stored::at;
 
 /// The path of the system space.
 pub const ROOT: &str = "root";
@@ -241,25 +242,25 @@ fn node(cluster: SpaceName, path: String, tenant: Option<String>, edge: Option<&
 
 /// The workspace type a Workspace's `spec.type` names, as `<path>:<name>`.
 pub fn type_of(workspace: &Value) -> String {
-    let name = workspace.pointer("/spec/type/name").and_then(Value::as_str).unwrap_or("universal");
-    let path = workspace.pointer("/spec/type/path").and_then(Value::as_str).filter(|p| !p.is_empty()).unwrap_or(ROOT);
+    let name = at(workspace, "/spec/type/name").and_then(Value::as_str).unwrap_or("universal");
+    let path = at(workspace, "/spec/type/path").and_then(Value::as_str).filter(|p| !p.is_empty()).unwrap_or(ROOT);
     format!("{path}:{name}")
 }
 
 /// The edge a stored Tenant or Workspace is.
 fn edge(resource: &ResourceInfo, name: &str, object: &Value) -> Option<Edge> {
     if resource.is("", "Tenant") {
-        let kind = object.pointer(&format!("/metadata/annotations/{}", TENANT_TYPE_ANNOTATION.replace('/', "~1")))
+        let kind = at(object, &format!("/metadata/annotations/{}", TENANT_TYPE_ANNOTATION.replace('/', "~1")))
             .and_then(Value::as_str).unwrap_or(TENANT_DEFAULT_TYPE).to_owned();
-        let phase = object.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Active");
+        let phase = at(object, "/status/phase").and_then(Value::as_str).unwrap_or("Active");
         let phase = if phase == "Terminating" { "Terminating" } else { "Ready" }.to_owned();
         return Some(Edge { cluster: SpaceName::new(name).ok()?, kind, phase, deleting: is_deleting(object) });
     }
-    let cluster = object.pointer("/spec/cluster").and_then(Value::as_str)?;
+    let cluster = at(object, "/spec/cluster").and_then(Value::as_str)?;
     Some(Edge {
         cluster: SpaceName::new(cluster).ok()?,
         kind: type_of(object),
-        phase: object.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Scheduling").to_owned(),
+        phase: at(object, "/status/phase").and_then(Value::as_str).unwrap_or("Scheduling").to_owned(),
         deleting: is_deleting(object),
     })
 }

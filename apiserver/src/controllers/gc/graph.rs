@@ -87,7 +87,7 @@ pub struct Observed {
 impl Observed {
     /// Reads an object's metadata; `None` without a uid or name. `namespaced` keeps its namespace.
     pub fn of(object: &Value, namespaced: bool) -> Option<Observed> {
-        let text = |field: &str| object.pointer(&format!("/metadata/{field}")).and_then(Value::as_str);
+        let text = |field: &str| object.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str);
         let mut owners: Vec<Owner> = Vec::new();
         for reference in references(object) {
             let uid = Uid::parse(&reference.uid);

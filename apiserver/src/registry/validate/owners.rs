@@ -8,6 +8,7 @@ use super::check_qualified_key;
 use crate::registry::deletion::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 use crate::registry::ResourceInfo;
 use crate::status::{ApiError, ApiResult, Cause};
+use crate::registry::stored::at;
 
 const FIELD: &str = "metadata.ownerReferences";
 
@@ -17,7 +18,7 @@ pub fn check(resource: &ResourceInfo, object: &Value) -> ApiResult<()> {
     if causes.is_empty() {
         return Ok(());
     }
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let name = at(object, "/metadata/name").and_then(Value::as_str).unwrap_or_default();
     Err(ApiError::invalid(&resource.group, &resource.kind, name, causes))
 }
 
@@ -26,10 +27,10 @@ pub fn check(resource: &ResourceInfo, object: &Value) -> ApiResult<()> {
 /// unstructured accessors read them.
 pub fn causes(typed: bool, object: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
-    if let Some(references) = object.pointer("/metadata/ownerReferences").and_then(Value::as_array) {
+    if let Some(references) = at(object, "/metadata/ownerReferences").and_then(Value::as_array) {
         check_references(typed, references, &mut causes);
     }
-    if let Some(finalizers) = object.pointer("/metadata/finalizers").and_then(Value::as_array) {
+    if let Some(finalizers) = at(object, "/metadata/finalizers").and_then(Value::as_array) {
         check_finalizers(finalizers, &mut causes);
     }
     causes
