@@ -17,6 +17,7 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
 use crate::authorization::RBAC_GROUP;
+use crate::registry::deletion::has_finalizers;
 use crate::registry::{is_deleting, DeleteOptions, DeleteOutcome, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
@@ -63,7 +64,7 @@ async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<I
             let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
             // Deleted already and held by its finalizers (a child workspace whose own subtree is going): deleting
             // it again would change nothing.
-            if is_deleting(item) && item.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty()) {
+            if is_deleting(item) && has_finalizers(item) {
                 empty = false;
                 continue;
             }
@@ -152,7 +153,7 @@ async fn finalize_namespaces(registry: &GenericStore, namespaces: &ResourceInfo,
             Ok(()) | Err(ApiError { code: 404, .. }) => {}
             Err(err) => return Err(err),
         }
-        gone &= item.pointer("/metadata/finalizers").and_then(Value::as_array).is_none_or(|f| f.is_empty());
+        gone &= !has_finalizers(item);
     }
     Ok(gone)
 }

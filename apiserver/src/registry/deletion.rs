@@ -155,6 +155,11 @@ pub fn finalizers(object: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// True if the object lists any finalizer (`metadata.finalizers`).
+pub fn has_finalizers(object: &Value) -> bool {
+    at(object, "/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+}
+
 /// True if the object lists `finalizer`.
 pub fn has_finalizer(object: &Value, finalizer: &str) -> bool {
     at(object, "/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| f.iter().any(|v| v == finalizer))

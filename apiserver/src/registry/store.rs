@@ -107,10 +107,6 @@ fn namespace_of<'a>(row: &ResourceInfo, object: &'a Value) -> Option<&'a str> {
     meta_str(object, "namespace").filter(|_| row.namespaced)
 }
 
-fn has_finalizers(object: &Value) -> bool {
-    object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
-}
-
 const GENERATE_NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 fn generated_name(prefix: &str) -> String {
@@ -635,7 +631,7 @@ impl GenericStore {
     /// Commits `new` (stored form) over `stored`, as the stored row `row`.
     async fn commit_update(&self, row: &ResourceInfo, stored: Stored<'_>, mut new: Value, dry_run: bool, refusable: bool) -> ApiResult<Value> {
         let Stored { space, key, name, object: old, revision, size } = stored;
-        let finished = deletion::may_remove_when_finalized(&new) && !has_finalizers(&new) && !spec_finalizers_pending(row, &new);
+        let finished = deletion::may_remove_when_finalized(&new) && !deletion::has_finalizers(&new) && !spec_finalizers_pending(row, &new);
         if finished {
             if dry_run {
                 set_resource_version(&mut new, revision);
