@@ -35,6 +35,29 @@ pub(crate) fn pool() -> &'static tokio::runtime::Handle {
     }).handle()
 }
 
+/// Runs `work` on every item on the controllers' threads (`pool`), at most `limit` at once; `done` hears each
+/// outcome as its task ends (a task that panicked, as its `JoinError`).
+pub(crate) async fn spread<T, F, Fut>(items: impl IntoIterator<Item = T>, limit: usize, work: F,
+    mut done: impl FnMut(Result<Fut::Output, tokio::task::JoinError>))
+where
+    F: Fn(T) -> Fut,
+    Fut: std::future::Future + Send + 'static,
+    Fut::Output: Send + 'static,
+{
+    let mut running = tokio::task::JoinSet::new();
+    for item in items {
+        if running.len() >= limit {
+            if let Some(joined) = running.join_next().await {
+                done(joined);
+            }
+        }
+        running.spawn_on(work(item), pool());
+    }
+    while let Some(joined) = running.join_next().await {
+        done(joined);
+    }
+}
+
 /// The manager of the namespace and tenant controllers' writes, as kube-controller-manager records its own.
 pub(crate) const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 

@@ -115,23 +115,16 @@ impl NamespaceController {
     /// others up).
     pub async fn reconcile(&self) -> ApiResult<()> {
         let Some(namespaces) = self.resources.by_kind("", "Namespace").cloned() else { return Ok(()) };
-        let mut passes = tokio::task::JoinSet::new();
         let mut outcome = Ok(());
-        let mut record = |joined: Option<Result<ApiResult<()>, tokio::task::JoinError>>| match joined {
-            Some(Ok(Err(err))) if outcome.is_ok() => outcome = Err(err),
-            Some(Err(err)) if outcome.is_ok() => outcome = Err(ApiError::internal(format!("namespace controller: {err}"))),
-            _ => {}
-        };
-        for (space, name) in self.queue.snapshot() {
-            if passes.len() >= PARALLEL {
-                record(passes.join_next().await);
-            }
+        let pass = |(space, name): (SpaceName, String)| {
             let (controller, namespaces) = (self.clone(), namespaces.clone());
-            passes.spawn_on(async move { controller.reconcile_one(&namespaces, space, name).await }, super::pool());
-        }
-        while let Some(joined) = passes.join_next().await {
-            record(Some(joined));
-        }
+            async move { controller.reconcile_one(&namespaces, space, name).await }
+        };
+        super::spread(self.queue.snapshot(), PARALLEL, pass, |joined| match joined {
+            Ok(Err(err)) if outcome.is_ok() => outcome = Err(err),
+            Err(err) if outcome.is_ok() => outcome = Err(ApiError::internal(format!("namespace controller: {err}"))),
+            _ => {}
+        }).await;
         outcome
     }
 

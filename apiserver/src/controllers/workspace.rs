@@ -204,19 +204,15 @@ impl WorkspaceController {
                 }
                 continue;
             }
-            let mut passes = tokio::task::JoinSet::new();
-            for (parent, name) in pending {
-                if passes.len() >= CONCURRENCY {
-                    passes.join_next().await;
-                }
+            let pass = |(parent, name): (SpaceName, String)| {
                 let controller = self.clone();
-                passes.spawn_on(async move {
+                async move {
                     if let Err(err) = controller.reconcile(&parent, &name).await {
                         tracing::warn!(%err, %parent, name, "workspace controller");
                     }
-                }, super::pool());
-            }
-            while passes.join_next().await.is_some() {}
+                }
+            };
+            super::spread(pending, CONCURRENCY, pass, drop).await;
             tokio::select! {
                 () = tokio::time::sleep(interval) => {}
                 () = self.queue.advance.notified() => {}
