@@ -16,6 +16,7 @@
 //! twice or missed; writes it concerns wait for the count. Usage is shown on read, never stored.
 
 pub mod resource_quota;
+pub mod shared;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -23,7 +24,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use kspaces_storage::{Revision, SpaceName};
+use kspaces_storage::{Clusters, Conflict, Revision, SpaceName, WriteOp, Written};
 use serde_json::{json, Value};
 
 use crate::registry::limits::{Growth, Held, Limits, Request};
@@ -32,6 +33,7 @@ use crate::registry::stored::decode;
 use crate::registry::{Reader, ResourceInfo};
 use crate::status::{ApiError, ApiResult};
 use resource_quota::{add, difference, needs_object, quantity, Amounts, QuotaSpec};
+use shared::Tallies;
 
 /// kcp's limit on the number of objects a logical cluster stores.
 pub const MAX_OBJECTS: &str = "core.kcp.io/max-total-objects";
@@ -133,6 +135,8 @@ pub struct Quotas {
     counted: tokio::sync::watch::Sender<u64>,
     /// One census at a time; each counts every ledger waiting when it starts.
     census: tokio::sync::Mutex<()>,
+    /// On a store replicas share, spaces' limits are kept in tallies beside their objects instead of ledgers.
+    tallies: Option<Arc<Tallies>>,
 }
 
 /// What one write reserved, in each ledger: released when it settles.
@@ -167,13 +171,14 @@ impl Quotas {
     pub fn new(reader: Reader) -> Arc<Quotas> {
         Arc::new_cyclic(|me| Quotas {
             me: me.clone(),
-            reader,
             limits: Mutex::default(),
             ledgers: Mutex::default(),
             specs: Mutex::default(),
             quotas: Mutex::default(),
             counted: tokio::sync::watch::channel(0).0,
             census: tokio::sync::Mutex::new(()),
+            tallies: reader.shared().then(|| Tallies::new(reader.clusters().clone())),
+            reader,
         })
     }
 
@@ -191,6 +196,10 @@ impl Quotas {
 
     /// A space's limits and, once counted, its usage (what `status.quota` shows).
     pub fn usage(&self, space: &SpaceName) -> Option<(SpaceLimits, Option<Usage>)> {
+        if let Some(tallies) = &self.tallies {
+            let limits = self.limits.lock().unwrap().get(space).copied()?;
+            return Some(tallies.usage(space).unwrap_or((limits, None)));
+        }
         let ledger = self.ledger(space)?;
         let ledger = ledger.lock().unwrap();
         let usage = match &ledger.count {
@@ -263,6 +272,10 @@ impl Quotas {
     /// Brings the ledgers in line with the limits now known for `space`: a space that gained limits gets a ledger
     /// (counted by a census), one that lost them loses it.
     fn follow(&self, space: &SpaceName) {
+        if self.tallies.is_some() {
+            self.settle_tally(space);
+            return;
+        }
         let limits = self.limits.lock().unwrap().get(space).copied().unwrap_or_default();
         let mut ledgers = self.ledgers.lock().unwrap();
         match (limits.none(), ledgers.get(space)) {
@@ -276,6 +289,21 @@ impl Quotas {
                 drop(ledgers);
                 self.start_census();
             }
+        }
+    }
+
+    /// Brings the space's tally in line with the limits its LogicalCluster sets, in the background.
+    fn settle_tally(&self, space: &SpaceName) {
+        let (Some(tallies), Some(me)) = (&self.tallies, self.me.upgrade()) else { return };
+        let name = space.clone();
+        tallies.clone().settle_with(space.clone(), move || me.wanted(&name));
+    }
+
+    /// The limits this replica's LogicalClusters set for `space`, with the revision of the write that set them.
+    fn wanted(&self, space: &SpaceName) -> (Option<SpaceLimits>, Revision) {
+        match self.limits.lock().unwrap().state(space) {
+            Some((limits, revision)) => (limits.copied().filter(|l| !l.none()), revision),
+            None => (None, Revision::ZERO),
         }
     }
 
@@ -470,6 +498,9 @@ impl Quotas {
 #[async_trait]
 impl Limits for Quotas {
     async fn reserve(&self, request: Request<'_>) -> ApiResult<Held> {
+        if let Some(tallies) = &self.tallies {
+            tallies.check(&request).await?;
+        }
         let mut counted = self.counted.subscribe();
         let deadline = tokio::time::Instant::now() + COUNT_WAIT;
         loop {
@@ -489,6 +520,13 @@ impl Limits for Quotas {
                     "the usage of {} is still being counted; try again", request.space))),
             }
         }
+    }
+
+    async fn write(&self, store: &Clusters, request: &Request<'_>, op: WriteOp) -> ApiResult<Result<Written, Conflict>> {
+        let Some(tallies) = &self.tallies else { return Ok(store.write(op).await?) };
+        let limited = || self.limits.lock().unwrap().get(request.space).is_some();
+        let settle = || self.settle_tally(request.space);
+        tallies.write(request, op, &limited, &settle).await
     }
 
     /// Releases what the write held and, once durable, adds its change to the count, in one step per ledger:

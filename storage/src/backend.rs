@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::error::Result;
-use crate::key::{Key, KeyRange};
+use crate::key::{Key, KeyRange, SpaceName};
+use crate::tally::{not_kept, Refused, Tally, TallyChange, TallyOp, TallyRecord};
 use crate::watch::Event;
 use crate::Revision;
 
@@ -93,6 +94,32 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Performs one write atomically with its revision; acknowledged only once durable.
     async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>>;
+
+    /// Performs `op` only if `space`'s tally is as `tally` expects, and replaces the tally in the same
+    /// transaction (see [`crate::tally`]). A store that keeps no tallies performs `op` alone when `tally` is
+    /// `Absent`, and fails for anything else.
+    async fn write_tallied(&self, op: WriteOp, _space: &SpaceName, tally: Tally) -> Result<std::result::Result<Written, Refused>> {
+        match tally {
+            Tally::Absent => Ok(self.write(op).await?.map_err(Refused::Conflict)),
+            Tally::Replace { .. } => Err(not_kept()),
+        }
+    }
+
+    /// `space`'s tally, if it has one.
+    async fn tally(&self, _space: &SpaceName) -> Result<Option<TallyRecord>> {
+        Ok(None)
+    }
+
+    /// Changes `space`'s tally alone: the revision of the change, or the tally as it is now when it was not as
+    /// `op` expects.
+    async fn change_tally(&self, _space: &SpaceName, _op: TallyOp) -> Result<std::result::Result<Revision, Option<TallyRecord>>> {
+        Err(not_kept())
+    }
+
+    /// Every change of any space's tally from now on, whoever makes it (`None`: this store keeps no tallies).
+    fn tally_changes(&self) -> Option<tokio::sync::broadcast::Receiver<TallyChange>> {
+        None
+    }
 
     /// The revision of the latest durable write.
     async fn current_revision(&self) -> Result<Revision>;

@@ -16,9 +16,10 @@ use base64::Engine;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{Conflict, Deleted, Record};
+use crate::backend::{Conflict, Deleted, Record, WriteOp, Written};
 use crate::error::{Result, StorageError};
-use crate::key::{Key, KeyLayout, KeyRange};
+use crate::key::{Key, KeyLayout, KeyRange, SpaceName};
+use crate::tally::{Refused, Tally, TallyChange, TallyOp, TallyRecord};
 use crate::store::{ListRequest, Store};
 use crate::watch::{WatchFrom, WatchOptions, Watcher};
 use crate::Revision;
@@ -312,6 +313,39 @@ impl Clusters {
 
     pub async fn delete(&self, key: &Key, expected: Option<Revision>) -> Result<std::result::Result<Deleted, Conflict>> {
         self.store_of(key)?.delete(key, expected).await
+    }
+
+    /// Performs one write (a create, update or delete) on the cluster of its key.
+    pub async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {
+        let key = match &op {
+            WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => key,
+        };
+        self.store_of(key)?.write(op).await
+    }
+
+    /// Performs `op` if `space`'s tally is as `tally` expects (see [`crate::tally`]), on the space's cluster.
+    pub async fn write_tallied(&self, op: WriteOp, space: &SpaceName, tally: Tally) -> Result<std::result::Result<Written, Refused>> {
+        self.store_of_space(space.as_str())?.write_tallied(op, space, tally).await
+    }
+
+    /// `space`'s tally, if it has one.
+    pub async fn tally(&self, space: &SpaceName) -> Result<Option<TallyRecord>> {
+        self.store_of_space(space.as_str())?.tally(space).await
+    }
+
+    /// Changes `space`'s tally alone: the revision of the change, or the tally as it is now.
+    pub async fn change_tally(&self, space: &SpaceName, op: TallyOp) -> Result<std::result::Result<Revision, Option<TallyRecord>>> {
+        self.store_of_space(space.as_str())?.change_tally(space, op).await
+    }
+
+    /// Every change of any space's tally from now on, one feed per cluster that keeps tallies.
+    pub fn tally_changes(&self) -> Vec<tokio::sync::broadcast::Receiver<TallyChange>> {
+        self.inner.members.iter().filter_map(|(_, store)| store.tally_changes()).collect()
+    }
+
+    /// The store of the cluster `space` is placed on.
+    pub fn store_for(&self, space: &SpaceName) -> Result<&Store> {
+        self.store_of_space(space.as_str())
     }
 
     /// For each range, whether it holds any object now: one call per cluster concerned.

@@ -54,8 +54,9 @@ use proto::mvccpb::KeyValue;
 
 use crate::backend::{Backend, Conflict, Deleted, RawPage, Record, WriteOp, Written};
 use crate::error::{Result, StorageError};
-use crate::key::{Key, KeyLayout, KeyRange};
+use crate::key::{Key, KeyLayout, KeyRange, SpaceName};
 use crate::store::{Store, StoreConfig};
+use crate::tally::{Refused, Tally, TallyChange, TallyOp, TallyRecord};
 use crate::watch::{Event, EventKind, WatchHub};
 use crate::Revision;
 
@@ -81,6 +82,10 @@ const WATCH_DECODE_LIMIT: usize = 512 * 1024 * 1024;
 const ETCD_DEFAULT_MAX_REQUEST_BYTES: usize = 1536 * 1024;
 /// The progress marker's key, relative to the layout prefix (an empty segment: no object key has one).
 const PROGRESS_MARKER: &str = "//kspaces-progress";
+/// Where spaces' tallies are kept, relative to the layout prefix (see [`crate::tally`]).
+const TALLY_PREFIX: &str = "//kspaces-tally/";
+/// Tally changes kept for followers that fall behind.
+const TALLY_CHANGES: usize = 1024;
 
 /// How to reach etcd.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,6 +123,8 @@ struct FeedState {
 /// State shared by the backend handle and its feed task.
 struct Shared {
     layout: KeyLayout,
+    /// Tallies changed, as the feed sees them.
+    tallies: tokio::sync::broadcast::Sender<TallyChange>,
     /// The progress marker's full key.
     marker: String,
     compacted: AtomicU64,
@@ -135,6 +142,21 @@ impl Shared {
 
     fn marker(&self) -> &str {
         &self.marker
+    }
+
+    /// The space whose tally `key` is.
+    fn tally_space<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+        key.strip_prefix(self.layout.prefix().as_bytes())?.strip_prefix(TALLY_PREFIX.as_bytes())
+    }
+
+    /// Tells tally followers of a change the feed saw.
+    fn publish_tally(&self, space: &[u8], kv: &KeyValue) {
+        if self.tallies.receiver_count() == 0 {
+            return;
+        }
+        let record = (kv.version > 0).then(|| tally_record(kv));
+        let change = TallyChange { space: String::from_utf8_lossy(space).into_owned(), record, revision: to_revision(kv.mod_revision) };
+        let _ = self.tallies.send(change);
     }
 }
 
@@ -213,7 +235,8 @@ impl EtcdBackend {
         let channel = connect(etcd)?;
         let (feed, _) = watch::channel(FeedState::default());
         let marker = format!("{}{}", config.layout.prefix(), PROGRESS_MARKER);
-        let shared = Arc::new(Shared { layout: config.layout.clone(), marker, compacted: AtomicU64::new(0), feed });
+        let tallies = tokio::sync::broadcast::channel(TALLY_CHANGES).0;
+        let shared = Arc::new(Shared { layout: config.layout.clone(), tallies, marker, compacted: AtomicU64::new(0), feed });
         let mut backend = EtcdBackend {
             kv: KvClient::new(channel.clone()).max_decoding_message_size(KV_DECODE_LIMIT),
             watch: WatchClient::new(channel).max_decoding_message_size(WATCH_DECODE_LIMIT),
@@ -321,7 +344,7 @@ impl EtcdBackend {
         })
     }
 
-    /// The record a failed transaction read back with its `Get`.
+    /// The record a failed transaction read back with its first `Get` (the object's).
     fn current_of(&self, response: &TxnResponse) -> Result<Option<Record>> {
         for op in &response.responses {
             if let Some(ResponseKind::ResponseRange(range)) = &op.response {
@@ -341,40 +364,37 @@ impl EtcdBackend {
         self.record(&prev)
     }
 
-    async fn create(&self, key: Key, value: Bytes) -> Result<std::result::Result<Written, Conflict>> {
-        let size = value.len();
-        let txn = TxnRequest {
-            compare: vec![compare(&key, CompareTarget::Create, CompareResult::Equal, TargetUnion::CreateRevision(0))],
-            success: vec![op(RequestKind::RequestPut(PutRequest {
-                key: key.as_str().into(),
-                value: value.to_vec(),
-                ..PutRequest::default()
-            }))],
-            failure: vec![read(&key)],
-        };
-        let response = self.txn(txn, size).await?;
-        if !response.succeeded {
-            let existing = self.current_of(&response)?;
-            let existing = existing.ok_or_else(|| StorageError::Backend("etcd: create conflict without a record".to_owned()))?;
-            return Ok(Err(Conflict::AlreadyExists(existing)));
-        }
-        let revision = header_revision(response.header.as_ref());
-        Ok(Ok(Written::Put(Record { key, value, revision, create_revision: revision })))
+    /// The key of `space`'s tally: under the prefix, after an empty segment, so no layout can build it and lists
+    /// and the feed skip it.
+    fn tally_key(&self, space: &SpaceName) -> String {
+        format!("{}{TALLY_PREFIX}{}", self.shared.layout.prefix(), space.as_str())
     }
 
-    /// Update (`value` is `Some`) or delete under the precondition `expected`.
-    async fn replace(&self, key: Key, value: Option<Bytes>, expected: Option<Revision>)
-        -> Result<std::result::Result<Written, Conflict>> {
-        let mut when = vec![compare(&key, CompareTarget::Create, CompareResult::Greater, TargetUnion::CreateRevision(0))];
-        if let Some(expected) = expected {
-            when.push(compare(&key, CompareTarget::Mod, CompareResult::Equal, TargetUnion::ModRevision(to_i64(expected))));
+    /// One write as a transaction: a create (`create_revision == 0 → Put`), or an update or delete
+    /// (`create_revision > 0 ∧ mod_revision == expected → Put/Delete + prev_kv`), each reading the key back when
+    /// its precondition fails. With a tally, its expectation is one more comparison, its new value one more put,
+    /// and its current value one more read back.
+    async fn transact(&self, write: WriteOp, tally: Option<(String, Tally)>) -> Result<std::result::Result<Written, Refused>> {
+        let (key, value, expected, creating) = match write {
+            WriteOp::Create { key, value } => (key, Some(value), None, true),
+            WriteOp::Update { key, value, expected } => (key, Some(value), expected, false),
+            WriteOp::Delete { key, expected } => (key, None, expected, false),
+        };
+        let mut when = Vec::with_capacity(3);
+        if creating {
+            when.push(compare(key.as_str(), CompareTarget::Create, CompareResult::Equal, TargetUnion::CreateRevision(0)));
+        } else {
+            when.push(compare(key.as_str(), CompareTarget::Create, CompareResult::Greater, TargetUnion::CreateRevision(0)));
+            if let Some(expected) = expected {
+                when.push(compare(key.as_str(), CompareTarget::Mod, CompareResult::Equal, TargetUnion::ModRevision(to_i64(expected))));
+            }
         }
-        let size = value.as_ref().map_or(0, Bytes::len);
-        let write = match &value {
+        let mut size = value.as_ref().map_or(0, Bytes::len);
+        let put_or_delete = match &value {
             Some(value) => RequestKind::RequestPut(PutRequest {
                 key: key.as_str().into(),
                 value: value.to_vec(),
-                prev_kv: true,
+                prev_kv: !creating,
                 ..PutRequest::default()
             }),
             None => RequestKind::RequestDeleteRange(DeleteRangeRequest {
@@ -383,20 +403,81 @@ impl EtcdBackend {
                 ..DeleteRangeRequest::default()
             }),
         };
-        let txn = TxnRequest { compare: when, success: vec![op(write)], failure: vec![read(&key)] };
-        let response = self.txn(txn, size).await?;
+        let mut success = vec![op(put_or_delete)];
+        let mut failure = vec![read(key.as_str())];
+        let mut tally_expected = None;
+        if let Some((tally_key, tally)) = &tally {
+            match tally {
+                Tally::Absent => {
+                    when.push(compare(tally_key, CompareTarget::Create, CompareResult::Equal, TargetUnion::CreateRevision(0)));
+                }
+                Tally::Replace { revision, value } => {
+                    when.push(compare(tally_key, CompareTarget::Mod, CompareResult::Equal, TargetUnion::ModRevision(to_i64(*revision))));
+                    success.push(op(RequestKind::RequestPut(PutRequest {
+                        key: tally_key.as_str().into(),
+                        value: value.to_vec(),
+                        ..PutRequest::default()
+                    })));
+                    size += value.len();
+                    tally_expected = Some(*revision);
+                }
+            }
+            failure.push(read(tally_key));
+        }
+        let response = self.txn(TxnRequest { compare: when, success, failure }, size).await?;
         if !response.succeeded {
-            return Ok(Err(match self.current_of(&response)? {
-                None => Conflict::NotFound,
-                Some(existing) => Conflict::RevisionMismatch(existing),
-            }));
+            if tally.is_some() {
+                let now = self.tally_of(&response)?;
+                if now.as_ref().map(|t| t.revision) != tally_expected {
+                    return Ok(Err(Refused::Tally(now)));
+                }
+            }
+            let current = self.current_of(&response)?;
+            return Ok(Err(Refused::Conflict(match (creating, current) {
+                (true, Some(existing)) => Conflict::AlreadyExists(existing),
+                (true, None) => return Err(StorageError::Backend("etcd: create conflict without a record".to_owned())),
+                (false, None) => Conflict::NotFound,
+                (false, Some(existing)) => Conflict::RevisionMismatch(existing),
+            })));
         }
         let revision = header_revision(response.header.as_ref());
+        if creating {
+            let value = value.unwrap_or_default();
+            return Ok(Ok(Written::Put(Record { key, value, revision, create_revision: revision })));
+        }
         let prev = self.prev_of(response)?;
         Ok(Ok(match value {
             Some(value) => Written::Put(Record { key, value, revision, create_revision: prev.create_revision }),
             None => Written::Deleted(Deleted { prev, revision }),
         }))
+    }
+
+    /// The tally a failed transaction read back with its last `Get`.
+    fn tally_of(&self, response: &TxnResponse) -> Result<Option<TallyRecord>> {
+        let read = response.responses.iter().rev().find_map(|op| match &op.response {
+            Some(ResponseKind::ResponseRange(range)) => Some(range),
+            _ => None,
+        });
+        let read = read.ok_or_else(|| StorageError::Backend("etcd: transaction response has no read".to_owned()))?;
+        Ok(read.kvs.first().map(tally_record))
+    }
+
+    /// Performs one write and waits for the feed to publish it.
+    async fn write_and_publish(&self, op: WriteOp, tally: Option<(String, Tally)>) -> Result<std::result::Result<Written, Refused>> {
+        let key_in_layout = match &op {
+            WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => {
+                self.shared.layout.everything().contains(key.as_str())
+            }
+        };
+        let written = self.transact(op, tally).await?;
+        if let (Ok(written), true) = (&written, key_in_layout) {
+            let revision = match written {
+                Written::Put(record) => record.revision,
+                Written::Deleted(deleted) => deleted.revision,
+            };
+            self.wait_for_feed(revision).await;
+        }
+        Ok(written)
     }
 
     /// Puts the progress marker; returns its revision.
@@ -437,11 +518,11 @@ fn endpoint(url: &str, etcd: &EtcdConfig) -> Result<Endpoint> {
         .keep_alive_while_idle(true))
 }
 
-fn compare(key: &Key, target: CompareTarget, result: CompareResult, value: TargetUnion) -> Compare {
+fn compare(key: &str, target: CompareTarget, result: CompareResult, value: TargetUnion) -> Compare {
     Compare {
         result: result.into(),
         target: target.into(),
-        key: key.as_str().into(),
+        key: key.into(),
         range_end: Vec::new(),
         target_union: Some(value),
     }
@@ -452,8 +533,16 @@ fn op(request: RequestKind) -> RequestOp {
 }
 
 /// A transaction's read of one key (what a failed precondition reports back).
-fn read(key: &Key) -> RequestOp {
-    op(RequestKind::RequestRange(RangeRequest { key: key.as_str().into(), ..RangeRequest::default() }))
+fn read(key: &str) -> RequestOp {
+    op(RequestKind::RequestRange(RangeRequest { key: key.into(), ..RangeRequest::default() }))
+}
+
+fn tally_record(kv: &KeyValue) -> TallyRecord {
+    TallyRecord {
+        value: Bytes::copy_from_slice(&kv.value),
+        revision: to_revision(kv.mod_revision),
+        create_revision: to_revision(kv.create_revision),
+    }
 }
 
 fn header_revision(header: Option<&ResponseHeader>) -> Revision {
@@ -552,24 +641,52 @@ impl Backend for EtcdBackend {
     }
 
     async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {
-        let key_in_layout = match &op {
-            WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => {
-                self.shared.layout.everything().contains(key.as_str())
-            }
-        };
-        let written = match op {
-            WriteOp::Create { key, value } => self.create(key, value).await?,
-            WriteOp::Update { key, value, expected } => self.replace(key, Some(value), expected).await?,
-            WriteOp::Delete { key, expected } => self.replace(key, None, expected).await?,
-        };
-        if let (Ok(written), true) = (&written, key_in_layout) {
-            let revision = match written {
-                Written::Put(record) => record.revision,
-                Written::Deleted(deleted) => deleted.revision,
-            };
-            self.wait_for_feed(revision).await;
+        match self.write_and_publish(op, None).await? {
+            Ok(written) => Ok(Ok(written)),
+            Err(Refused::Conflict(conflict)) => Ok(Err(conflict)),
+            Err(Refused::Tally(_)) => Err(StorageError::Backend("etcd: a write without a tally was refused for one".to_owned())),
         }
-        Ok(written)
+    }
+
+    async fn write_tallied(&self, op: WriteOp, space: &SpaceName, tally: Tally) -> Result<std::result::Result<Written, Refused>> {
+        self.write_and_publish(op, Some((self.tally_key(space), tally))).await
+    }
+
+    fn tally_changes(&self) -> Option<tokio::sync::broadcast::Receiver<TallyChange>> {
+        Some(self.shared.tallies.subscribe())
+    }
+
+    async fn tally(&self, space: &SpaceName) -> Result<Option<TallyRecord>> {
+        let request = RangeRequest { key: self.tally_key(space).into_bytes(), ..RangeRequest::default() };
+        let response = self.call("range", |mut kv| { let request = request.clone(); async move { kv.range(request).await } }).await.map_err(plain)?;
+        Ok(response.kvs.first().map(tally_record))
+    }
+
+    async fn change_tally(&self, space: &SpaceName, change: TallyOp) -> Result<std::result::Result<Revision, Option<TallyRecord>>> {
+        let key = self.tally_key(space);
+        let (when, write, size) = match change {
+            TallyOp::Create(value) => (
+                compare(&key, CompareTarget::Create, CompareResult::Equal, TargetUnion::CreateRevision(0)),
+                RequestKind::RequestPut(PutRequest { key: key.clone().into_bytes(), value: value.to_vec(), ..PutRequest::default() }),
+                value.len(),
+            ),
+            TallyOp::Replace { revision, value } => (
+                compare(&key, CompareTarget::Mod, CompareResult::Equal, TargetUnion::ModRevision(to_i64(revision))),
+                RequestKind::RequestPut(PutRequest { key: key.clone().into_bytes(), value: value.to_vec(), ..PutRequest::default() }),
+                value.len(),
+            ),
+            TallyOp::Delete { revision } => (
+                compare(&key, CompareTarget::Mod, CompareResult::Equal, TargetUnion::ModRevision(to_i64(revision))),
+                RequestKind::RequestDeleteRange(DeleteRangeRequest { key: key.clone().into_bytes(), ..DeleteRangeRequest::default() }),
+                0,
+            ),
+        };
+        let txn = TxnRequest { compare: vec![when], success: vec![op(write)], failure: vec![read(&key)] };
+        let response = self.txn(txn, size).await?;
+        if !response.succeeded {
+            return Ok(Err(self.tally_of(&response)?));
+        }
+        Ok(Ok(header_revision(response.header.as_ref())))
     }
 
     async fn current_revision(&self) -> Result<Revision> {
@@ -794,6 +911,7 @@ impl Feed {
             match convert(&self.shared.layout, raw) {
                 Some(event) => events.push(event),
                 None if kv.key == self.shared.marker().as_bytes() => {}
+                None if let Some(space) = self.shared.tally_space(&kv.key) => self.shared.publish_tally(space, kv),
                 None => tracing::warn!(key = %String::from_utf8_lossy(&kv.key), "the watch feed skips a foreign key"),
             }
         }

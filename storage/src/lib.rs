@@ -13,6 +13,7 @@ pub mod memory;
 pub mod revision;
 pub mod sled;
 pub mod store;
+pub mod tally;
 pub mod watch;
 
 pub use clusters::{ClusterId, Clusters, Listed, Listing, Placement, Position};
@@ -20,6 +21,7 @@ pub use backend::{Backend, Conflict, Deleted, RawPage, Record, WriteOp, Written}
 pub use error::{Result, StorageError};
 pub use key::{ApiIdentity, GroupResource, Key, KeyLayout, KeyParts, KeyRange, ResourceKeys, SpaceName};
 pub use revision::Revision;
+pub use tally::{Refused, Tally, TallyChange, TallyOp, TallyRecord};
 pub use store::{ListPage, ListRequest, Store, StoreConfig, DEFAULT_MAX_VALUE_BYTES};
 pub use watch::{Event, EventKind, HubConfig, WatchFrom, WatchHub, WatchItem, WatchOptions, Watcher};
 pub mod etcd;

@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::{Backend, Conflict, Deleted, Record, WriteOp, Written};
 use crate::error::{Result, StorageError};
-use crate::key::{Key, KeyLayout, KeyRange};
+use crate::key::{Key, KeyLayout, KeyRange, SpaceName};
 use crate::memory::MemoryBackend;
 use crate::sled::{SledBackend, SledConfig};
+use crate::tally::{Refused, Tally, TallyChange, TallyOp, TallyRecord};
 use crate::watch::{HubConfig, WatchFrom, WatchHub, WatchOptions, Watcher};
 use crate::Revision;
 
@@ -185,6 +186,14 @@ impl Store {
         Ok(())
     }
 
+    /// Performs one write (a create, update or delete).
+    pub async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {
+        if let WriteOp::Create { value, .. } | WriteOp::Update { value, .. } = &op {
+            self.check_size(value)?;
+        }
+        self.backend.write(op).await
+    }
+
     /// Creates `key`; a conflict carries the existing record.
     pub async fn create(&self, key: &Key, value: Bytes) -> Result<std::result::Result<Record, Conflict>> {
         self.check_size(&value)?;
@@ -205,6 +214,30 @@ impl Store {
             Written::Deleted(deleted) => deleted,
             Written::Put(record) => Deleted { revision: record.revision, prev: record },
         }))
+    }
+
+    /// Performs `op` if `space`'s tally is as `tally` expects, replacing the tally in the same transaction (see
+    /// [`crate::tally`]).
+    pub async fn write_tallied(&self, op: WriteOp, space: &SpaceName, tally: Tally) -> Result<std::result::Result<Written, Refused>> {
+        if let WriteOp::Create { value, .. } | WriteOp::Update { value, .. } = &op {
+            self.check_size(value)?;
+        }
+        self.backend.write_tallied(op, space, tally).await
+    }
+
+    /// `space`'s tally, if it has one.
+    pub async fn tally(&self, space: &SpaceName) -> Result<Option<TallyRecord>> {
+        self.backend.tally(space).await
+    }
+
+    /// Every change of any space's tally from now on (`None`: this store keeps no tallies).
+    pub fn tally_changes(&self) -> Option<tokio::sync::broadcast::Receiver<TallyChange>> {
+        self.backend.tally_changes()
+    }
+
+    /// Changes `space`'s tally alone: the revision of the change, or the tally as it is now.
+    pub async fn change_tally(&self, space: &SpaceName, op: TallyOp) -> Result<std::result::Result<Revision, Option<TallyRecord>>> {
+        self.backend.change_tally(space, op).await
     }
 
     pub async fn current_revision(&self) -> Result<Revision> {

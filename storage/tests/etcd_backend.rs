@@ -12,8 +12,8 @@ use kspaces_storage::conformance::{configmaps, key, space, test_config, value};
 use kspaces_storage::etcd::proto::etcdserverpb::PutRequest;
 use kspaces_storage::etcd::EtcdConfig;
 use kspaces_storage::{
-    EventKind, HubConfig, KeyLayout, ListRequest, Revision, StorageError, Store, StoreConfig, WatchFrom, WatchItem,
-    WatchOptions, Watcher,
+    Conflict, EventKind, HubConfig, KeyLayout, ListRequest, Refused, Revision, StorageError, Store, StoreConfig, Tally,
+    TallyOp, WatchFrom, WatchItem, WatchOptions, Watcher, WriteOp, Written,
 };
 
 use etcd_support::EtcdServer;
@@ -131,6 +131,54 @@ async fn foreign_keys_under_the_prefix_are_skipped() {
     assert_eq!(next_event(&mut watcher).await, (EventKind::Added, a.as_str().to_owned(), created.revision));
     let page = store.list(&layout.everything(), &ListRequest::default()).await.expect("list");
     assert_eq!(page.items, [created]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tallied_write_happens_only_with_the_tally_it_expects_and_changes_both_at_once() {
+    let server = etcd_support::shared();
+    let layout = etcd_support::unique_layout();
+    let (one, other) = (open(&server.config(), &layout).await, open(&server.config(), &layout).await);
+    let t1 = space("t1");
+    let mut watcher = one.watch(&layout.everything(), WatchFrom::Now, WatchOptions::default()).await.expect("watch");
+    // No tally yet: a write expecting none goes; the space's tally stays absent.
+    let a = key(&one, "t1", "default", "a");
+    let created = one.write_tallied(WriteOp::Create { key: a.clone(), value: value("one") }, &t1, Tally::Absent).await.expect("no error");
+    let Ok(Written::Put(created)) = created else { panic!("created: {created:?}") };
+    assert_eq!(one.tally(&t1).await.expect("read"), None);
+    // Another process makes the tally: a write expecting none is refused with it, and stores nothing.
+    let made = other.change_tally(&t1, TallyOp::Create(value("1"))).await.expect("no error").expect("made");
+    let again = other.change_tally(&t1, TallyOp::Create(value("x"))).await.expect("no error");
+    assert_eq!(again.expect_err("made once").map(|t| t.revision), Some(made));
+    let b = key(&one, "t1", "default", "b");
+    let refused = one.write_tallied(WriteOp::Create { key: b.clone(), value: value("two") }, &t1, Tally::Absent).await.expect("no error");
+    let Err(Refused::Tally(Some(tally))) = refused else { panic!("refused for the tally: {refused:?}") };
+    assert_eq!((tally.value, tally.revision, tally.create_revision), (value("1"), made, made));
+    assert_eq!(one.get(&b).await.expect("read"), None);
+    // With the tally it expects, the object and the tally change in one transaction, at one revision.
+    let replace = Tally::Replace { revision: made, value: value("2") };
+    let written = one.write_tallied(WriteOp::Create { key: b.clone(), value: value("two") }, &t1, replace.clone()).await.expect("no error");
+    let Ok(Written::Put(b_record)) = written else { panic!("created: {written:?}") };
+    let tally = one.tally(&t1).await.expect("read").expect("a tally");
+    assert_eq!((tally.value, tally.revision), (value("2"), b_record.revision));
+    // A stale expectation is refused, whoever's it is; an object's own conflict is told as one.
+    let stale = other.write_tallied(WriteOp::Delete { key: a.clone(), expected: None }, &t1, replace).await.expect("no error");
+    assert_eq!(stale.map_err(|r| matches!(r, Refused::Tally(Some(_)))).err(), Some(true), "stale tally");
+    let current = Tally::Replace { revision: b_record.revision, value: value("3") };
+    let taken = other.write_tallied(WriteOp::Create { key: a.clone(), value: value("dup") }, &t1, current.clone()).await.expect("no error");
+    assert!(matches!(taken, Err(Refused::Conflict(Conflict::AlreadyExists(_)))), "{taken:?}");
+    let deleted = other.write_tallied(WriteOp::Delete { key: a.clone(), expected: Some(created.revision) }, &t1, current).await.expect("no error");
+    let Ok(Written::Deleted(deleted)) = deleted else { panic!("deleted: {deleted:?}") };
+    assert_eq!(one.tally(&t1).await.expect("read").map(|t| (t.value, t.revision)), Some((value("3"), deleted.revision)));
+    // Watchers and lists see the objects only; tallies are the store's bookkeeping.
+    for expected in [(EventKind::Added, &a, created.revision), (EventKind::Added, &b, b_record.revision), (EventKind::Deleted, &a, deleted.revision)] {
+        assert_eq!(next_event(&mut watcher).await, (expected.0, expected.1.as_str().to_owned(), expected.2));
+    }
+    let page = one.list(&layout.everything(), &ListRequest::default()).await.expect("list");
+    assert_eq!(page.items, [b_record]);
+    // Removed only at the revision it is at.
+    assert!(other.change_tally(&t1, TallyOp::Delete { revision: made }).await.expect("no error").is_err());
+    other.change_tally(&t1, TallyOp::Delete { revision: deleted.revision }).await.expect("no error").expect("removed");
+    assert_eq!(one.tally(&t1).await.expect("read"), None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -424,7 +424,130 @@ fn delete_namespace_and_wait(replica: &Replica, name: &str) {
     });
 }
 
-// ---- 4. Faults ----
+// ---- 4. Limits ----
+
+/// `status.quota` of tenant `tenant`'s LogicalCluster as `replica` shows it.
+fn space_quota(replica: &Replica, tenant: &str) -> Value {
+    let (code, body) = get(replica, ROOT, &format!("/clusters/root:{tenant}/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"));
+    assert_eq!(code, 200, "{body}");
+    body["status"]["quota"].clone()
+}
+
+/// Sets tenant `tenant`'s object limit (`None`: lifts it) through `replica`.
+fn limit_objects(replica: &Replica, tenant: &str, limit: Option<i64>) {
+    let patch = json!({"metadata": {"annotations": {"core.kcp.io/max-total-objects": limit.map(|l| l.to_string())}}}).to_string();
+    let path = format!("{}/clusters/root:{tenant}", replica.url);
+    replica.kubectl().ok(&["--server", &path, "patch", "logicalcluster", "cluster", "--type=merge", "-p", &patch]);
+}
+
+/// What tenant `tenant` stores in all, as `replica` counts it once its tally is counted.
+fn counted_objects(replica: &Replica, tenant: &str) -> i64 {
+    let mut objects = -1;
+    wait_for("the space's usage is counted", VISIBLE_WITHIN, || {
+        let quota = space_quota(replica, tenant);
+        objects = quota["used"]["objects"].as_str().and_then(|o| o.parse().ok()).unwrap_or(-1);
+        objects >= 0
+    });
+    objects
+}
+
+#[test]
+fn a_space_limit_holds_across_replicas_writing_at_once() {
+    let f = fixture();
+    let tenant = "lim";
+    let (r1, r2, r3) = (&f.replicas[0], &f.replicas[1], &f.replicas[2]);
+    create_tenant(&r1.kubectl(), tenant);
+    let configmaps = format!("/clusters/root:{tenant}/api/v1/namespaces/default/configmaps");
+    wait_for("every replica serves the new tenant's default namespace", VISIBLE_WITHIN, || {
+        f.replicas.iter().all(|r| get(r, ROOT, &configmaps).0 == 200)
+    });
+    // Counted under a far limit, then lifted.
+    limit_objects(r1, tenant, Some(1_000_000));
+    let before = counted_objects(r1, tenant);
+    limit_objects(r1, tenant, None);
+    wait_for("the lifted limit leaves no status.quota", VISIBLE_WITHIN, || space_quota(r1, tenant).is_null());
+    // Limited again while two other replicas create: whatever the count read as of the tally's making and what
+    // the writes after it added make exactly what is stored.
+    let stop = AtomicBool::new(false);
+    let made = AtomicUsize::new(0);
+    let stored = std::thread::scope(|scope| {
+        for (w, replica) in [r2, r3].into_iter().enumerate() {
+            let (stop, made, configmaps) = (&stop, &made, &configmaps);
+            scope.spawn(move || {
+                for n in 0.. {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let object = json!({"metadata": {"name": format!("during-{w}-{n}")}});
+                    let (code, body) = call(replica, Http::One, ROOT, "POST", configmaps, Some(&object));
+                    assert!(code == 201 || code == 503, "a create while the limit is set: {code} {body}");
+                    if code == 201 {
+                        made.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        limit_objects(r1, tenant, Some(1_000_000));
+        let counted = counted_objects(r1, tenant);
+        std::thread::sleep(Duration::from_millis(300));
+        stop.store(true, Ordering::Relaxed);
+        counted
+    });
+    let made = made.load(Ordering::Relaxed) as i64;
+    eprintln!("{made} ConfigMaps created through replicas 2 and 3 while the limit was set");
+    assert!(made > 0 && stored >= before, "{made} {stored} {before}");
+    for replica in &f.replicas {
+        wait_for("every replica shows the usage of what is stored", VISIBLE_WITHIN, || counted_objects(replica, tenant) == before + made);
+    }
+    let stored = before + made;
+    // Limited to what it stores plus 10.
+    limit_objects(r2, tenant, Some(stored + 10));
+    wait_for("the new limit is in the tally", VISIBLE_WITHIN, || {
+        space_quota(r2, tenant)["hard"]["objects"] == json!((stored + 10).to_string())
+    });
+
+    // 64 clients at once, spread over the three replicas and both HTTP versions.
+    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..64)
+            .map(|i| {
+                let (replica, configmaps) = (&f.replicas[i % REPLICAS], &configmaps);
+                let http = if i % 2 == 0 { Http::One } else { Http::Two };
+                scope.spawn(move || call(replica, http, ROOT, "POST", configmaps, Some(&json!({"metadata": {"name": format!("race-{i}")}}))))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a client"))).collect()
+    });
+    let codes: Vec<u16> = answers.iter().map(|(code, _)| *code).collect();
+    assert_eq!(codes.iter().filter(|c| **c == 201).count(), 10, "exactly the room left, whichever replica: {codes:?}");
+    for (code, body) in answers.iter().filter(|(code, _)| *code != 201) {
+        assert_eq!(*code, 403, "{body}");
+        let message = body["message"].as_str().unwrap_or_default();
+        assert!(message.contains("exceeded quota: cluster, requested: objects=1") && message.contains(&format!("limited: objects={}", stored + 10)),
+            "{body}");
+    }
+    let (_, listed) = get(r3, ROOT, &configmaps);
+    let races = listed["items"].as_array().map_or(0, |items| items.iter().filter(|i| i["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("race-"))).count());
+    assert_eq!(races, 10, "stored: exactly 10");
+    assert_eq!(counted_objects(r1, tenant), stored + 10, "the usage every replica's writes added");
+
+    // A deletion through one replica makes room for one create through another, and no more.
+    let made = answers.iter().position(|(code, _)| *code == 201).unwrap_or_else(|| panic!("a create"));
+    let (code, body) = call(r2, Http::One, ROOT, "DELETE", &format!("{configmaps}/race-{made}"), None);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(call(r3, Http::Two, ROOT, "POST", &configmaps, Some(&json!({"metadata": {"name": "after"}}))).0, 201);
+    let (code, body) = call(r1, Http::One, ROOT, "POST", &configmaps, Some(&json!({"metadata": {"name": "over"}})));
+    assert_eq!(code, 403, "{body}");
+
+    // Lifted through one replica: the others create again.
+    limit_objects(r3, tenant, None);
+    wait_for("once the limit is lifted, replica 1 creates again", VISIBLE_WITHIN, || {
+        call(r1, Http::One, ROOT, "POST", &configmaps, Some(&json!({"metadata": {"name": "free"}}))).0 == 201
+    });
+    assert_eq!(call(r2, Http::Two, ROOT, "POST", &configmaps, Some(&json!({"metadata": {"name": "free-2"}}))).0, 201);
+}
+
+// ---- 5. Faults ----
 
 #[test]
 fn with_one_etcd_member_down_every_replica_still_creates_and_reads() {

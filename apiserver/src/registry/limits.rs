@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use kspaces_storage::{Revision, SpaceName};
+use bytes::Bytes;
+use kspaces_storage::{Clusters, Conflict, Deleted, Key, Record, Revision, SpaceName, WriteOp, Written};
 use serde_json::Value;
 
 use super::ResourceInfo;
@@ -66,6 +67,13 @@ pub trait Limits: Send + Sync {
     /// `Status` a client gets when the space's limits leave no room and the write is refusable.
     async fn reserve(&self, request: Request<'_>) -> ApiResult<Held>;
 
+    /// Performs the write `request` reserved room for. Limits this process keeps by itself write plainly; limits
+    /// kept in the store beside the objects (replicas sharing etcd, `crate::quota::shared`) change the space's
+    /// tally in the same transaction, and may refuse the write there.
+    async fn write(&self, store: &Clusters, _request: &Request<'_>, op: WriteOp) -> ApiResult<Result<Written, Conflict>> {
+        Ok(store.write(op).await?)
+    }
+
     /// The write `request` is done: durable at `revision`, or not stored (`None`). `held` is what `reserve` held.
     fn settle(&self, request: &Request<'_>, held: &Held, revision: Option<Revision>);
 }
@@ -104,9 +112,37 @@ impl<'a> Reservation<'a> {
         Ok(Reservation { limits, request, held, settled: false })
     }
 
+    /// Creates `key` (see [`Limits::write`]).
+    pub async fn create(&self, store: &Clusters, key: &Key, value: Bytes) -> ApiResult<Result<Record, Conflict>> {
+        let written = self.limits.write(store, &self.request, WriteOp::Create { key: key.clone(), value }).await?;
+        Ok(written.map(record_of))
+    }
+
+    /// Replaces `key`, at `expected` when given (see [`Limits::write`]).
+    pub async fn update(&self, store: &Clusters, key: &Key, value: Bytes, expected: Option<Revision>) -> ApiResult<Result<Record, Conflict>> {
+        let written = self.limits.write(store, &self.request, WriteOp::Update { key: key.clone(), value, expected }).await?;
+        Ok(written.map(record_of))
+    }
+
+    /// Deletes `key`, at `expected` when given (see [`Limits::write`]).
+    pub async fn delete(&self, store: &Clusters, key: &Key, expected: Option<Revision>) -> ApiResult<Result<Deleted, Conflict>> {
+        let written = self.limits.write(store, &self.request, WriteOp::Delete { key: key.clone(), expected }).await?;
+        Ok(written.map(|written| match written {
+            Written::Deleted(deleted) => deleted,
+            Written::Put(record) => Deleted { revision: record.revision, prev: record },
+        }))
+    }
+
     pub fn commit(mut self, revision: Revision) {
         self.settled = true;
         self.limits.settle(&self.request, &self.held, Some(revision));
+    }
+}
+
+fn record_of(written: Written) -> Record {
+    match written {
+        Written::Put(record) => record,
+        Written::Deleted(deleted) => deleted.prev,
     }
 }
 

@@ -79,6 +79,15 @@ impl<K: Eq + Hash, V, S: BuildHasher> RevisionMap<K, V, S> {
         self.entries.get(key).and_then(|(value, _)| value.as_ref())
     }
 
+    /// The state of `key` as last told, live or removed, with its revision.
+    pub fn state<Q>(&self, key: &Q) -> Option<(Option<&V>, Revision)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.entries.get(key).map(|(value, revision)| (value.as_ref(), *revision))
+    }
+
     /// Every live key.
     pub fn keys(&self) -> impl Iterator<Item = &K> {
         self.iter().map(|(key, _)| key)

@@ -486,7 +486,7 @@ impl GenericStore {
                 None => Ok(Some(object)),
             };
         }
-        match self.store().create(&key, bytes).await? {
+        match reservation.create(self.store(), &key, bytes).await? {
             Ok(record) => {
                 reservation.commit(record.revision);
                 set_resource_version(&mut object, record.revision);
@@ -640,7 +640,7 @@ impl GenericStore {
             let request = Request { space, namespace: namespace_of(row, old), resource: row, name, object: None, old: Some(old),
                 growth: Growth::removed(size), refusable: false };
             let reservation = Reservation::take(self.limits(), request).await?;
-            return match self.store().delete(key, Some(revision)).await? {
+            return match reservation.delete(self.store(), key, Some(revision)).await? {
                 Ok(deleted) => {
                     reservation.commit(deleted.revision);
                     set_resource_version(&mut new, deleted.revision);
@@ -663,7 +663,7 @@ impl GenericStore {
             set_resource_version(&mut new, revision);
             return Ok(new);
         }
-        match self.store().update(key, bytes, Some(revision)).await? {
+        match reservation.update(self.store(), key, bytes, Some(revision)).await? {
             Ok(record) => {
                 reservation.commit(record.revision);
                 set_resource_version(&mut new, record.revision);
@@ -739,7 +739,7 @@ impl GenericStore {
         let request = Request { space: stored.space, namespace: namespace_of(row, stored.object), resource: row, name: stored.name, object: Some(&marked),
             old: Some(stored.object), growth: Growth::replaced(stored.size, bytes.len()), refusable: false };
         let reservation = Reservation::take(self.limits(), request).await?;
-        match self.store().update(stored.key, bytes, Some(stored.revision)).await? {
+        match reservation.update(self.store(), stored.key, bytes, Some(stored.revision)).await? {
             Ok(record) => {
                 reservation.commit(record.revision);
                 set_resource_version(&mut marked, record.revision);
@@ -760,7 +760,7 @@ impl GenericStore {
         let request = Request { space: stored.space, namespace: namespace_of(row, stored.object), resource: row, name: stored.name, object: None,
             old: Some(stored.object), growth: Growth::removed(stored.size), refusable: false };
         let reservation = Reservation::take(self.limits(), request).await?;
-        match self.store().delete(stored.key, Some(stored.revision)).await? {
+        match reservation.delete(self.store(), stored.key, Some(stored.revision)).await? {
             Ok(deleted) => {
                 reservation.commit(deleted.revision);
                 set_resource_version(&mut object, deleted.revision);
