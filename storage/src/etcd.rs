@@ -6,6 +6,8 @@
 //! | `list`            | `Range [start, end)` at a revision, paged internally by [`LIST_CHUNK`]                  |
 //! | create            | `Txn(create_revision(key) == 0 → Put, else Get)`                                       |
 //! | update / delete   | `Txn(create_revision > 0 ∧ mod_revision == expected → Put/Delete + prev_kv, else Get)` |
+//! | `write_tallied`   | the same, with the space's tally compared (absent, or at a revision), put, and read back |
+//! | `change_tally`    | `Txn(tally absent / at a revision → Put/Delete, else Get)`                              |
 //! | `compact`         | `Compact(revision, physical)`                                                           |
 //! | `history`         | a temporary watch from `after + 1`, read up to a progress marker                        |
 //! | `request_progress`| a put of the progress marker, then waiting for the feed to see it                      |

@@ -358,3 +358,36 @@ async fn follow(tallies: std::sync::Weak<Tallies>, mut feed: tokio::sync::broadc
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kspaces_storage::{Store, StoreConfig};
+
+    fn record(value: &TallyValue, revision: u64) -> TallyRecord {
+        TallyRecord { value: value.encode(), revision: Revision(revision), create_revision: Revision(1) }
+    }
+
+    #[tokio::test]
+    async fn what_a_replica_knows_of_a_tally_only_moves_forward() {
+        let tallies = Tallies::new(Clusters::single(Store::memory(StoreConfig::default())));
+        let space = SpaceName::new("t1").expect("a space");
+        let counted = TallyValue { max_objects: Some(10), limits_revision: 3, objects: 7, bytes: 700, counted: true, ..TallyValue::default() };
+        assert_eq!(TallyValue::decode(&counted.encode()), Some(counted.clone()), "round trip");
+        assert_eq!(TallyValue::decode(b"{not json"), None);
+
+        tallies.remember(&space, Some(&record(&counted, 5)));
+        assert_eq!(tallies.usage(&space), Some((SpaceLimits { objects: Some(10), bytes: None }, Some(Usage { objects: 7, bytes: 700 }))));
+        // Older news (a feed running behind this replica's own write) changes nothing, a removal included.
+        let older = TallyValue { objects: 3, ..counted.clone() };
+        tallies.heard(TallyChange { space: "t1".into(), record: Some(record(&older, 4)), revision: Revision(4) });
+        tallies.heard(TallyChange { space: "t1".into(), record: None, revision: Revision(4) });
+        assert_eq!(tallies.usage(&space).and_then(|(_, used)| used).map(|u| u.objects), Some(7));
+        // Newer news wins; a tally not counted yet shows its limits only.
+        let uncounted = TallyValue { counted: false, ..counted.clone() };
+        tallies.heard(TallyChange { space: "t1".into(), record: Some(record(&uncounted, 8)), revision: Revision(8) });
+        assert_eq!(tallies.usage(&space), Some((SpaceLimits { objects: Some(10), bytes: None }, None)));
+        tallies.heard(TallyChange { space: "t1".into(), record: None, revision: Revision(9) });
+        assert_eq!(tallies.usage(&space), None, "removed");
+    }
+}
