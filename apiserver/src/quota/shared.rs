@@ -33,6 +33,9 @@ use crate::status::{ApiError, ApiResult};
 
 /// How often a write waiting for a count reads the tally again.
 const POLL: Duration = Duration::from_millis(50);
+/// How long a replica leaves a tally another made to that replica's count before counting it itself (the maker may
+/// be gone).
+const COUNTER_GRACE: Duration = Duration::from_secs(2);
 /// Records a count reads at a time.
 const COUNT_PAGE: usize = 1000;
 
@@ -282,6 +285,10 @@ impl Tallies {
     }
 
     async fn bring_in_line(&self, space: &SpaceName, limits: Option<SpaceLimits>, revision: Revision) -> ApiResult<()> {
+        // The count as of a tally's making, kept while writes change the tally under it (they add on top).
+        let mut counted_at: Option<(Revision, Usage)> = None;
+        // Whether this run made the tally: if not, the replica that did counts it; this one only after a while.
+        let (mut made, mut waited) = (false, false);
         loop {
             let record = self.clusters.tally(space).await?;
             self.remember(space, record.as_ref());
@@ -301,23 +308,34 @@ impl Tallies {
                         TallyOp::Replace { revision: record.revision, value: value.encode() }
                     }
                 },
+                (Some(_), Some(Some(value)), _) if !value.counted && !made && !waited => {
+                    waited = true;
+                    tokio::time::sleep(COUNTER_GRACE).await;
+                    continue;
+                }
                 (Some(record), Some(Some(value)), _) if !value.counted => {
-                    let before = match self.count(space, record.create_revision).await {
-                        Ok(before) => before,
-                        // The store no longer reads as of the tally's making: made again.
-                        Err(StorageError::Compacted { .. }) => {
-                            self.clusters.change_tally(space, TallyOp::Delete { revision: record.revision }).await?.ok();
-                            continue;
-                        }
-                        Err(err) => return Err(err.into()),
+                    let before = match counted_at {
+                        Some((at, before)) if at == record.create_revision => before,
+                        _ => match self.count(space, record.create_revision).await {
+                            Ok(before) => before,
+                            // The store no longer reads as of the tally's making: made again.
+                            Err(StorageError::Compacted { .. }) => {
+                                self.clusters.change_tally(space, TallyOp::Delete { revision: record.revision }).await?.ok();
+                                continue;
+                            }
+                            Err(err) => return Err(err.into()),
+                        },
                     };
+                    counted_at = Some((record.create_revision, before));
                     let counted = TallyValue { objects: value.objects + before.objects, bytes: value.bytes + before.bytes, counted: true, ..value };
                     TallyOp::Replace { revision: record.revision, value: counted.encode() }
                 }
                 (Some(_), _, _) => return Ok(()),
             };
-            if let Err(now) = self.clusters.change_tally(space, change).await? {
-                self.remember(space, now.as_ref());
+            let making = matches!(change, TallyOp::Create(_));
+            match self.clusters.change_tally(space, change).await? {
+                Ok(_) => made |= making,
+                Err(now) => self.remember(space, now.as_ref()),
             }
         }
     }
