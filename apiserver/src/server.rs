@@ -294,7 +294,13 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     flowcontrol.configure(settings.flowcontrol);
     flowcontrol.metrics().register(metrics.registry_mut());
     let controllers = Controllers {
-        namespace: NamespaceController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), queue: terminating_namespaces },
+        namespace: NamespaceController {
+            registry: registry.clone(),
+            resources: resources.clone(),
+            resolver: resolver.clone(),
+            queue: terminating_namespaces,
+            tree: tree.clone(),
+        },
         tenant: TenantController {
             registry: registry.clone(),
             resources: resources.clone(),

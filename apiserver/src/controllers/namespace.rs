@@ -15,6 +15,7 @@ use crate::registry::observe::WriteObserver;
 use crate::registry::{is_deleting, GenericStore, ResourceInfo, ResourceTable, Scope};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
+use crate::tenancy::Tree;
 
 /// Told of the space a Terminating namespace was removed from.
 pub type Removed = Box<dyn Fn(&SpaceName) + Send + Sync>;
@@ -87,6 +88,8 @@ pub struct NamespaceController {
     /// The custom resources a space may hold.
     pub resolver: Arc<Resolver>,
     pub queue: Arc<TerminatingNamespaces>,
+    /// The workspaces: a namespace of one being emptied is the workspace (or tenant) controller's.
+    pub tree: Arc<Tree>,
 }
 
 impl NamespaceController {
@@ -131,6 +134,11 @@ impl NamespaceController {
     /// Empties one Terminating namespace; once nothing is left, removes it.
     async fn reconcile_one(&self, namespaces: &ResourceInfo, space: SpaceName, name: String) -> ApiResult<()> {
         if !self.queue.contains(&space, &name) {
+            return Ok(());
+        }
+        // The space of a workspace (or tenant) being emptied is emptied whole by its controller (`empty_space`),
+        // its Terminating namespaces included: working on them here too would only race it.
+        if self.tree.cluster(&space).is_some_and(|workspace| workspace.phase == "Deleting") {
             return Ok(());
         }
         let cluster = Scope::one(space.clone(), None);
