@@ -624,7 +624,13 @@ impl WriteObserver for Quotas {
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
         if resource.is("core.kcp.io", "LogicalCluster") {
             let limits = object.map(SpaceLimits::of).filter(|limits| !limits.none());
-            if self.limits.lock().unwrap().apply(space.clone(), limits, revision) {
+            let changed = {
+                let mut known = self.limits.lock().unwrap();
+                let before = known.get(space).copied();
+                known.apply(space.clone(), limits, revision) && before != limits
+            };
+            // Most LogicalCluster writes (phases, other annotations) leave the limits as they were.
+            if changed {
                 self.follow(space);
             }
         } else if resource.is("", "ResourceQuota") {

@@ -301,7 +301,7 @@ impl Tallies {
                 }
                 // Unreadable: made again.
                 (Some(record), Some(None), _) => TallyOp::Delete { revision: record.revision },
-                (Some(record), Some(Some(value)), _) if value.limits_revision < revision.0 => match limits {
+                (Some(record), Some(Some(value)), _) if value.limits_revision < revision.0 && Some(value.limits()) != limits => match limits {
                     None => TallyOp::Delete { revision: record.revision },
                     Some(limits) => {
                         let value = TallyValue { max_objects: limits.objects, max_bytes: limits.bytes, limits_revision: revision.0, ..value };
