@@ -14,6 +14,9 @@
 //! Only limited spaces and namespaces with quotas have ledgers. A new ledger is counted from one snapshot of the
 //! store (`count`), and every write settled meanwhile with a newer revision is added on top, so nothing is counted
 //! twice or missed; writes it concerns wait for the count. Usage is shown on read, never stored.
+//!
+//! With replicas sharing etcd, a replica's ledgers see only its own writes: a limited space's usage is then kept in
+//! the store instead (`shared.rs`), and ResourceQuotas stay exact per replica.
 
 pub mod resource_quota;
 pub mod shared;

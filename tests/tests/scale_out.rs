@@ -547,6 +547,52 @@ fn a_space_limit_holds_across_replicas_writing_at_once() {
     assert_eq!(call(r2, Http::Two, ROOT, "POST", &configmaps, Some(&json!({"metadata": {"name": "free-2"}}))).0, 201);
 }
 
+/// A tally left uncounted by the replica that made it (as if it died right after making it) is counted by another
+/// once its grace is over: as of the tally's making, plus what writes added since.
+#[test]
+fn an_uncounted_tally_left_by_a_dead_replica_is_counted_by_another() {
+    let f = fixture();
+    let tenant = "lim-orphan";
+    let (r1, r2, r3) = (&f.replicas[0], &f.replicas[1], &f.replicas[2]);
+    create_tenant(&r1.kubectl(), tenant);
+    let configmaps = format!("/clusters/root:{tenant}/api/v1/namespaces/default/configmaps");
+    wait_for("every replica serves the new tenant", VISIBLE_WITHIN, || f.replicas.iter().all(|r| get(r, ROOT, &configmaps).0 == 200));
+    for name in ["pre-0", "pre-1"] {
+        let (code, body) = call(r1, Http::One, ROOT, "POST", &configmaps, Some(&json!({"metadata": {"name": name}})));
+        assert_eq!(code, 201, "{body}");
+    }
+    limit_objects(r1, tenant, Some(1_000_000));
+    let before = counted_objects(r1, tenant);
+    // The tally made again straight in etcd, with the same limits and nothing counted: no replica made it.
+    let etcd = kspaces_storage::etcd::EtcdConfig::new(f.etcd.endpoints().split(',').map(str::to_owned).collect());
+    let key = format!("/registry//kspaces-tally/{tenant}").into_bytes();
+    let orphan = block_on(async {
+        use kspaces_storage::etcd::proto::etcdserverpb::{DeleteRangeRequest, PutRequest, RangeRequest};
+        let mut kv = kspaces_storage::etcd::kv_client(&etcd).map_err(|e| e.to_string())?;
+        let read = kv.range(RangeRequest { key: key.clone(), ..RangeRequest::default() }).await.map_err(|e| e.to_string())?.into_inner();
+        let made: Value = serde_json::from_slice(&read.kvs.first().ok_or("no tally")?.value).map_err(|e| e.to_string())?;
+        let orphan = json!({"maxObjects": made["maxObjects"], "limitsRevision": made["limitsRevision"], "objects": 0, "bytes": 0, "counted": false});
+        kv.delete_range(DeleteRangeRequest { key: key.clone(), ..DeleteRangeRequest::default() }).await.map_err(|e| e.to_string())?;
+        kv.put(PutRequest { key: key.clone(), value: orphan.to_string().into_bytes(), ..PutRequest::default() }).await.map_err(|e| e.to_string())?;
+        Ok::<Value, String>(orphan)
+    })
+    .unwrap_or_else(|e| panic!("the orphan tally: {e}"));
+    wait_for("every replica shows the tally uncounted", VISIBLE_WITHIN, || f.replicas.iter().all(|r| space_quota(r, tenant)["used"].is_null()));
+    // Writes that need no room are added to it at once; a create waits for the count, which a replica that did not
+    // make the tally does after its grace.
+    for (replica, name) in [(r2, "pre-0"), (r3, "pre-1")] {
+        let (code, body) = call(replica, Http::One, ROOT, "DELETE", &format!("{configmaps}/{name}"), None);
+        assert_eq!(code, 200, "{body}");
+    }
+    let sent = Instant::now();
+    let (code, body) = call(r1, Http::Two, ROOT, "POST", &configmaps, Some(&json!({"metadata": {"name": "after"}})));
+    assert_eq!(code, 201, "{body}");
+    eprintln!("the create waited {:?} for the count of the orphan {orphan}", sent.elapsed());
+    for replica in &f.replicas {
+        wait_for("every replica shows the usage of what is stored", VISIBLE_WITHIN, || counted_objects(replica, tenant) == before - 2 + 1);
+    }
+}
+
 // ---- 5. Faults ----
 
 #[test]

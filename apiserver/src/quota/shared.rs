@@ -12,8 +12,10 @@
 //! - **Making a tally.** When a LogicalCluster gains limits, every replica (each follows the store's writes) tries to
 //!   make the tally; one does, at revision R, with its usage unknown. From R on every write in the space changes the
 //!   tally (the rule above), adding its growth; the store read as of R counts the objects before. Their sum is
-//!   exact, and any replica can compute it: it is written once the count is done, whoever counts. Until then, writes
-//!   that need room wait (at most 30 s, then 503), as in a single process.
+//!   exact, and any replica can compute it: the one that made the tally counts it, another after `COUNTER_GRACE`
+//!   if it is still not counted (its maker may have died). Until then, writes that need room wait (at most 30 s,
+//!   then 503), as in a single process.
+//! - Every replica follows the tallies from the store's feed, so each shows the usage others' writes made.
 //! - Limits changed or lifted are written into the tally, or it is removed, in the order of the LogicalCluster's
 //!   writes (the tally records the revision of the write whose limits it holds).
 
