@@ -451,16 +451,23 @@ fn counted_objects(replica: &Replica, tenant: &str) -> i64 {
     objects
 }
 
+/// Creates tenant `tenant` through the first replica; once every replica serves its `default` namespace, the path of
+/// its ConfigMaps there.
+fn tenant_served_by_all(replicas: &[Replica], tenant: &str) -> String {
+    create_tenant(&replicas[0].kubectl(), tenant);
+    let configmaps = format!("/clusters/root:{tenant}/api/v1/namespaces/default/configmaps");
+    wait_for("every replica serves the new tenant's default namespace", VISIBLE_WITHIN, || {
+        replicas.iter().all(|r| get(r, ROOT, &configmaps).0 == 200)
+    });
+    configmaps
+}
+
 #[test]
 fn a_space_limit_holds_across_replicas_writing_at_once() {
     let f = fixture();
     let tenant = "lim";
     let (r1, r2, r3) = (&f.replicas[0], &f.replicas[1], &f.replicas[2]);
-    create_tenant(&r1.kubectl(), tenant);
-    let configmaps = format!("/clusters/root:{tenant}/api/v1/namespaces/default/configmaps");
-    wait_for("every replica serves the new tenant's default namespace", VISIBLE_WITHIN, || {
-        f.replicas.iter().all(|r| get(r, ROOT, &configmaps).0 == 200)
-    });
+    let configmaps = tenant_served_by_all(&f.replicas, tenant);
     // Counted under a far limit, then lifted.
     limit_objects(r1, tenant, Some(1_000_000));
     let before = counted_objects(r1, tenant);
@@ -554,9 +561,7 @@ fn an_uncounted_tally_left_by_a_dead_replica_is_counted_by_another() {
     let f = fixture();
     let tenant = "lim-orphan";
     let (r1, r2, r3) = (&f.replicas[0], &f.replicas[1], &f.replicas[2]);
-    create_tenant(&r1.kubectl(), tenant);
-    let configmaps = format!("/clusters/root:{tenant}/api/v1/namespaces/default/configmaps");
-    wait_for("every replica serves the new tenant", VISIBLE_WITHIN, || f.replicas.iter().all(|r| get(r, ROOT, &configmaps).0 == 200));
+    let configmaps = tenant_served_by_all(&f.replicas, tenant);
     for name in ["pre-0", "pre-1"] {
         let (code, body) = call(r1, Http::One, ROOT, "POST", &configmaps, Some(&json!({"metadata": {"name": name}})));
         assert_eq!(code, 201, "{body}");
