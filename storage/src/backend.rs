@@ -51,6 +51,15 @@ pub enum WriteOp {
     Delete { key: Key, expected: Option<Revision> },
 }
 
+impl WriteOp {
+    /// The key the write is for.
+    pub fn key(&self) -> &Key {
+        match self {
+            WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => key,
+        }
+    }
+}
+
 /// The result of a [`WriteOp`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Written {

@@ -317,15 +317,13 @@ impl Clusters {
 
     /// Performs one write (a create, update or delete) on the cluster of its key.
     pub async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {
-        let key = match &op {
-            WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => key,
-        };
-        self.store_of(key)?.write(op).await
+        self.store_of(op.key())?.write(op).await
     }
 
-    /// Performs `op` if `space`'s tally is as `tally` expects (see [`crate::tally`]), on the space's cluster.
+    /// Performs `op` if `space`'s tally is as `tally` expects (see [`crate::tally`]), on the cluster of its key (the
+    /// space's: a key names its space).
     pub async fn write_tallied(&self, op: WriteOp, space: &SpaceName, tally: Tally) -> Result<std::result::Result<Written, Refused>> {
-        self.store_of_space(space.as_str())?.write_tallied(op, space, tally).await
+        self.store_of(op.key())?.write_tallied(op, space, tally).await
     }
 
     /// `space`'s tally, if it has one.

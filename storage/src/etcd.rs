@@ -466,11 +466,7 @@ impl EtcdBackend {
 
     /// Performs one write and waits for the feed to publish it.
     async fn write_and_publish(&self, op: WriteOp, tally: Option<(String, Tally)>) -> Result<std::result::Result<Written, Refused>> {
-        let key_in_layout = match &op {
-            WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => {
-                self.shared.layout.everything().contains(key.as_str())
-            }
-        };
+        let key_in_layout = self.shared.layout.everything().contains(op.key().as_str());
         let written = self.transact(op, tally).await?;
         if let (Ok(written), true) = (&written, key_in_layout) {
             let revision = match written {

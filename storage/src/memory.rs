@@ -111,12 +111,8 @@ impl Backend for MemoryBackend {
 
     async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {
         let mut state = self.lock();
-        let current = match &op {
-            WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => {
-                let revision = state.revision;
-                state.live_at(key, revision)
-            }
-        };
+        let revision = state.revision;
+        let current = state.live_at(op.key(), revision);
         let revision = state.revision.next();
         let (key, version, written, kind, prev) = match op {
             WriteOp::Create { key, value } => {

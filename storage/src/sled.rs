@@ -449,9 +449,7 @@ impl Writer {
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut revision = self.revision;
         for (op, reply) in writes {
-            let key = match &op {
-                WriteOp::Create { key, .. } | WriteOp::Update { key, .. } | WriteOp::Delete { key, .. } => key.clone(),
-            };
+            let key = op.key().clone();
             let current = match overlay.get(&key) {
                 Some(current) => current.clone(),
                 None => match live_at(tree, &key, revision) {
