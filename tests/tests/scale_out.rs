@@ -534,7 +534,8 @@ fn a_space_limit_holds_across_replicas_writing_at_once() {
             "{body}");
     }
     let (_, listed) = get(r3, ROOT, &configmaps);
-    let races = listed["items"].as_array().map_or(0, |items| items.iter().filter(|i| i["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("race-"))).count());
+    let is_race = |item: &&Value| item["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("race-"));
+    let races = listed["items"].as_array().map_or(0, |items| items.iter().filter(is_race).count());
     assert_eq!(races, 10, "stored: exactly 10");
     assert_eq!(counted_objects(r1, tenant), stored + 10, "the usage every replica's writes added");
 

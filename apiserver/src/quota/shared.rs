@@ -66,6 +66,11 @@ impl TallyValue {
         Usage { objects: self.objects, bytes: self.bytes }
     }
 
+    /// The same usage under `limits`, set by the LogicalCluster write at `revision`.
+    fn limited(self, limits: SpaceLimits, revision: Revision) -> TallyValue {
+        TallyValue { max_objects: limits.objects, max_bytes: limits.bytes, limits_revision: revision.0, ..self }
+    }
+
     fn grown(&self, growth: Growth) -> TallyValue {
         TallyValue { objects: self.objects + growth.objects, bytes: self.bytes + growth.bytes, ..self.clone() }
     }
@@ -297,18 +302,12 @@ impl Tallies {
             let value = record.as_ref().map(|r| TallyValue::decode(&r.value));
             let change = match (&record, value, limits) {
                 (None, _, None) => return Ok(()),
-                (None, _, Some(limits)) => {
-                    let value = TallyValue { max_objects: limits.objects, max_bytes: limits.bytes, limits_revision: revision.0, ..TallyValue::default() };
-                    TallyOp::Create(value.encode())
-                }
+                (None, _, Some(limits)) => TallyOp::Create(TallyValue::default().limited(limits, revision).encode()),
                 // Unreadable: made again.
                 (Some(record), Some(None), _) => TallyOp::Delete { revision: record.revision },
                 (Some(record), Some(Some(value)), _) if value.limits_revision < revision.0 && Some(value.limits()) != limits => match limits {
                     None => TallyOp::Delete { revision: record.revision },
-                    Some(limits) => {
-                        let value = TallyValue { max_objects: limits.objects, max_bytes: limits.bytes, limits_revision: revision.0, ..value };
-                        TallyOp::Replace { revision: record.revision, value: value.encode() }
-                    }
+                    Some(limits) => TallyOp::Replace { revision: record.revision, value: value.limited(limits, revision).encode() },
                 },
                 (Some(_), Some(Some(value)), _) if !value.counted && !made && !waited => {
                     waited = true;
