@@ -5,7 +5,8 @@
 //! `kspaces-controllers` Lease and move to another when it is killed. Faults: with one etcd member of three down
 //! (a follower, then the leader) every request through every replica still succeeds; every create a replica
 //! acknowledged before it was killed is kept; without quorum a create answers an error Status instead of hanging,
-//! and writes resume once the quorum is back, without restarting a replica.
+//! and writes resume once the quorum is back, without restarting a replica. Limits: a space's object limit holds
+//! across the replicas writing into it at once, and a tally its maker left uncounted is counted by another.
 //!
 //! The file's tests share the cluster and the replicas and take turns (a lock); each first replaces a replica or
 //! restarts an etcd member an earlier test killed, then waits until every replica writes to etcd again.
