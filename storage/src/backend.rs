@@ -67,6 +67,32 @@ pub enum Written {
     Deleted(Deleted),
 }
 
+impl Written {
+    /// The revision of the write.
+    pub fn revision(&self) -> Revision {
+        match self {
+            Written::Put(record) => record.revision,
+            Written::Deleted(deleted) => deleted.revision,
+        }
+    }
+
+    /// The record a put stored, or the one a delete removed.
+    pub fn into_record(self) -> Record {
+        match self {
+            Written::Put(record) => record,
+            Written::Deleted(deleted) => deleted.prev,
+        }
+    }
+
+    /// What a delete removed (a put read as one that removed what it stored).
+    pub fn into_deleted(self) -> Deleted {
+        match self {
+            Written::Deleted(deleted) => deleted,
+            Written::Put(record) => Deleted { revision: record.revision, prev: record },
+        }
+    }
+}
+
 /// One page of a list, as a backend returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawPage {

@@ -469,11 +469,7 @@ impl EtcdBackend {
         let key_in_layout = self.shared.layout.everything().contains(op.key().as_str());
         let written = self.transact(op, tally).await?;
         if let (Ok(written), true) = (&written, key_in_layout) {
-            let revision = match written {
-                Written::Put(record) => record.revision,
-                Written::Deleted(deleted) => deleted.revision,
-            };
-            self.wait_for_feed(revision).await;
+            self.wait_for_feed(written.revision()).await;
         }
         Ok(written)
     }

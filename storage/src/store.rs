@@ -186,42 +186,40 @@ impl Store {
         Ok(())
     }
 
+    /// A write's value within the size limit (a delete has none).
+    fn check_op(&self, op: &WriteOp) -> Result<()> {
+        match op {
+            WriteOp::Create { value, .. } | WriteOp::Update { value, .. } => self.check_size(value),
+            WriteOp::Delete { .. } => Ok(()),
+        }
+    }
+
     /// Performs one write (a create, update or delete).
     pub async fn write(&self, op: WriteOp) -> Result<std::result::Result<Written, Conflict>> {
-        if let WriteOp::Create { value, .. } | WriteOp::Update { value, .. } = &op {
-            self.check_size(value)?;
-        }
+        self.check_op(&op)?;
         self.backend.write(op).await
     }
 
     /// Creates `key`; a conflict carries the existing record.
     pub async fn create(&self, key: &Key, value: Bytes) -> Result<std::result::Result<Record, Conflict>> {
-        self.check_size(&value)?;
-        Ok(self.backend.write(WriteOp::Create { key: key.clone(), value }).await?.map(put_record))
+        Ok(self.write(WriteOp::Create { key: key.clone(), value }).await?.map(Written::into_record))
     }
 
     /// Replaces `key` if it exists and, when `expected` is given, is still at that revision.
     pub async fn update(&self, key: &Key, value: Bytes, expected: Option<Revision>)
         -> Result<std::result::Result<Record, Conflict>> {
-        self.check_size(&value)?;
-        Ok(self.backend.write(WriteOp::Update { key: key.clone(), value, expected }).await?.map(put_record))
+        Ok(self.write(WriteOp::Update { key: key.clone(), value, expected }).await?.map(Written::into_record))
     }
 
     /// Deletes `key` if it exists and, when `expected` is given, is still at that revision.
     pub async fn delete(&self, key: &Key, expected: Option<Revision>) -> Result<std::result::Result<Deleted, Conflict>> {
-        let written = self.backend.write(WriteOp::Delete { key: key.clone(), expected }).await?;
-        Ok(written.map(|written| match written {
-            Written::Deleted(deleted) => deleted,
-            Written::Put(record) => Deleted { revision: record.revision, prev: record },
-        }))
+        Ok(self.write(WriteOp::Delete { key: key.clone(), expected }).await?.map(Written::into_deleted))
     }
 
     /// Performs `op` if `space`'s tally is as `tally` expects, replacing the tally in the same transaction (see
     /// [`crate::tally`]).
     pub async fn write_tallied(&self, op: WriteOp, space: &SpaceName, tally: Tally) -> Result<std::result::Result<Written, Refused>> {
-        if let WriteOp::Create { value, .. } | WriteOp::Update { value, .. } = &op {
-            self.check_size(value)?;
-        }
+        self.check_op(&op)?;
         self.backend.write_tallied(op, space, tally).await
     }
 
@@ -278,13 +276,6 @@ impl Store {
     /// The fan-out hub (watcher counts, current revision as seen by watchers).
     pub fn hub(&self) -> &Arc<WatchHub> {
         &self.hub
-    }
-}
-
-fn put_record(written: Written) -> Record {
-    match written {
-        Written::Put(record) => record,
-        Written::Deleted(deleted) => deleted.prev,
     }
 }
 

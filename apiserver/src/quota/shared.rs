@@ -240,11 +240,7 @@ impl Tallies {
             match self.clusters.write_tallied(op.clone(), space, tally).await? {
                 Ok(written) => {
                     if let (Some(value), Some(entry)) = (grown, &entry) {
-                        let revision = match &written {
-                            Written::Put(record) => record.revision,
-                            Written::Deleted(deleted) => deleted.revision,
-                        };
-                        *entry.tally.lock().unwrap() = Known { revision, value: Some(value) };
+                        *entry.tally.lock().unwrap() = Known { revision: written.revision(), value: Some(value) };
                     }
                     return Ok(Ok(written));
                 }

@@ -115,34 +115,24 @@ impl<'a> Reservation<'a> {
     /// Creates `key` (see [`Limits::write`]).
     pub async fn create(&self, store: &Clusters, key: &Key, value: Bytes) -> ApiResult<Result<Record, Conflict>> {
         let written = self.limits.write(store, &self.request, WriteOp::Create { key: key.clone(), value }).await?;
-        Ok(written.map(record_of))
+        Ok(written.map(Written::into_record))
     }
 
     /// Replaces `key`, at `expected` when given (see [`Limits::write`]).
     pub async fn update(&self, store: &Clusters, key: &Key, value: Bytes, expected: Option<Revision>) -> ApiResult<Result<Record, Conflict>> {
         let written = self.limits.write(store, &self.request, WriteOp::Update { key: key.clone(), value, expected }).await?;
-        Ok(written.map(record_of))
+        Ok(written.map(Written::into_record))
     }
 
     /// Deletes `key`, at `expected` when given (see [`Limits::write`]).
     pub async fn delete(&self, store: &Clusters, key: &Key, expected: Option<Revision>) -> ApiResult<Result<Deleted, Conflict>> {
         let written = self.limits.write(store, &self.request, WriteOp::Delete { key: key.clone(), expected }).await?;
-        Ok(written.map(|written| match written {
-            Written::Deleted(deleted) => deleted,
-            Written::Put(record) => Deleted { revision: record.revision, prev: record },
-        }))
+        Ok(written.map(Written::into_deleted))
     }
 
     pub fn commit(mut self, revision: Revision) {
         self.settled = true;
         self.limits.settle(&self.request, &self.held, Some(revision));
-    }
-}
-
-fn record_of(written: Written) -> Record {
-    match written {
-        Written::Put(record) => record,
-        Written::Deleted(deleted) => deleted.prev,
     }
 }
 
