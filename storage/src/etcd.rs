@@ -658,22 +658,17 @@ impl Backend for EtcdBackend {
 
     async fn change_tally(&self, space: &SpaceName, change: TallyOp) -> Result<std::result::Result<Revision, Option<TallyRecord>>> {
         let key = self.tally_key(space);
-        let (when, write, size) = match change {
-            TallyOp::Create(value) => (
-                compare(&key, CompareTarget::Create, CompareResult::Equal, TargetUnion::CreateRevision(0)),
-                RequestKind::RequestPut(PutRequest { key: key.clone().into_bytes(), value: value.to_vec(), ..PutRequest::default() }),
-                value.len(),
-            ),
-            TallyOp::Replace { revision, value } => (
-                compare(&key, CompareTarget::Mod, CompareResult::Equal, TargetUnion::ModRevision(to_i64(revision))),
-                RequestKind::RequestPut(PutRequest { key: key.clone().into_bytes(), value: value.to_vec(), ..PutRequest::default() }),
-                value.len(),
-            ),
-            TallyOp::Delete { revision } => (
-                compare(&key, CompareTarget::Mod, CompareResult::Equal, TargetUnion::ModRevision(to_i64(revision))),
-                RequestKind::RequestDeleteRange(DeleteRangeRequest { key: key.clone().into_bytes(), ..DeleteRangeRequest::default() }),
-                0,
-            ),
+        // What the tally must be now (absent, or at a revision), and what it becomes (`None`: removed).
+        let (target, now, value) = match change {
+            TallyOp::Create(value) => (CompareTarget::Create, TargetUnion::CreateRevision(0), Some(value)),
+            TallyOp::Replace { revision, value } => (CompareTarget::Mod, TargetUnion::ModRevision(to_i64(revision)), Some(value)),
+            TallyOp::Delete { revision } => (CompareTarget::Mod, TargetUnion::ModRevision(to_i64(revision)), None),
+        };
+        let when = compare(&key, target, CompareResult::Equal, now);
+        let size = value.as_ref().map_or(0, Bytes::len);
+        let write = match value {
+            Some(value) => RequestKind::RequestPut(PutRequest { key: key.clone().into_bytes(), value: value.to_vec(), ..PutRequest::default() }),
+            None => RequestKind::RequestDeleteRange(DeleteRangeRequest { key: key.clone().into_bytes(), ..DeleteRangeRequest::default() }),
         };
         let txn = TxnRequest { compare: vec![when], success: vec![op(write)], failure: vec![read(&key)] };
         let response = self.txn(txn, size).await?;
