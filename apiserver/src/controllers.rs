@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 use crate::authorization::RBAC_GROUP;
 use crate::registry::deletion::has_finalizers;
+use crate::registry::stored;
 use crate::registry::{is_deleting, DeleteOptions, DeleteOutcome, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
@@ -81,19 +82,21 @@ async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<I
     let mut empty = true;
     for resource in resources {
         let options = ListOptions { limit: Some(BATCH), ..ListOptions::default() };
-        let (items, meta) = registry.reader().list(resource, scope, &options).await?;
-        empty &= meta.continue_token.is_none();
-        for item in &items {
-            let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else { continue };
+        let mut pages = registry.reader().pages(resource, scope, options)?;
+        let records = pages.next().await?.unwrap_or_default();
+        empty &= pages.meta().is_some_and(|meta| meta.continue_token.is_none());
+        for record in records {
+            let head = stored::head(&record)?;
             // Deleted already and held by its finalizers (a child workspace whose own subtree is going): deleting
             // it again would change nothing.
-            if is_deleting(item) && has_finalizers(item) {
+            if is_deleting(&head) && has_finalizers(&head) {
                 empty = false;
                 continue;
             }
-            let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).filter(|_| resource.namespaced);
+            let namespace = head.pointer("/metadata/namespace").and_then(Value::as_str).filter(|_| resource.namespaced);
             let item_scope = Scope::one(space.clone(), namespace.map(str::to_owned));
-            match registry.delete(resource, &item_scope, name, &DeleteOptions::default(), None).await {
+            // Deleted as listed: not read again first.
+            match registry.delete_listed(resource, &item_scope, record, &DeleteOptions::default()).await {
                 Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => {}
                 Ok(DeleteOutcome::Pending(_)) | Err(ApiError { code: 409, .. }) => empty = false,
                 Err(err) => return Err(err),
@@ -113,14 +116,15 @@ enum Stage {
 }
 
 /// One pass over a space being deleted (a tenant's, a workspace's): deletes what is left of its content; true once
-/// nothing is left. The space's LogicalCluster is `Deleting` meanwhile. The namespaces are marked first (nothing
-/// new is made in a Terminating namespace), then what is in them goes, then what is not in one (workspaces in it are
-/// content: each goes only once its own subtree is gone); once nothing in any namespace is left, the namespaces are
-/// removed in the same pass (`finalize_namespaces`) rather than by the namespace controller a hop later.
-/// ClusterRoles and ClusterRoleBindings go once everything else is gone, so the space's administrators keep their
-/// access while it drains (e.g. to lift a finalizer that holds the deletion up), and the LogicalCluster goes last,
-/// as kcp removes it. Which cluster-scoped resources hold anything is asked once, at the start of the pass; what is
-/// in namespaces, once they are marked.
+/// nothing is left. The space's LogicalCluster is `Deleting` meanwhile. What is in namespaces goes first; while
+/// anything is, the namespaces are marked Terminating (nothing new is made in them) and are removed once nothing
+/// in any of them is left (`finalize_namespaces`), in the same pass rather than by the namespace controller a hop
+/// later. Namespaces found empty from the start (a new workspace's) are removed outright. Then what is not in a
+/// namespace goes (workspaces in it are content: each goes only once its own subtree is gone). ClusterRoles and
+/// ClusterRoleBindings go once everything else is gone, so the space's administrators keep their access while it
+/// drains (e.g. to lift a finalizer that holds the deletion up), and the LogicalCluster goes last, as kcp removes
+/// it. Which resources hold anything is asked once per pass (cluster-scoped and namespaced apart). The server's
+/// own objects (namespaces, RBAC, the LogicalCluster) are removed by `GenericStore::purge`, as read, side by side.
 pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, resolver: &Resolver, space: &SpaceName) -> ApiResult<bool> {
     crate::tenancy::space::set_logical_cluster_phase(registry, resources, space, "Deleting").await?;
     let scope = Scope::one(space.clone(), None);
@@ -139,24 +143,39 @@ pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, res
     // and of its APIBindings (which name them, so they go after them).
     let custom = resolver.stored_in(space);
     let all: Vec<&ResourceInfo> = custom.iter().chain(resources.all().iter().filter(|r| !r.system_only)).map(|r| &**r).collect();
-    let cluster_scoped: Vec<&ResourceInfo> = all.iter().copied().filter(|r| !r.namespaced).collect();
+    let (cluster_scoped, namespaced): (Vec<&ResourceInfo>, Vec<&ResourceInfo>) = all.iter().copied().partition(|r| !r.namespaced);
     let occupied = registry.reader().occupied(&cluster_scoped, &scope).await?;
+    let scope_ref = &scope;
     let of = |wanted: Stage| cluster_scoped.iter().zip(&occupied).filter(move |(r, occupied)| **occupied && stage(r) == wanted).map(|(r, _)| *r);
-
-    let marked_gone = delete_occupied(registry, of(Stage::Namespaces), &scope).await?;
-    let namespaced_gone = delete_content(registry, all.iter().copied().filter(|r| r.namespaced), &scope).await?;
-    let content_gone = delete_occupied(registry, of(Stage::Content), &scope).await?;
-    let namespaces_gone = match of(Stage::Namespaces).next() {
-        Some(namespaces) if !marked_gone && namespaced_gone => finalize_namespaces(registry, namespaces, &scope).await?,
-        _ => marked_gone,
+    let purge = |stage: Stage| async move {
+        let mut gone = true;
+        for resource in of(stage) {
+            gone &= registry.purge(resource, scope_ref).await?;
+        }
+        ApiResult::Ok(gone)
     };
-    if !(namespaced_gone && content_gone && namespaces_gone) {
+
+    let in_namespaces = registry.reader().occupied(&namespaced, &scope).await?;
+    let in_namespaces: Vec<&ResourceInfo> = namespaced.iter().zip(in_namespaces).filter_map(|(r, occupied)| occupied.then_some(*r)).collect();
+    let namespaces_gone = if in_namespaces.is_empty() {
+        purge(Stage::Namespaces).await?
+    } else {
+        let marked_gone = delete_occupied(registry, of(Stage::Namespaces), &scope).await?;
+        // Asked again now that they are marked: what was made in them before is found.
+        let namespaced_gone = delete_content(registry, namespaced.iter().copied(), &scope).await?;
+        match of(Stage::Namespaces).next() {
+            Some(namespaces) if !marked_gone && namespaced_gone => finalize_namespaces(registry, namespaces, &scope).await?,
+            _ => marked_gone && namespaced_gone,
+        }
+    };
+    let content_gone = delete_occupied(registry, of(Stage::Content), &scope).await?;
+    if !(namespaces_gone && content_gone) {
         return Ok(false);
     }
-    if !delete_occupied(registry, of(Stage::ClusterRbac), &scope).await? {
+    if !purge(Stage::ClusterRbac).await? {
         return Ok(false);
     }
-    delete_occupied(registry, of(Stage::LogicalCluster), &scope).await
+    purge(Stage::LogicalCluster).await
 }
 
 /// Removes the Terminating namespaces of a space being emptied, nothing being left in any of them: what the

@@ -19,7 +19,7 @@ use super::empty_space;
 use crate::kinds::workspace::FINALIZER;
 use crate::registry::observe::WriteObserver;
 use crate::registry::store::space_of_cluster;
-use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
+use crate::registry::{is_deleting, GenericStore, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::lifecycle::Lifecycle;
@@ -27,7 +27,7 @@ use crate::tenancy::{space, Tree};
 use crate::registry::stored::at;
 
 /// How many workspaces one pass works on at once (spread over the controllers' threads, `super::pool`).
-const CONCURRENCY: usize = 32;
+const CONCURRENCY: usize = 128;
 
 /// The pending workspaces, each with the count of the write that made it pending and the moment before which the
 /// controller leaves it alone (a creation the request that made it is still completing), and the last count given.
@@ -268,13 +268,7 @@ impl WorkspaceController {
     /// Lifts the workspace's finalizer, which removes it (it is already being deleted).
     async fn finalize(&self, scope: &Scope, name: &str) -> ApiResult<()> {
         let write = WriteContext::server(SERVER_MANAGER, "");
-        let lifted = self.registry.guaranteed_update(self.workspaces()?, scope, name, Part::Main, &write, |current| {
-            let mut new = current.clone();
-            if let Some(finalizers) = new.pointer_mut("/metadata/finalizers").and_then(Value::as_array_mut) {
-                finalizers.retain(|f| f != FINALIZER);
-            }
-            Ok(new)
-        }).await;
+        let lifted = self.registry.lift_finalizer(self.workspaces()?, scope, name, &write, FINALIZER).await;
         match lifted {
             Ok(_) | Err(ApiError { code: 404, .. }) => Ok(()),
             Err(err) => Err(err),

@@ -22,7 +22,7 @@ use super::deletion::{self, Plan};
 use super::limits::{Growth, Limits, Request, Reservation};
 use super::managed_fields;
 use super::observe::{revision_of, WriteObserver};
-use super::read::{ListMeta, ListOptions, Pages, Reader, PARSED_AT_ONCE};
+use super::read::{ListMeta, ListOptions, Pages, Reader, PAGE, PARSED_AT_ONCE};
 use super::stored::{decode, encode, set_resource_version};
 use super::strategy::{Part, Strategies, Strategy};
 use super::{now, validate, ResourceInfo, ResourceTable, Scope, Spaces, Subresource, WriteContext};
@@ -562,16 +562,46 @@ impl GenericStore {
         Err(ApiError::stale(&resource.group, &resource.plural, name))
     }
 
+    /// The server's own lift of `finalizer` from an object being deleted. When it is the last thing holding the
+    /// object (no other finalizer, no grace period, no `spec.finalizers`), the object is removed at once, as the
+    /// update emptying its finalizers would remove it, without that update's work (admission, managedFields) on an
+    /// object about to go; otherwise the finalizer is lifted by an update.
+    pub async fn lift_finalizer(&self, resource: &ResourceInfo, scope: &Scope, name: &str, write: &WriteContext, finalizer: &str) -> ApiResult<()> {
+        let current = self.read_current(resource, scope, name).await?;
+        let row = current.row.as_deref().unwrap_or(resource);
+        let only = current.stored.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(|f| f.len() == 1 && f[0] == finalizer);
+        if only && deletion::may_remove_when_finalized(&current.stored) && !spec_finalizers_pending(row, &current.stored) {
+            let stored = Stored { space: scope.space()?, key: &current.key, name, object: &current.stored, revision: current.revision, size: current.size };
+            if self.remove(row, stored, write.dry_run).await?.is_some() {
+                return Ok(());
+            }
+        }
+        self.guaranteed_update(resource, scope, name, Part::Main, write, |current| {
+            let mut new = current.clone();
+            if let Some(finalizers) = new.pointer_mut("/metadata/finalizers").and_then(Value::as_array_mut) {
+                finalizers.retain(|f| f != finalizer);
+            }
+            Ok(new)
+        }).await.map(drop)
+    }
+
     /// The object `name` as stored now: its key, revision, stored form and the request's view of it.
     async fn read_current(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Current> {
         let stored_row = self.stored_row(resource, &scope.spaces);
         let row = stored_row.as_deref().unwrap_or(resource);
         let key = self.inner.reader.key(row, scope, name)?;
         let record = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+        let mut current = self.current_of(resource, Record { key, ..record })?;
+        current.row = stored_row;
+        Ok(current)
+    }
+
+    /// The object a write finds, from its record (of `resource` itself, not of a view's stored row).
+    fn current_of(&self, resource: &ResourceInfo, record: Record) -> ApiResult<Current> {
         let stored = decode(&record)?;
         let mut view = stored.clone();
         self.to_request(resource, &mut view);
-        Ok(Current { key, row: stored_row, revision: record.revision, size: record.value.len(), stored, view })
+        Ok(Current { size: record.value.len(), key: record.key, row: None, revision: record.revision, stored, view })
     }
 
     /// Admits, prepares, checks and commits one update of `current` to `desired`.
@@ -679,8 +709,26 @@ impl GenericStore {
     /// period are pending. `caller` is `None` for the server's own deletes. A view's objects are deleted by the
     /// rules of the kind they are stored as.
     pub async fn delete(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions, caller: Option<&Caller>) -> ApiResult<DeleteOutcome> {
+        self.delete_from(resource, scope, name, None, options, caller).await
+    }
+
+    /// `delete` of an object the caller has just listed (`record`, read through `Reader::pages` in `scope`): the
+    /// first attempt starts from it instead of reading the object again; a later one (it changed since) reads.
+    pub async fn delete_listed(&self, resource: &ResourceInfo, scope: &Scope, record: Record, options: &DeleteOptions) -> ApiResult<DeleteOutcome> {
+        let current = self.current_of(resource, record)?;
+        let name = meta_str(&current.stored, "name").unwrap_or_default().to_owned();
+        // A view's records are its stored row's: its first attempt reads by name, as `delete` does.
+        let listed = self.stored_row(resource, &scope.spaces).is_none().then_some(current);
+        self.delete_from(resource, scope, &name, listed, options, None).await
+    }
+
+    async fn delete_from(&self, resource: &ResourceInfo, scope: &Scope, name: &str, mut listed: Option<Current>, options: &DeleteOptions,
+        caller: Option<&Caller>) -> ApiResult<DeleteOutcome> {
         for _attempt in 0..16 {
-            let current = self.read_current(resource, scope, name).await?;
+            let current = match listed.take() {
+                Some(current) => current,
+                None => self.read_current(resource, scope, name).await?,
+            };
             let row = current.row.as_deref().unwrap_or(resource);
             let rules = deletion::Rules {
                 graceful: self.strategy(row).graceful_delete(),
@@ -727,6 +775,46 @@ impl GenericStore {
             }
         }
         Err(ApiError::stale(&resource.group, &resource.plural, name))
+    }
+
+    /// The server's own removal of what is left of a space being deleted (`controllers::empty_space`): a page of
+    /// `resource`'s objects in `scope`, each removed at the revision it was read at, side by side (sled commits
+    /// them together). No admission and no read again per object, as `delete` makes: the caller removes only
+    /// objects no admission plugin guards (namespaces, RBAC, the LogicalCluster), and a namespace only once
+    /// nothing is left in it, so its `spec.finalizers` are not waited for. An object with `metadata.finalizers`
+    /// is only marked, by `delete`. True once nothing is left; an object changed since the read is left for the
+    /// caller's next pass.
+    pub async fn purge(&self, resource: &ResourceInfo, scope: &Scope) -> ApiResult<bool> {
+        let space = scope.space()?;
+        let options = ListOptions { limit: Some(PAGE), ..ListOptions::default() };
+        let mut pages = self.reader().pages(resource, scope, options)?;
+        let records = pages.next().await?.unwrap_or_default();
+        let mut gone = pages.meta().is_some_and(|meta| meta.continue_token.is_none());
+        let mut removals = Vec::with_capacity(records.len());
+        for record in &records {
+            let object = decode(record)?;
+            let Some(name) = meta_str(&object, "name").map(str::to_owned) else { continue };
+            if deletion::has_finalizers(&object) {
+                gone = false;
+                let item_scope = Scope::one(space.clone(), namespace_of(resource, &object).map(str::to_owned));
+                if !is_deleting(&object) {
+                    self.delete(resource, &item_scope, &name, &DeleteOptions::default(), None).await?;
+                }
+                continue;
+            }
+            removals.push(async move {
+                let stored = Stored { space, key: &record.key, name: &name, object: &object, revision: record.revision, size: record.value.len() };
+                match self.remove(resource, stored, false).await {
+                    Ok(Some(_)) | Err(ApiError { code: 404, .. }) => Ok(true),
+                    Ok(None) => Ok(false),
+                    Err(err) => Err(err),
+                }
+            });
+        }
+        for removed in futures::future::join_all(removals).await {
+            gone &= removed?;
+        }
+        Ok(gone)
     }
 
     /// Stores an object marked for deletion; `None` if it changed meanwhile (the delete starts over).
