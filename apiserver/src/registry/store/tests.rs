@@ -14,7 +14,7 @@ use crate::registry::builtin::builtin_resources;
 use crate::registry::observe::WriteObserver;
 use crate::registry::strategy::Strategies;
 use crate::registry::testing::{check, Harness, Step};
-use crate::registry::{GenericStore, Part, ResourceInfo, ResourceTable, SpaceTenants, Wiring};
+use crate::registry::{DeleteOptions, DeleteOutcome, GenericStore, Part, ResourceInfo, ResourceTable, Scope, SpaceTenants, Wiring, WriteContext};
 use crate::status::{ApiError, ApiResult};
 
 /// Every space is its own tenant.
@@ -249,4 +249,56 @@ fn a_status_write_takes_the_status_and_nothing_else() {
     let mut relabelled_without = without.clone();
     relabelled_without["metadata"]["labels"]["x"] = json!("2");
     assert_eq!(super::take_part(&namespaces, &old, relabelled_without, Part::Status), without);
+}
+
+/// The server's own removals while a space is deleted: `purge` removes what nothing holds as it was read (a
+/// namespace's `spec.finalizers` are the caller's to judge) and only marks what `metadata.finalizers` hold;
+/// `delete_listed` of a record changed since is judged against the object as it is now; `lift_finalizer` removes
+/// an object whose last finalizer it lifts, and only lifts one of several. Observers hear of every removal.
+#[tokio::test]
+async fn the_servers_own_removals_keep_what_holds_an_object() {
+    let log = Arc::new(Log::default());
+    let harness = harness(log.clone());
+    let registry = &harness.registry;
+    let table = ResourceTable::new(builtin_resources());
+    let namespaces = table.by_kind("", "Namespace").cloned().unwrap_or_else(|| panic!("no Namespace row"));
+    let config_maps = table.by_kind("", "ConfigMap").cloned().unwrap_or_else(|| panic!("no ConfigMap row"));
+    let t1 = SpaceName::new("t1").unwrap_or_else(|err| panic!("{err}"));
+    let space = Scope::one(t1.clone(), None);
+    let in_default = Scope::one(t1.clone(), Some("default".to_owned()));
+    for step in [
+        Step::create("v1/namespaces", "t1", json!({"metadata": {"name": "empty"}, "spec": {"finalizers": ["kubernetes"]}})),
+        Step::create("v1/namespaces", "t1", json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})),
+        Step::create("v1/configmaps", "t1/default", config_map("listed")),
+        Step::create("v1/configmaps", "t1/default", json!({"metadata": {"name": "one", "finalizers": ["example.com/a"]}})),
+        Step::create("v1/configmaps", "t1/default", json!({"metadata": {"name": "two", "finalizers": ["example.com/a", "example.com/b"]}})),
+    ] {
+        harness.run(&step).await;
+    }
+    let gone = |ok: ApiResult<bool>| ok.unwrap_or_else(|err| panic!("{err:?}"));
+    assert!(!gone(registry.purge(&namespaces, &space).await), "a namespace its finalizers hold is left");
+    assert!(!gone(registry.purge(&namespaces, &space).await), "and stays, marked");
+    let held = registry.reader().get(&namespaces, &space, "held").await.unwrap_or_else(|err| panic!("{err:?}"));
+    assert!(held.pointer("/metadata/deletionTimestamp").is_some(), "marked: {held}");
+    assert_eq!(registry.reader().get(&namespaces, &space, "empty").await.map_err(|e| e.code).err(), Some(404));
+
+    let record = registry.reader().record(&config_maps, &in_default, "listed").await.unwrap_or_else(|err| panic!("{err:?}"));
+    harness.run(&Step::patch("v1/configmaps", "t1/default", "listed", json!({"metadata": {"finalizers": ["example.com/late"]}}))).await;
+    let outcome = registry.delete_listed(&config_maps, &in_default, record, &DeleteOptions::default()).await;
+    assert!(matches!(outcome, Ok(DeleteOutcome::Pending(_))), "the finalizer added since the list holds it");
+
+    harness.run(&Step::delete("v1/configmaps", "t1/default", "one")).await;
+    harness.run(&Step::delete("v1/configmaps", "t1/default", "two")).await;
+    let write = WriteContext::server("test", "");
+    for name in ["one", "two"] {
+        registry.lift_finalizer(&config_maps, &in_default, name, &write, "example.com/a").await.unwrap_or_else(|err| panic!("{err:?}"));
+    }
+    assert_eq!(registry.reader().get(&config_maps, &in_default, "one").await.map_err(|e| e.code).err(), Some(404));
+    let two = registry.reader().get(&config_maps, &in_default, "two").await.unwrap_or_else(|err| panic!("{err:?}"));
+    assert_eq!(two.pointer("/metadata/finalizers"), Some(&json!(["example.com/b"])));
+
+    let heard = log.0.lock().unwrap_or_else(|e| e.into_inner()).iter().filter(|l| l.contains("gone")).cloned().collect::<Vec<_>>().join("\n");
+    expect![[r#"
+        7 gone namespaces t1/empty
+        12 gone configmaps t1/one"#]].assert_eq(&heard);
 }
