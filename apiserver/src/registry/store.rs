@@ -127,7 +127,19 @@ struct Current {
     /// Its stored bytes' length.
     size: usize,
     stored: Value,
-    view: Value,
+    /// As the request sees it, when that differs from `stored` (a kind with a `View`).
+    view: Option<Value>,
+}
+
+impl Current {
+    /// The object as the request sees it.
+    fn view(&self) -> &Value {
+        self.view.as_ref().unwrap_or(&self.stored)
+    }
+
+    fn into_view(self) -> Value {
+        self.view.unwrap_or(self.stored)
+    }
 }
 
 /// The stored object an update replaces: where it is, what it was, and at which revision.
@@ -532,12 +544,12 @@ impl GenericStore {
         let _guard = strategy.begin_write(resource).await;
         for _attempt in 0..16 {
             let current = self.read_current(resource, scope, name).await?;
-            let desired = change(&current.view)?;
+            let desired = change(current.view())?;
             // The server's own status write that changes nothing is done before any of the work an update does
             // (a controller's pass over what it already set: phases, conditions), unless the kind computes its
             // status from elsewhere at every write (a CRD's names, written again once they are free).
-            if write.caller.is_none() && part == Part::Status && desired == current.view && !strategy.status_from_elsewhere() {
-                return Ok(current.view);
+            if write.caller.is_none() && part == Part::Status && desired == *current.view() && !strategy.status_from_elsewhere() {
+                return Ok(current.into_view());
             }
             if let Some(rv) = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
                 let position = rv.parse::<Position>().ok();
@@ -599,8 +611,11 @@ impl GenericStore {
     /// The object a write finds, from its record (of `resource` itself, not of a view's stored row).
     fn current_of(&self, resource: &ResourceInfo, record: Record) -> ApiResult<Current> {
         let stored = decode(&record)?;
-        let mut view = stored.clone();
-        self.to_request(resource, &mut view);
+        let view = (!self.shows_stored(resource)).then(|| {
+            let mut view = stored.clone();
+            self.to_request(resource, &mut view);
+            view
+        });
         Ok(Current { size: record.value.len(), key: record.key, row: None, revision: record.revision, stored, view })
     }
 
@@ -615,7 +630,7 @@ impl GenericStore {
             namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
             name: &name,
             object: None,
-            old: Some(&current.view),
+            old: Some(current.view()),
             part,
             caller: write.caller.as_deref(),
             dry_run: write.dry_run,
@@ -623,7 +638,7 @@ impl GenericStore {
         self.admit(AdmissionPhase::Mutating, Attributes { object: Some(&desired), ..base }).await?;
         let mut desired = desired;
         self.inner.wiring.admission.default(self, &base, &mut desired).await?;
-        let new = self.prepare_update(resource, scope, &current.view, desired, part, write)?;
+        let new = self.prepare_update(resource, scope, current.view(), desired, part, write)?;
         self.admit(AdmissionPhase::Validating, Attributes { object: Some(&new), ..base }).await?;
         let mut new = new;
         self.strategy(resource).to_storage(resource, space, &mut new, Some(&current.stored));
@@ -744,7 +759,7 @@ impl GenericStore {
                 namespace: scope.namespace.as_deref().filter(|_| resource.namespaced),
                 name,
                 object: None,
-                old: Some(&current.view),
+                old: Some(current.view()),
                 part: Part::Main,
                 caller,
                 dry_run: options.dry_run,
