@@ -116,7 +116,8 @@ enum Stage {
 }
 
 /// One pass over a space being deleted (a tenant's, a workspace's): deletes what is left of its content; true once
-/// nothing is left. The space's LogicalCluster is `Deleting` meanwhile. What is in namespaces goes first; while
+/// nothing is left. The space's LogicalCluster is `Deleting` meanwhile, unless the space holds nothing but what
+/// the server made in it and it all goes in the first pass. What is in namespaces goes first; while
 /// anything is, the namespaces are marked Terminating (nothing new is made in them) and are removed once nothing
 /// in any of them is left (`finalize_namespaces`), in the same pass rather than by the namespace controller a hop
 /// later. Namespaces found empty from the start (a new workspace's) are removed outright. Then what is not in a
@@ -126,7 +127,6 @@ enum Stage {
 /// it. Which resources hold anything is asked once per pass (cluster-scoped and namespaced apart). The server's
 /// own objects (namespaces, RBAC, the LogicalCluster) are removed by `GenericStore::purge`, as read, side by side.
 pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, resolver: &Resolver, space: &SpaceName) -> ApiResult<bool> {
-    crate::tenancy::space::set_logical_cluster_phase(registry, resources, space, "Deleting").await?;
     let scope = Scope::one(space.clone(), None);
     let stage = |r: &ResourceInfo| {
         if r.is("", "Namespace") {
@@ -154,28 +154,35 @@ pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, res
         }
         ApiResult::Ok(gone)
     };
-
     let in_namespaces = registry.reader().occupied(&namespaced, &scope).await?;
     let in_namespaces: Vec<&ResourceInfo> = namespaced.iter().zip(in_namespaces).filter_map(|(r, occupied)| occupied.then_some(*r)).collect();
-    let namespaces_gone = if in_namespaces.is_empty() {
-        purge(Stage::Namespaces).await?
-    } else {
-        let marked_gone = delete_occupied(registry, of(Stage::Namespaces), &scope).await?;
-        // Asked again now that they are marked: what was made in them before is found.
-        let namespaced_gone = delete_content(registry, namespaced.iter().copied(), &scope).await?;
-        match of(Stage::Namespaces).next() {
-            Some(namespaces) if !marked_gone && namespaced_gone => finalize_namespaces(registry, namespaces, &scope).await?,
-            _ => marked_gone && namespaced_gone,
-        }
-    };
-    let content_gone = delete_occupied(registry, of(Stage::Content), &scope).await?;
-    if !(namespaces_gone && content_gone) {
-        return Ok(false);
+    // A space holding only what the server made in it (a new workspace's) goes in this pass: it is `Deleting`
+    // only if something holds it up.
+    let only_the_servers = in_namespaces.is_empty() && of(Stage::Content).next().is_none();
+    let deleting = || crate::tenancy::space::set_logical_cluster_phase(registry, resources, space, "Deleting");
+    if !only_the_servers {
+        deleting().await?;
     }
-    if !purge(Stage::ClusterRbac).await? {
-        return Ok(false);
+
+    let gone = async {
+        let namespaces_gone = if in_namespaces.is_empty() {
+            purge(Stage::Namespaces).await?
+        } else {
+            let marked_gone = delete_occupied(registry, of(Stage::Namespaces), &scope).await?;
+            // Asked again now that they are marked: what was made in them before is found.
+            let namespaced_gone = delete_content(registry, namespaced.iter().copied(), &scope).await?;
+            match of(Stage::Namespaces).next() {
+                Some(namespaces) if !marked_gone && namespaced_gone => finalize_namespaces(registry, namespaces, &scope).await?,
+                _ => marked_gone && namespaced_gone,
+            }
+        };
+        let content_gone = delete_occupied(registry, of(Stage::Content), &scope).await?;
+        ApiResult::Ok(namespaces_gone && content_gone && purge(Stage::ClusterRbac).await? && purge(Stage::LogicalCluster).await?)
+    }.await?;
+    if !gone && only_the_servers {
+        deleting().await?;
     }
-    purge(Stage::LogicalCluster).await
+    Ok(gone)
 }
 
 /// Removes the Terminating namespaces of a space being emptied, nothing being left in any of them: what the

@@ -252,12 +252,13 @@ impl WorkspaceController {
                 return Ok(());
             }
         }
-        let phase = at(&workspace, "/status/phase").and_then(Value::as_str).unwrap_or_default();
-        if phase != "Deleting" {
-            space::set_phase(&self.registry, &self.resources, parent, name, "Deleting").await?;
-        }
+        // `Deleting` while its content goes; one whose logical cluster goes in the first pass (nothing but what the
+        // server made in it) goes without.
         if let Some(cluster) = cluster {
             if !empty_space(&self.registry, &self.resources, &self.resolver, &cluster).await? {
+                if at(&workspace, "/status/phase").and_then(Value::as_str) != Some("Deleting") {
+                    space::set_phase(&self.registry, &self.resources, parent, name, "Deleting").await?;
+                }
                 self.queue.wait_for_content(parent, name, &cluster, seen);
                 return Ok(());
             }
