@@ -591,6 +591,30 @@ fn a_new_workspace_passes_through_initializing() {
     assert!(stored["metadata"]["labels"].get("tenancy.kcp.io/phase").is_none(), "not a Tenant's label: {stored}");
 }
 
+/// A deleted workspace holding nothing but what the server made in it goes in one pass: a watch sees its
+/// deletion mark, then `DELETED`, with no `Deleting` phase between (that phase shows only while something holds
+/// a deletion up: `deleting_a_workspace_deletes_its_subtree_first_and_nothing_else`), and its logical cluster is gone.
+#[test]
+fn an_empty_workspace_goes_in_one_step() {
+    let _ = fixture();
+    create_workspace("a-token", "root:t-a", "quick", Some(("root", "universal")));
+    let cluster = cluster_of("root:t-a", "quick");
+    let (_, list) = get("a-token", &workspaces_of("root:t-a"));
+    let from = list["metadata"]["resourceVersion"].as_str().expect("a list resourceVersion").to_owned();
+    let (code, deleted) = call(Http::Two, "a-token", "DELETE", &format!("{}/quick", workspaces_of("root:t-a")), None);
+    assert_eq!(code, 200, "{deleted}");
+    assert!(eventually(TIMEOUT, || get("a-token", &format!("{}/quick", workspaces_of("root:t-a"))).0 == 404), "it goes");
+    let (_, events) = get("a-token", &format!("{}?watch=1&resourceVersion={from}&timeoutSeconds=1", workspaces_of("root:t-a")));
+    let text = events.as_str().map(str::to_owned).unwrap_or_else(|| events.to_string());
+    let seen: Vec<String> = text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|event| event["object"]["metadata"]["name"] == "quick")
+        .map(|event| format!("{} {}", event["type"].as_str().unwrap_or_default(), event["object"]["status"]["phase"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(seen.last().map(String::as_str), Some("DELETED Ready"), "{seen:?}");
+    assert!(!seen.iter().any(|event| event.ends_with("Deleting")), "{seen:?}");
+    assert_eq!(get("root-token", &format!("/clusters/{cluster}/api/v1/namespaces")).0, 404, "logical cluster {cluster} is gone");
+}
+
 /// What a t-b identity gets for every way into t-a's subtree, and that the answer is the same for what exists and
 /// what does not (so nothing is learned).
 fn probes(lc: &str, ws: &str) -> Vec<String> {
