@@ -285,7 +285,9 @@ fn the_default_namespaces_of_an_active_tenant_cannot_be_deleted() {
 }
 
 /// kill -9 while a tenant with 240 objects in 60 namespaces is being deleted: the restarted server finishes the
-/// deletion by itself (docs/tenancy.md), and promptly; the time it takes is printed.
+/// deletion by itself (docs/tenancy.md), and promptly; the time it takes is printed. One ConfigMap's finalizer
+/// holds the deletion until after the restart, so the kill always lands mid-deletion (without it a fast server
+/// could finish before the test looks).
 #[test]
 fn a_tenant_deletion_cut_by_a_kill_finishes_promptly_after_the_restart() {
     let server = Server::start();
@@ -298,6 +300,8 @@ fn a_tenant_deletion_cut_by_a_kill_finishes_promptly_after_the_restart() {
             items.push(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{c}"), "namespace": format!("ns-{n}")}}));
         }
     }
+    items.push(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "held", "namespace": "ns-0", "finalizers": ["example.com/hold"]}}));
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
     let in_tenant = Kubectl::new(&kubeconfig_with_server_url(&server, &server.kubeconfig, &format!("{}/clusters/root:t-k", server.url)));
     in_tenant.ok_with_stdin(&["create", "-f", "-"], &list);
@@ -315,6 +319,9 @@ fn a_tenant_deletion_cut_by_a_kill_finishes_promptly_after_the_restart() {
     let restarted = std::time::Instant::now();
     let server = Server::start_in(data_dir, &[]);
     let system = server.kubectl();
+    assert!(system.run(&["get", "tenant", "t-k"]).status.success(), "the held ConfigMap keeps the tenant");
+    let in_tenant = Kubectl::new(&kubeconfig_with_server_url(&server, &server.kubeconfig, &format!("{}/clusters/root:t-k", server.url)));
+    in_tenant.ok(&["patch", "configmap", "held", "-n", "ns-0", "--type=merge", "-p", r#"{"metadata":{"finalizers":null}}"#]);
     let gone = eventually(Duration::from_secs(60), || {
         String::from_utf8_lossy(&system.run(&["get", "tenant", "t-k"]).stderr).contains("tenants \"t-k\" not found")
     });

@@ -223,6 +223,11 @@ fn a_tree_deletion_cut_by_kill_9_finishes_after_the_restart() {
     build(&server, &kept);
     let doomed_clusters = clusters(&server, &doomed);
     assert!(doomed_clusters.len() > 300, "a few hundred workspaces");
+    // One leaf's ConfigMap holds the deletion until after the restart, so the kill always lands mid-deletion.
+    let held = "/clusters/root:t-a:k-top:c0:g0/api/v1/namespaces/default/configmaps";
+    let mut holding = configmap("held", "x");
+    holding["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    assert_eq!(request(&server, "a-token", "POST", held, Some(&holding)).0, 201);
 
     let top = format!("/clusters/root:t-a/{WORKSPACES}/k-top");
     let (code, body) = request(&server, "a-token", "DELETE", &top, None);
@@ -245,6 +250,11 @@ fn a_tree_deletion_cut_by_kill_9_finishes_after_the_restart() {
     assert!(cut > 0, "some of the subtree was left when the server died");
 
     let server = Server::start_in(data_dir, &["--token-auth-file", path_str(tokens.path())]);
+    let (code, mut holding) = request(&server, "a-token", "GET", &format!("{held}/held"), None);
+    assert_eq!(code, 200, "still held after the restart: {holding}");
+    holding["metadata"]["finalizers"] = Value::Null;
+    let (code, released) = request(&server, "a-token", "PUT", &format!("{held}/held"), Some(&holding));
+    assert_eq!(code, 200, "{released}");
     let finished = eventually(Duration::from_secs(60), || {
         request(&server, "a-token", "GET", &top, None).0 == 404 && live_clusters(&server).is_disjoint(&doomed_clusters)
     });

@@ -797,10 +797,11 @@ impl GenericStore {
     /// them together). No admission and no read again per object, as `delete` makes: the caller removes only
     /// objects no admission plugin guards (namespaces, RBAC, the LogicalCluster), and a namespace only once
     /// nothing is left in it, so its `spec.finalizers` are not waited for. An object with `metadata.finalizers`
-    /// is only marked, by `delete`. True once nothing is left; an object changed since the read is left for the
-    /// caller's next pass.
+    /// is only marked, by `delete` (as is every object of a view, whose records are its stored row's). True once
+    /// nothing is left; an object changed since the read is left for the caller's next pass.
     pub async fn purge(&self, resource: &ResourceInfo, scope: &Scope) -> ApiResult<bool> {
         let space = scope.space()?;
+        let view = self.stored_row(resource, &scope.spaces).is_some();
         let options = ListOptions { limit: Some(PAGE), ..ListOptions::default() };
         let mut pages = self.reader().pages(resource, scope, options)?;
         let records = pages.next().await?.unwrap_or_default();
@@ -809,11 +810,16 @@ impl GenericStore {
         for record in &records {
             let object = decode(record)?;
             let Some(name) = meta_str(&object, "name").map(str::to_owned) else { continue };
-            if deletion::has_finalizers(&object) {
-                gone = false;
+            if view || deletion::has_finalizers(&object) {
+                if is_deleting(&object) {
+                    gone = false;
+                    continue;
+                }
                 let item_scope = Scope::one(space.clone(), namespace_of(resource, &object).map(str::to_owned));
-                if !is_deleting(&object) {
-                    self.delete(resource, &item_scope, &name, &DeleteOptions::default(), None).await?;
+                match self.delete(resource, &item_scope, &name, &DeleteOptions::default(), None).await {
+                    Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => {}
+                    Ok(DeleteOutcome::Pending(_)) | Err(ApiError { code: 409, .. }) => gone = false,
+                    Err(err) => return Err(err),
                 }
                 continue;
             }
