@@ -124,7 +124,7 @@ enum Stage {
 /// namespace goes (workspaces in it are content: each goes only once its own subtree is gone). ClusterRoles and
 /// ClusterRoleBindings go once everything else is gone, so the space's administrators keep their access while it
 /// drains (e.g. to lift a finalizer that holds the deletion up), and the LogicalCluster goes last, as kcp removes
-/// it. Which resources hold anything is asked once per pass (cluster-scoped and namespaced apart). The server's
+/// it. Which resources hold anything is asked once per pass, in one call. The server's
 /// own objects (namespaces, RBAC, the LogicalCluster) are removed by `GenericStore::purge`, as read, side by side.
 pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, resolver: &Resolver, space: &SpaceName) -> ApiResult<bool> {
     let scope = Scope::one(space.clone(), None);
@@ -144,7 +144,9 @@ pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, res
     let custom = resolver.stored_in(space);
     let all: Vec<&ResourceInfo> = custom.iter().chain(resources.all().iter().filter(|r| !r.system_only)).map(|r| &**r).collect();
     let (cluster_scoped, namespaced): (Vec<&ResourceInfo>, Vec<&ResourceInfo>) = all.iter().copied().partition(|r| !r.namespaced);
-    let occupied = registry.reader().occupied(&cluster_scoped, &scope).await?;
+    // Which resources hold anything, asked once for both kinds of resources (one trip to the store).
+    let mut occupied = registry.reader().occupied(&[cluster_scoped.as_slice(), namespaced.as_slice()].concat(), &scope).await?;
+    let in_namespaces = occupied.split_off(cluster_scoped.len());
     let scope_ref = &scope;
     let of = |wanted: Stage| cluster_scoped.iter().zip(&occupied).filter(move |(r, occupied)| **occupied && stage(r) == wanted).map(|(r, _)| *r);
     let purge = |stage: Stage| async move {
@@ -154,7 +156,6 @@ pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, res
         }
         ApiResult::Ok(gone)
     };
-    let in_namespaces = registry.reader().occupied(&namespaced, &scope).await?;
     let in_namespaces: Vec<&ResourceInfo> = namespaced.iter().zip(in_namespaces).filter_map(|(r, occupied)| occupied.then_some(*r)).collect();
     // A space holding only what the server made in it (a new workspace's) goes in this pass: it is `Deleting`
     // only if something holds it up.
