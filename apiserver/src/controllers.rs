@@ -13,6 +13,7 @@ pub mod namespace;
 pub mod tenant;
 pub mod workspace;
 
+use futures::StreamExt;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
@@ -76,8 +77,10 @@ pub async fn delete_content<'a>(registry: &GenericStore, resources: impl Iterato
     delete_occupied(registry, resources.into_iter().zip(occupied).filter_map(|(resource, occupied)| occupied.then_some(resource)), scope).await
 }
 
-/// `delete_content` of resources already known to hold something.
+/// `delete_content` of resources already known to hold something. A page's objects are deleted `AT_ONCE` at a time
+/// (a wide workspace's children, a namespace's pods), so their writes share storage commits.
 async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<Item = &'a ResourceInfo>, scope: &Scope) -> ApiResult<bool> {
+    const AT_ONCE: usize = 16;
     let space = scope.space()?;
     let mut empty = true;
     for resource in resources {
@@ -85,6 +88,7 @@ async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<I
         let mut pages = registry.reader().pages(resource, scope, options)?;
         let records = pages.next().await?.unwrap_or_default();
         empty &= pages.meta().is_some_and(|meta| meta.continue_token.is_none());
+        let mut deletes = Vec::with_capacity(records.len());
         for record in records {
             let head = stored::head(&record)?;
             // Deleted already and held by its finalizers (a child workspace whose own subtree is going): deleting
@@ -96,7 +100,11 @@ async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<I
             let namespace = head.pointer("/metadata/namespace").and_then(Value::as_str).filter(|_| resource.namespaced);
             let item_scope = Scope::one(space.clone(), namespace.map(str::to_owned));
             // Deleted as listed: not read again first.
-            match registry.delete_listed(resource, &item_scope, record, &DeleteOptions::default()).await {
+            deletes.push(async move { registry.delete_listed(resource, &item_scope, record, &DeleteOptions::default()).await });
+        }
+        let mut outcomes = futures::stream::iter(deletes).buffer_unordered(AT_ONCE);
+        while let Some(outcome) = outcomes.next().await {
+            match outcome {
                 Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => {}
                 Ok(DeleteOutcome::Pending(_)) | Err(ApiError { code: 409, .. }) => empty = false,
                 Err(err) => return Err(err),
