@@ -102,13 +102,21 @@ async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<I
             // Deleted as listed: not read again first.
             deletes.push(async move { registry.delete_listed(resource, &item_scope, record, &DeleteOptions::default()).await });
         }
+        // Every delete started is waited for, even after one fails: none is dropped between its write and the
+        // observers being told of it.
         let mut outcomes = futures::stream::iter(deletes).buffer_unordered(AT_ONCE);
+        let mut failed = None;
         while let Some(outcome) = outcomes.next().await {
             match outcome {
                 Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => {}
                 Ok(DeleteOutcome::Pending(_)) | Err(ApiError { code: 409, .. }) => empty = false,
-                Err(err) => return Err(err),
+                Err(err) => {
+                    failed.get_or_insert(err);
+                }
             }
+        }
+        if let Some(err) = failed {
+            return Err(err);
         }
     }
     Ok(empty)
