@@ -107,9 +107,8 @@ async fn delete_occupied<'a>(registry: &GenericStore, resources: impl Iterator<I
         let mut outcomes = futures::stream::iter(deletes).buffer_unordered(AT_ONCE);
         let mut failed = None;
         while let Some(outcome) = outcomes.next().await {
-            match outcome {
-                Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => {}
-                Ok(DeleteOutcome::Pending(_)) | Err(ApiError { code: 409, .. }) => empty = false,
+            match DeleteOutcome::gone(outcome) {
+                Ok(gone) => empty &= gone,
                 Err(err) => {
                     failed.get_or_insert(err);
                 }

@@ -57,6 +57,19 @@ pub enum DeleteOutcome {
     Pending(Value),
 }
 
+impl DeleteOutcome {
+    /// Whether the server's own delete of an object in a space being emptied leaves it gone: removed, or gone
+    /// meanwhile (404). Not when it is only marked, or is a Terminating namespace its own controller empties
+    /// (409). Any other error stays one.
+    pub fn gone(outcome: ApiResult<DeleteOutcome>) -> ApiResult<bool> {
+        match outcome {
+            Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => Ok(true),
+            Ok(DeleteOutcome::Pending(_)) | Err(ApiError { code: 409, .. }) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+}
+
 /// What the store is made of besides the storage: the kinds' rules and whom to tell of writes.
 pub struct Wiring {
     pub strategies: Strategies,
@@ -816,11 +829,7 @@ impl GenericStore {
                     continue;
                 }
                 let item_scope = Scope::one(space.clone(), namespace_of(resource, &object).map(str::to_owned));
-                match self.delete(resource, &item_scope, &name, &DeleteOptions::default(), None).await {
-                    Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => {}
-                    Ok(DeleteOutcome::Pending(_)) | Err(ApiError { code: 409, .. }) => gone = false,
-                    Err(err) => return Err(err),
-                }
+                gone &= DeleteOutcome::gone(self.delete(resource, &item_scope, &name, &DeleteOptions::default(), None).await)?;
                 continue;
             }
             removals.push(async move {
