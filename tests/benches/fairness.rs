@@ -1,5 +1,7 @@
 //! Fairness benchmark (issue 22): tenant A floods with 64 closed loops of ConfigMap GETs (kube-rs, 64 kept-alive
-//! HTTP/1.1 connections) while tenant B runs an open loop of 50 GET/s and 10 creates/s. Reported: B's latencies
+//! HTTP/1.1 connections) while tenant B runs an open loop of 50 GET/s and 10 creates/s. B is another client, as it
+//! would be on another machine: its own thread, runtime and connection, so that its latencies are the server's and
+//! not the time its requests waited behind A's 64 loops in one client process. Reported: B's latencies
 //! alone and under the flood, A's throughput (alone and under B's load), and the 429s each got, with API Priority
 //! and Fairness on and, for the "before" figures, off (`--enable-priority-and-fairness=false`). Every phase is
 //! bounded in time.
@@ -90,17 +92,54 @@ async fn run(mode: &'static str, flags: &[&str], phase: Duration) -> Result<Figu
     create_tenant(&server.kubectl(), "t-a");
     create_tenant(&server.kubectl(), "t-b");
     let flood: Api<ConfigMap> = Api::default_namespaced(kube_client(&token_kubeconfig(&server, "a-token")).await?);
-    let light: Api<ConfigMap> = Api::default_namespaced(kube_client(&token_kubeconfig(&server, "b-token")).await?);
-    for api in [&flood, &light] {
-        api.create(&PostParams::default(), &configmap("seed".into())).await?;
-    }
-    // Warm both tenants' connections and the server's caches.
+    flood.create(&PostParams::default(), &configmap("seed".into())).await?;
+    let light = Light::start(token_kubeconfig(&server, "b-token"), phase);
+    // Warm A's connections and the server's caches.
     flood_phase(&flood, Duration::from_secs(1)).await?;
-    let alone = light_phase(&light, "alone", phase).await?;
+    let alone = light.run("alone").await?;
     let (flood_alone, _) = flood_phase(&flood, phase).await?;
-    let (loaded, (flood_loaded, flood_rejected)) = tokio::try_join!(light_phase(&light, "loaded", phase), flood_phase(&flood, phase))?;
+    let (loaded, (flood_loaded, flood_rejected)) = tokio::try_join!(light.run("loaded"), flood_phase(&flood, phase))?;
+    light.stop().await?;
     drop(server);
     Ok(Figures { mode, alone, loaded, flood_alone, flood_loaded, flood_rejected })
+}
+
+/// Tenant B's client: a thread with a runtime of its own, running a phase of B's open loop when asked.
+struct LightClient {
+    phases: std::sync::mpsc::Sender<(String, tokio::sync::oneshot::Sender<Result<Light>>)>,
+    thread: std::thread::JoinHandle<Result<()>>,
+}
+
+impl Light {
+    /// Starts B's thread: its client (from `kubeconfig`), its `seed` ConfigMap, then a phase per `run`.
+    fn start(kubeconfig: std::path::PathBuf, phase: Duration) -> LightClient {
+        let (phases, asked) = std::sync::mpsc::channel::<(String, tokio::sync::oneshot::Sender<Result<Light>>)>();
+        let thread = std::thread::spawn(move || -> Result<()> {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(async move {
+                let api: Api<ConfigMap> = Api::default_namespaced(kube_client(&kubeconfig).await?);
+                api.create(&PostParams::default(), &configmap("seed".into())).await?;
+                while let Ok((label, answer)) = asked.recv() {
+                    drop(answer.send(light_phase(&api, &label, phase).await));
+                }
+                Ok(())
+            })
+        });
+        LightClient { phases, thread }
+    }
+}
+
+impl LightClient {
+    async fn run(&self, label: &str) -> Result<Light> {
+        let (answer, figures) = tokio::sync::oneshot::channel();
+        self.phases.send((label.to_owned(), answer)).map_err(|_| "tenant B's client thread ended")?;
+        figures.await.map_err(|_| "tenant B's client thread ended")?
+    }
+
+    async fn stop(self) -> Result<()> {
+        drop(self.phases);
+        tokio::task::spawn_blocking(move || self.thread.join()).await?.map_err(|_| "tenant B's client thread panicked")?
+    }
 }
 
 /// Tenant A: 64 closed loops of GET for `phase`; its GETs per second and how many were refused (429).
