@@ -47,6 +47,18 @@ impl FieldSet {
         }
     }
 
+    /// Adds `path` and the paths of `below` under it (relative to `path`).
+    pub(crate) fn graft(&mut self, path: &[PathElement], below: FieldSet) {
+        match path {
+            [] => self.absorb(&below),
+            [last] => {
+                self.add_member(last.clone());
+                self.add_child(last.clone(), below);
+            }
+            [first, rest @ ..] => self.child_mut(first).graft(rest, below),
+        }
+    }
+
     /// Adds a member (cheap when elements arrive in order, as walks add them).
     pub(crate) fn add_member(&mut self, element: PathElement) {
         if self.members.last().is_none_or(|last| *last < element) {

@@ -161,21 +161,25 @@ fn compare_leaf(lhs: Option<&Value>, rhs: Option<&Value>, path: &Path, out: &mut
 }
 
 fn walk_compare<S: SchemaView>(lhs: Option<&Value>, rhs: Option<&Value>, schema: S, path: &mut Path, out: &mut Comparison) {
-    if let (Some(l), Some(r)) = (lhs, rhs) {
-        if l == r {
-            return;
-        }
+    match (lhs, rhs) {
+        (Some(l), Some(r)) if l == r => return,
+        // A value on one side only: its path and every path below it, built as one subtree (a create compares
+        // the whole object with nothing).
+        (None, Some(added)) => return out.added.graft(path, one_sided(added, schema)),
+        (Some(removed), None) => return out.removed.graft(path, one_sided(removed, schema)),
+        _ => {}
     }
     let shape = pair_shape(schema, lhs, rhs);
     if shape == Shape::Leaf || (is_empty(lhs) && is_empty(rhs)) {
         return compare_leaf(lhs, rhs, path, out);
     }
     if shape == Shape::Fields {
-        let (left, right) = (lhs.and_then(Value::as_object), rhs.and_then(Value::as_object));
-        let keys: BTreeSet<&String> = left.into_iter().chain(right).flat_map(Map::keys).collect();
-        for key in keys {
+        for (key, left, right) in join_fields(lhs.and_then(Value::as_object), rhs.and_then(Value::as_object)) {
+            if left.is_some() && left == right {
+                continue;
+            }
             path.push(PathElement::Field(key.clone()));
-            walk_compare(left.and_then(|m| m.get(key)), right.and_then(|m| m.get(key)), schema.field(key).0, path, out);
+            walk_compare(left, right, schema.field(key).0, path, out);
             path.pop();
         }
     } else {
@@ -186,6 +190,54 @@ fn walk_compare<S: SchemaView>(lhs: Option<&Value>, rhs: Option<&Value>, schema:
         (_, None) => out.removed.insert(path),
         _ => {}
     }
+}
+
+/// The paths below a value that only one side of a comparison has, relative to it: what `walk_compare` reports
+/// for it, path by path. Every field of an object and every item of a list is a path; a list item whose
+/// element repeats is a path with nothing below it (kube's rule for repeated elements).
+fn one_sided<S: SchemaView>(value: &Value, schema: S) -> FieldSet {
+    let mut below = FieldSet::new();
+    let shape = pair_shape(schema, Some(value), None);
+    if shape == Shape::Leaf || is_empty(Some(value)) {
+        return below;
+    }
+    if shape == Shape::Fields {
+        for (key, child) in value.as_object().into_iter().flatten() {
+            let element = PathElement::Field(key.clone());
+            below.add_member(element.clone());
+            below.add_child(element, one_sided(child, schema.field(key).0));
+        }
+    } else {
+        let items = schema.items();
+        let sorted = sorted_items(Some(value), &shape, items);
+        for run in runs(&sorted) {
+            let (element, item) = &run[0];
+            below.add_member(element.clone());
+            if run.len() == 1 {
+                below.add_child(element.clone(), one_sided(item, items));
+            }
+        }
+    }
+    below
+}
+
+/// The fields of two objects in key order (serde_json's maps keep their keys sorted), each with its value on
+/// either side.
+fn join_fields<'v>(left: Option<&'v Map<String, Value>>, right: Option<&'v Map<String, Value>>)
+    -> impl Iterator<Item = (&'v String, Option<&'v Value>, Option<&'v Value>)> {
+    let (mut left, mut right) = (left.into_iter().flatten().peekable(), right.into_iter().flatten().peekable());
+    std::iter::from_fn(move || {
+        let order = match (left.peek(), right.peek()) {
+            (Some((l, _)), Some((r, _))) => l.cmp(r),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => return None,
+        };
+        let l = if order.is_le() { left.next() } else { None };
+        let r = if order.is_ge() { right.next() } else { None };
+        let key = l.or(r)?.0;
+        Some((key, l.map(|(_, v)| v), r.map(|(_, v)| v)))
+    })
 }
 
 /// A list item with its path element.
@@ -272,10 +324,9 @@ fn walk_merge<S: SchemaView>(lhs: Option<&Value>, rhs: Option<&Value>, schema: S
     }
     if shape == Shape::Fields {
         let (left, right) = (l.as_object(), r.as_object());
-        let keys: BTreeSet<&String> = left.into_iter().chain(right).flat_map(Map::keys).collect();
         let mut out = Map::new();
-        for key in keys {
-            if let Some(merged) = walk_merge(left.and_then(|m| m.get(key)), right.and_then(|m| m.get(key)), schema.field(key).0) {
+        for (key, left, right) in join_fields(left, right) {
+            if let Some(merged) = walk_merge(left, right, schema.field(key).0) {
                 out.insert(key.clone(), merged);
             }
         }

@@ -106,3 +106,55 @@ fn a_comparison_under_a_prefix_is_the_part_of_the_whole_comparison_under_it() {
         }
     }
 }
+
+/// A value on one side only (a create compares the object with nothing) reports its own path and every path
+/// below it: each field, each list item, a repeated list element without what is under it, empty and null
+/// fields as leaves.
+#[test]
+fn a_value_on_one_side_only_reports_every_path_it_holds() {
+    use super::super::typed::compare;
+    use super::fixture::test_types;
+    let schema = test_types().view("test.Widget");
+    let full = json!({
+        "metadata": {"name": "w", "labels": {"a": "1", "b": "2"}, "finalizers": ["x", "x", "y"]},
+        "spec": {"replicas": 1, "nested": {"b": {"c": "1"}}, "labels": {},
+            "ports": [{"port": 80}, {"port": 80, "protocol": "TCP"}, {"port": 81, "protocol": "UDP", "name": "u"}],
+            "containers": [{"name": "a", "image": "i", "env": [{"name": "E", "value": "1"}]}],
+            "selector": {"k": "v"}, "args": ["a", "b"], "tags": [], "extra": {"deep": {"x": 1}}, "ref": {"kind": "K"}},
+        "status": {"phase": null},
+    });
+    let expected = json!({
+        "f:metadata": {"f:finalizers": {".": {}, "v:\"x\"": {}, "v:\"y\"": {}}, "f:labels": {".": {}, "f:a": {}, "f:b": {}}, "f:name": {}},
+        "f:spec": {"f:args": {}, "f:extra": {".": {}, "f:deep": {".": {}, "f:x": {}}}, "f:labels": {},
+            "f:containers": {".": {}, "k:{\"name\":\"a\"}": {".": {}, "f:env": {".": {}, "k:{\"name\":\"E\"}": {".": {}, "f:name": {}, "f:value": {}}},
+                "f:image": {}, "f:name": {}}},
+            "f:nested": {".": {}, "f:b": {".": {}, "f:c": {}}},
+            "f:ports": {".": {}, "k:{\"port\":80,\"protocol\":\"TCP\"}": {},
+                "k:{\"port\":81,\"protocol\":\"UDP\"}": {".": {}, "f:name": {}, "f:port": {}, "f:protocol": {}}},
+            "f:ref": {}, "f:replicas": {}, "f:selector": {}, "f:tags": {}},
+        "f:status": {"f:phase": {}},
+    });
+    let nothing = json!({"metadata": {}, "spec": {}, "status": {}});
+    let added = compare(&nothing, &full, schema);
+    assert_eq!(added.added.to_fields_v1(), expected, "added: {}", added.added.to_fields_v1());
+    assert!(added.modified.is_empty() && added.removed.is_empty());
+    let removed = compare(&full, &nothing, schema);
+    assert_eq!(removed.removed.to_fields_v1(), expected, "removed");
+    assert!(removed.modified.is_empty() && removed.added.is_empty());
+    // Under a field both sides have, the other side's fields are compared as before: only what differs.
+    let mut changed = full.clone();
+    changed["spec"]["ports"][2]["name"] = json!("v");
+    changed["spec"]["nested"]["b"]["d"] = json!("2");
+    let edit = compare(&full, &changed, schema);
+    assert_eq!((edit.added.to_fields_v1(), edit.modified.to_fields_v1()), (json!({"f:spec": {"f:nested": {"f:b": {"f:d": {}}}}}),
+        json!({"f:spec": {"f:ports": {"k:{\"port\":81,\"protocol\":\"UDP\"}": {"f:name": {}}}}})));
+}
+
+/// The comparison walks two objects' fields side by side in key order, so serde_json's maps must keep their keys
+/// sorted (its `preserve_order` feature off, in every crate of the build).
+#[test]
+fn objects_keep_their_fields_in_key_order() {
+    let object = json!({"b": 1, "a": 2, "c": 3});
+    let keys: Vec<&String> = object.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+    assert_eq!(keys, ["a", "b", "c"]);
+}
