@@ -8,6 +8,9 @@
 //!
 //! Run: `cargo bench -p kspaces-apiserver --bench writes` (a plain `main`, release build). `WRITES_ROUNDS` (default
 //! 3) rounds of each row, interleaved; each row prints the wall time and the process's CPU time per write.
+//! `WRITES_ONLY=configmaps` or `workspaces` runs those rows alone (to profile one). `WRITES_STORE=sled` runs them
+//! over sled in a temporary directory (each write then waits for its commit: the CPU column is the figure).
+//! `WRITES_CONCURRENCY` (default 1) Workspace creates run at once, as the server's clients send them.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +19,9 @@ use kspaces_apiserver::config::AuthorizationMode;
 use kspaces_apiserver::registry::{Part, Scope, WriteContext, SERVER_MANAGER};
 use kspaces_apiserver::server::Core;
 use kspaces_authz::UserInfo;
+use kspaces_storage::sled::SledConfig;
 use kspaces_storage::{SpaceName, Store, StoreConfig};
+use futures::StreamExt;
 use serde_json::{json, Value};
 
 // The server's allocator (`src/main.rs`): the write path allocates on every step, and glibc's malloc would be
@@ -29,8 +34,9 @@ const WORKSPACES: usize = 2_000;
 
 fn main() {
     let rounds: usize = std::env::var("WRITES_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let only = std::env::var("WRITES_ONLY").unwrap_or_default();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"));
-    runtime.block_on(run(rounds));
+    runtime.block_on(run(rounds, &only));
 }
 
 /// The process's CPU time (user + system) so far.
@@ -61,8 +67,14 @@ async fn timed<F: std::future::Future<Output = ()>>(label: String, count: usize,
     Timing { label, count, wall: wall.elapsed(), cpu: cpu().saturating_sub(used) }
 }
 
-async fn run(rounds: usize) {
-    let core = Core::new(Store::memory(StoreConfig::default()), vec![AuthorizationMode::Rbac]);
+async fn run(rounds: usize, only: &str) {
+    let concurrency: usize = std::env::var("WRITES_CONCURRENCY").ok().and_then(|c| c.parse().ok()).unwrap_or(1);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = match std::env::var("WRITES_STORE").as_deref() {
+        Ok("sled") => Store::open_sled(&SledConfig::new(dir.path().join("db")), StoreConfig::default()).unwrap_or_else(|e| panic!("{e}")),
+        _ => Store::memory(StoreConfig::default()),
+    };
+    let core = Core::new(store, vec![AuthorizationMode::Rbac]);
     core.prime().await.unwrap_or_else(|e| panic!("{e}"));
     let row = |group: &str, kind: &str| core.resources.by_kind(group, kind).cloned().unwrap_or_else(|| panic!("no {kind}"));
     let system = Scope::one(SpaceName::system(), None);
@@ -86,27 +98,31 @@ async fn run(rounds: usize) {
     println!("| write | count | wall µs per write | CPU µs per write | writes/s |");
     println!("|---|---|---|---|---|");
     for round in 0..rounds {
-        let created = timed(format!("ConfigMap create (round {})", round + 1), CONFIGMAPS, async {
-            for i in 0..CONFIGMAPS {
-                core.registry.create(&configmaps, &in_default, configmap(format!("r{round}-{i}"), "a"), &write).await.unwrap_or_else(|e| panic!("{e}"));
-            }
-        }).await;
-        created.print();
-        let updated = timed(format!("ConfigMap update (round {})", round + 1), CONFIGMAPS, async {
-            for i in 0..CONFIGMAPS {
-                let name = format!("r{round}-{i}");
-                core.registry.update(&configmaps, &in_default, &name, configmap(name.clone(), "b"), Part::Main, &write).await.unwrap_or_else(|e| panic!("{e}"));
-            }
-        }).await;
-        updated.print();
-        let made = timed(format!("Workspace create, to Ready (round {})", round + 1), WORKSPACES, async {
-            for i in 0..WORKSPACES {
-                let workspace = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": format!("w{round}-{i}")},
-                    "spec": {"type": {"name": "universal", "path": "root"}}});
-                let made = core.registry.create(&workspaces, &in_t1, workspace, &write).await.unwrap_or_else(|e| panic!("{e}"));
-                assert!(made.get("metadata").is_some());
-            }
-        }).await;
-        made.print();
+        if only != "workspaces" {
+            timed(format!("ConfigMap create (round {})", round + 1), CONFIGMAPS, async {
+                for i in 0..CONFIGMAPS {
+                    core.registry.create(&configmaps, &in_default, configmap(format!("r{round}-{i}"), "a"), &write).await.unwrap_or_else(|e| panic!("{e}"));
+                }
+            }).await.print();
+            timed(format!("ConfigMap update (round {})", round + 1), CONFIGMAPS, async {
+                for i in 0..CONFIGMAPS {
+                    let name = format!("r{round}-{i}");
+                    core.registry.update(&configmaps, &in_default, &name, configmap(name.clone(), "b"), Part::Main, &write).await.unwrap_or_else(|e| panic!("{e}"));
+                }
+            }).await.print();
+        }
+        if only != "configmaps" {
+            timed(format!("Workspace create, to Ready, {concurrency} at once (round {})", round + 1), WORKSPACES, async {
+                let creates = (0..WORKSPACES).map(|i| {
+                    let workspace = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": format!("w{round}-{i}")},
+                        "spec": {"type": {"name": "universal", "path": "root"}}});
+                    core.registry.create(&workspaces, &in_t1, workspace, &write)
+                });
+                let mut made = futures::stream::iter(creates).buffer_unordered(concurrency);
+                while let Some(made) = made.next().await {
+                    assert!(made.unwrap_or_else(|e| panic!("{e}")).get("metadata").is_some());
+                }
+            }).await.print();
+        }
     }
 }

@@ -33,6 +33,14 @@ impl Filter {
         }
     }
 
+    /// `apply`, keeping `set` itself when the filter lets everything through.
+    fn apply_owned(&self, set: FieldSet) -> FieldSet {
+        match self {
+            Filter::All => set,
+            _ => self.apply(&set),
+        }
+    }
+
     /// What changed from `live` to `new` in the fields this filter lets a write own (for `Only`, found by
     /// walking only under its prefix).
     fn compare<S: SchemaView>(&self, live: &Value, new: &Value, schema: S) -> Comparison {
@@ -81,11 +89,18 @@ pub(crate) struct Updater<'a, S> {
 
 impl<S: SchemaView> Updater<'_, S> {
     /// Compares `live` to `new`, takes the changed fields from every manager but `me` (or reports them as
-    /// conflicts when `force` is false), and removes the removed fields from every manager but `me`.
+    /// conflicts when `force` is false), and removes the removed fields from every manager but `me`. Returns the
+    /// changed (added or modified) fields and the removed ones.
     fn take_from_others(&self, live: &Value, new: &Value, managers: &mut Managers<'_>, me: &str, force: bool)
-        -> Result<Comparison, Vec<Conflict>> {
-        let comparison = self.filter.compare(live, new, self.schema);
-        let changed = comparison.modified.union(&comparison.added);
+        -> Result<(FieldSet, FieldSet), Vec<Conflict>> {
+        let Comparison { added, mut modified, removed } = self.filter.compare(live, new, self.schema);
+        // A create changes only what it adds: that set is the answer, not a copy of it.
+        let changed = if modified.is_empty() {
+            added
+        } else {
+            modified.absorb(&added);
+            modified
+        };
         let others = |key: &String| key.as_str() != me;
         if !force {
             let conflicts: Vec<Conflict> = managers.entries.iter()
@@ -100,27 +115,27 @@ impl<S: SchemaView> Updater<'_, S> {
             }
         }
         for (_, entry) in managers.entries.iter_mut().filter(|(key, _)| others(key)) {
-            if entry.set().overlaps(&changed) || entry.set().overlaps(&comparison.removed) {
-                let kept = entry.set().difference(&changed).difference(&comparison.removed);
+            if entry.set().overlaps(&changed) || entry.set().overlaps(&removed) {
+                let kept = entry.set().difference(&changed).difference(&removed);
                 entry.set_fields(kept);
             }
         }
         managers.drop_empty();
-        Ok(comparison)
+        Ok((changed, removed))
     }
 
     /// Records a non-apply write of `new` over `live` by `identity` (an Update entry): the changed fields become
     /// its own and leave every other manager, removed fields leave every manager.
     pub(crate) fn update<'a>(&self, live: &Value, new: &Value, mut managers: Managers<'a>, identity: &Identity) -> Managers<'a> {
         let me = identity.key();
-        let Ok(comparison) = self.take_from_others(live, new, &mut managers, &me, true) else { return managers };
+        let Ok((changed, removed)) = self.take_from_others(live, new, &mut managers, &me, true) else { return managers };
         // The writer's own entry loses the removed fields and gains the changed ones (kube reaches the same
         // result by writing as a temporary manager and merging it into the writer's entry).
-        if let Some(entry) = managers.entries.get_mut(&me).filter(|e| e.set().overlaps(&comparison.removed)) {
-            let kept = entry.set().difference(&comparison.removed);
+        if let Some(entry) = managers.entries.get_mut(&me).filter(|e| e.set().overlaps(&removed)) {
+            let kept = entry.set().difference(&removed);
             entry.set_fields(kept);
         }
-        let changed = self.filter.apply(&comparison.modified.union(&comparison.added)).difference(&STRIPPED);
+        let changed = self.filter.apply_owned(changed).difference(&STRIPPED);
         if !changed.is_empty() {
             let mut entry = match managers.entries.remove(&me) {
                 Some(previous) => {
