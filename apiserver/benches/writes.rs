@@ -1,6 +1,6 @@
-//! The write path's CPU, in process (issues 16 and 19): writes one at a time through the whole registry (the
-//! kinds' strategies and admission, managedFields, the limits, every observer) over the in-memory store, so that
-//! neither storage's commit nor HTTP is in the figure and a profile of this process shows the write path alone.
+//! The write path's CPU, in process (issues 16 and 19): writes through the whole registry (the kinds' strategies
+//! and admission, managedFields, the limits, every observer) with no HTTP, over the in-memory store by default, so
+//! that neither storage's commit nor HTTP is in the figure and a profile of this process shows the write path.
 //!
 //! Rows: a tenant user's ConfigMap create, the same user's update of one, and a tenant user's Workspace create
 //! (the request's whole work: the Workspace, its logical cluster's namespaces, admin binding and LogicalCluster,

@@ -93,7 +93,7 @@ async fn run(mode: &'static str, flags: &[&str], phase: Duration) -> Result<Figu
     create_tenant(&server.kubectl(), "t-b");
     let flood: Api<ConfigMap> = Api::default_namespaced(kube_client(&token_kubeconfig(&server, "a-token")).await?);
     flood.create(&PostParams::default(), &configmap("seed".into())).await?;
-    let light = Light::start(token_kubeconfig(&server, "b-token"), phase);
+    let light = LightClient::start(token_kubeconfig(&server, "b-token"), phase);
     // Warm A's connections and the server's caches.
     flood_phase(&flood, Duration::from_secs(1)).await?;
     let alone = light.run("alone").await?;
@@ -106,20 +106,20 @@ async fn run(mode: &'static str, flags: &[&str], phase: Duration) -> Result<Figu
 
 /// Tenant B's client: a thread with a runtime of its own, running a phase of B's open loop when asked.
 struct LightClient {
-    phases: std::sync::mpsc::Sender<(String, tokio::sync::oneshot::Sender<Result<Light>>)>,
+    phases: tokio::sync::mpsc::UnboundedSender<(String, tokio::sync::oneshot::Sender<Result<Light>>)>,
     thread: std::thread::JoinHandle<Result<()>>,
 }
 
-impl Light {
+impl LightClient {
     /// Starts B's thread: its client (from `kubeconfig`), its `seed` ConfigMap, then a phase per `run`.
     fn start(kubeconfig: std::path::PathBuf, phase: Duration) -> LightClient {
-        let (phases, asked) = std::sync::mpsc::channel::<(String, tokio::sync::oneshot::Sender<Result<Light>>)>();
+        let (phases, mut asked) = tokio::sync::mpsc::unbounded_channel::<(String, tokio::sync::oneshot::Sender<Result<Light>>)>();
         let thread = std::thread::spawn(move || -> Result<()> {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             runtime.block_on(async move {
                 let api: Api<ConfigMap> = Api::default_namespaced(kube_client(&kubeconfig).await?);
                 api.create(&PostParams::default(), &configmap("seed".into())).await?;
-                while let Ok((label, answer)) = asked.recv() {
+                while let Some((label, answer)) = asked.recv().await {
                     drop(answer.send(light_phase(&api, &label, phase).await));
                 }
                 Ok(())
@@ -127,9 +127,7 @@ impl Light {
         });
         LightClient { phases, thread }
     }
-}
 
-impl LightClient {
     async fn run(&self, label: &str) -> Result<Light> {
         let (answer, figures) = tokio::sync::oneshot::channel();
         self.phases.send((label.to_owned(), answer)).map_err(|_| "tenant B's client thread ended")?;
@@ -177,7 +175,7 @@ async fn light_phase(api: &Api<ConfigMap>, label: &str, phase: Duration) -> Resu
     while began.elapsed() < phase {
         ticks.tick().await;
         let api = api.clone();
-        let create = n % (per_second / CREATES_PER_SECOND) == 0;
+        let create = n.is_multiple_of(per_second / CREATES_PER_SECOND);
         let name = format!("{label}-{n}");
         sent.push(tokio::spawn(async move {
             let started = Instant::now();
