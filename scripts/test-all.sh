@@ -47,3 +47,6 @@ cargo build --workspace --bins
 # The black-box tests run the binary built just above, not a rebuild of their own.
 export KSPACES_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/kspaces"
 cargo test --workspace --no-fail-fast
+# The benchmarks (`cargo bench`) are not run here, but they must still build: in the dev profile, beside the tests'
+# artifacts, so this costs only their own compilation.
+cargo build --workspace --benches
