@@ -166,13 +166,29 @@ fn compare_numbers(x: &serde_json::Number, y: &serde_json::Number) -> Ordering {
     }
 }
 
+/// The fields of two objects in key order (serde_json's maps keep their keys sorted), each with its value on
+/// either side.
+pub(crate) fn join_fields<'v>(left: Option<&'v Map<String, Value>>, right: Option<&'v Map<String, Value>>)
+    -> impl Iterator<Item = (&'v String, Option<&'v Value>, Option<&'v Value>)> {
+    let (mut left, mut right) = (left.into_iter().flatten().peekable(), right.into_iter().flatten().peekable());
+    std::iter::from_fn(move || {
+        let order = match (left.peek(), right.peek()) {
+            (Some((l, _)), Some((r, _))) => l.cmp(r),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => return None,
+        };
+        let l = if order.is_le() { left.next() } else { None };
+        let r = if order.is_ge() { right.next() } else { None };
+        let key = l.or(r)?.0;
+        Some((key, l.map(|(_, v)| v), r.map(|(_, v)| v)))
+    })
+}
+
 /// Maps compare key by key in lexical key order; a missing key sorts after a present one.
 fn compare_maps(x: &Map<String, Value>, y: &Map<String, Value>) -> Ordering {
-    let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    for key in keys {
-        let order = match (x.get(key), y.get(key)) {
+    for (_, x_value, y_value) in join_fields(Some(x), Some(y)) {
+        let order = match (x_value, y_value) {
             (Some(a), Some(b)) => compare_values(a, b),
             (None, _) => Ordering::Greater,
             (_, None) => Ordering::Less,

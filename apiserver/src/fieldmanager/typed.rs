@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde_json::{Map, Value};
 
-use super::path::{display, values_equal, Path, PathElement};
+use super::path::{display, join_fields, values_equal, Path, PathElement};
 use super::schema::{SchemaView, Shape};
 use super::set::FieldSet;
 
@@ -219,25 +219,6 @@ fn one_sided<S: SchemaView>(value: &Value, schema: S) -> FieldSet {
         }
     }
     below
-}
-
-/// The fields of two objects in key order (serde_json's maps keep their keys sorted), each with its value on
-/// either side.
-fn join_fields<'v>(left: Option<&'v Map<String, Value>>, right: Option<&'v Map<String, Value>>)
-    -> impl Iterator<Item = (&'v String, Option<&'v Value>, Option<&'v Value>)> {
-    let (mut left, mut right) = (left.into_iter().flatten().peekable(), right.into_iter().flatten().peekable());
-    std::iter::from_fn(move || {
-        let order = match (left.peek(), right.peek()) {
-            (Some((l, _)), Some((r, _))) => l.cmp(r),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => return None,
-        };
-        let l = if order.is_le() { left.next() } else { None };
-        let r = if order.is_ge() { right.next() } else { None };
-        let key = l.or(r)?.0;
-        Some((key, l.map(|(_, v)| v), r.map(|(_, v)| v)))
-    })
 }
 
 /// A list item with its path element.
