@@ -1,7 +1,7 @@
 //! The embedded backend on sled 0.34.7 (the default).
 //!
-//! Everything lives in one sled tree so that one `apply_batch` (crash-atomic in sled) carries a write, its
-//! revision and its history entry together:
+//! Everything lives in one sled tree, so that one commit's entries (each write's version and history entry, then
+//! the stored revision) are one run of sled's log, which a crash cuts at most once (see `insert_in_order`):
 //!
 //! | key                               | value                                    |
 //! |-----------------------------------|------------------------------------------|
@@ -191,6 +191,10 @@ impl SledBackend {
             .map_err(|err| StorageError::Unavailable(format!("cannot open sled at {}: {err}", config.path.display())))?;
         let tree = db.open_tree(TREE).map_err(backend_err)?;
         let revision = read_meta(&tree, META_REVISION)?;
+        let discarded = discard_torn(&tree, revision)?;
+        if discarded > 0 {
+            tracing::warn!(discarded, %revision, "sled: removed the writes of a commit a crash interrupted (none was acknowledged)");
+        }
         let compacted = read_meta(&tree, META_COMPACTED)?;
         let hub = hub_for(revision);
         let shared = Arc::new(Shared {
@@ -444,7 +448,8 @@ impl Writer {
         }
         let tree = &self.shared.tree;
         let mut overlay: HashMap<Key, Option<Record>> = HashMap::new();
-        let mut batch = sled::Batch::default();
+        // The commit's entries in the order they are inserted (see `insert_in_order`).
+        let mut entries: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(2 * writes.len() + 1);
         let mut events = Vec::new();
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut revision = self.revision;
@@ -469,15 +474,17 @@ impl Writer {
                 }
             };
             revision = next;
-            batch.insert(version_key(key.as_str(), revision), version.encode());
-            batch.insert(&event_key(revision), key.as_str().as_bytes());
+            // The event first: a version newer than the stored revision then always has its event, which is how
+            // `discard_torn` finds it after a crash.
+            entries.push((event_key(revision).to_vec(), key.as_str().as_bytes().to_vec()));
+            entries.push((version_key(key.as_str(), revision), version.encode()));
             overlay.insert(key.clone(), (!version.tombstone).then(|| version.record(&key)));
             events.push(Event::new(kind, key, version.value, prev, revision));
             outcomes.push((reply, Ok(Ok(written))));
         }
         if revision != self.revision {
-            batch.insert(META_REVISION, &revision.to_be_bytes());
-            let committed = tree.apply_batch(batch).and_then(|()| tree.flush().map(drop));
+            entries.push((META_REVISION.to_vec(), revision.to_be_bytes().to_vec()));
+            let committed = insert_in_order(tree, entries).and_then(|()| tree.flush().map(drop));
             if let Err(err) = committed {
                 tracing::error!(%err, "sled commit failed; refusing further writes");
                 self.shared.failed.store(true, Ordering::Release);
@@ -535,6 +542,47 @@ impl Writer {
         tree.flush().map_err(backend_err)?;
         Ok(())
     }
+}
+
+/// Inserts a commit's entries one after another, the stored revision last.
+///
+/// Not a `sled::Batch`: sled 0.34 gives a batch's manifest an I/O buffer of its own (`PageCache::pin_log`), so
+/// each batch cost two log writes, each with its own `sync_file_range`, the second waiting for the first. Single
+/// inserts share one buffer, written once at `flush`. Atomicity, which the batch gave, comes from how sled
+/// recovers: it replays its log up to the first torn message, so after a crash the tree holds a prefix of what was
+/// inserted in log order. This thread is the only one that writes, so log order is this order. The stored
+/// revision, last, is there only if everything before it is; what a commit that did not finish left is newer
+/// than the stored revision, and [`discard_torn`] removes it at open.
+fn insert_in_order(tree: &sled::Tree, entries: Vec<(Vec<u8>, Vec<u8>)>) -> sled::Result<()> {
+    for (key, value) in entries {
+        tree.insert(key, value)?;
+    }
+    Ok(())
+}
+
+/// Removes what a commit cut short by a crash left behind: the events newer than the stored revision and their
+/// versions (each event is inserted before its version, so no such version is without its event). None of those
+/// writes was acknowledged. Returns how many writes were removed.
+fn discard_torn(tree: &sled::Tree, revision: Revision) -> Result<usize> {
+    let corrupt = || StorageError::Backend("sled: corrupt event record".to_owned());
+    let mut torn = Vec::new();
+    for entry in tree.range(event_key(revision.next())..=event_key(Revision(u64::MAX))) {
+        let (raw_key, raw_value) = entry.map_err(backend_err)?;
+        let at = Revision::from_be_slice(&raw_key[1..]).ok_or_else(corrupt)?;
+        let key = std::str::from_utf8(&raw_value).map_err(|_| corrupt())?;
+        torn.push((version_key(key, at), raw_key));
+    }
+    // Versions first: a crash during this leaves events whose versions are gone, which the next open removes.
+    for (version, _) in &torn {
+        tree.remove(version).map_err(backend_err)?;
+    }
+    for (_, event) in &torn {
+        tree.remove(event).map_err(backend_err)?;
+    }
+    if !torn.is_empty() {
+        tree.flush().map_err(backend_err)?;
+    }
+    Ok(torn.len())
 }
 
 /// Applies one write to the current record: the new version, the outcome, the event kind and previous value.
@@ -640,4 +688,55 @@ pub fn check_path(path: &Path) -> Result<Vec<String>> {
         .map_err(|err| StorageError::Unavailable(format!("cannot open sled at {}: {err}", path.display())))?;
     let tree = db.open_tree(TREE).map_err(backend_err)?;
     check_tree(&tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::HubConfig;
+
+    fn open(path: &Path) -> SledBackend {
+        SledBackend::open(&SledConfig::new(path), |revision| WatchHub::new(HubConfig::default(), revision)).expect("open").0
+    }
+
+    async fn create(backend: &SledBackend, key: &Key, value: &'static str) -> Record {
+        match backend.write(WriteOp::Create { key: key.clone(), value: Bytes::from_static(value.as_bytes()) }).await {
+            Ok(Ok(Written::Put(record))) => record,
+            other => panic!("create: {other:?}"),
+        }
+    }
+
+    /// What a crash leaves when it cuts a commit after some of its inserts: the events and versions of writes
+    /// that were never acknowledged, newer than the stored revision.
+    #[tokio::test]
+    async fn a_commit_cut_short_by_a_crash_is_discarded_at_open() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (kept, replaced) = (Key::from_stored("/registry/configmaps/a"), Key::from_stored("/registry/configmaps/b"));
+        let stored = {
+            let backend = open(dir.path());
+            create(&backend, &kept, "a1").await;
+            create(&backend, &replaced, "b1").await.revision
+        };
+        {
+            // The prefix of a commit at the next two revisions: the first write whole, the second's event only.
+            let db = sled::Config::new().path(dir.path()).open().expect("raw open");
+            let tree = db.open_tree(TREE).expect("tree");
+            let (first, second) = (stored.next(), stored.next().next());
+            let version = Version { revision: first, create_revision: first, tombstone: false, value: Bytes::from_static(b"c1") };
+            tree.insert(event_key(first), "/registry/configmaps/c".as_bytes()).expect("insert");
+            tree.insert(version_key("/registry/configmaps/c", first), version.encode()).expect("insert");
+            tree.insert(event_key(second), replaced.as_str().as_bytes()).expect("insert");
+            tree.flush().expect("flush");
+            assert!(!check_tree(&tree).expect("check").is_empty(), "the torn commit is visible to the checker");
+        }
+        let backend = open(dir.path());
+        assert!(backend.check_consistency().expect("check").is_empty(), "nothing of the torn commit is left");
+        assert_eq!(backend.current_revision().await.expect("revision"), stored);
+        assert_eq!(backend.get(&Key::from_stored("/registry/configmaps/c")).await.expect("get"), None);
+        let b = backend.get(&replaced).await.expect("get").expect("b is kept");
+        assert_eq!((b.value.as_ref(), b.revision), (b"b1".as_slice(), stored));
+        let next = create(&backend, &Key::from_stored("/registry/configmaps/d"), "d1").await;
+        assert_eq!(next.revision, stored.next(), "revisions go on from the stored one");
+        assert!(backend.check_consistency().expect("check").is_empty());
+    }
 }
