@@ -515,8 +515,12 @@ impl Writer {
         tree.insert(META_COMPACTED, &revision.to_be_bytes()).map_err(backend_err)?;
         tree.flush().map_err(backend_err)?;
         self.shared.compacted.store(revision.0, Ordering::Release);
+        // Removed key by key, not as a `sled::Batch`: after one batch sled makes every later read take a lock that
+        // each batch then holds exclusively. The order keeps each crash prefix (see `insert_in_order`) consistent:
+        // an event goes after the versions it supersedes and before its own tombstone, so an event still there is
+        // compacted again next time, and no event is left without its version.
         loop {
-            let mut batch = sled::Batch::default();
+            let mut doomed: Vec<sled::IVec> = Vec::new();
             let mut removed = 0;
             for entry in tree.range(event_key(Revision::ZERO)..=event_key(revision)).take(COMPACTION_CHUNK) {
                 let (raw_key, raw_value) = entry.map_err(backend_err)?;
@@ -526,18 +530,20 @@ impl Writer {
                     .map_err(|_| StorageError::Backend("sled: corrupt event record".to_owned()))?;
                 // Every older version is superseded by this one.
                 for older in tree.range(version_key(key, Revision::ZERO)..version_key(key, at)).keys() {
-                    batch.remove(older.map_err(backend_err)?);
+                    doomed.push(older.map_err(backend_err)?);
                 }
+                doomed.push(raw_key);
                 if version_at(tree, key, at)?.is_some_and(|v| v.revision == at && v.tombstone) {
-                    batch.remove(version_key(key, at));
+                    doomed.push(version_key(key, at).into());
                 }
-                batch.remove(&raw_key);
                 removed += 1;
             }
             if removed == 0 {
                 break;
             }
-            tree.apply_batch(batch).map_err(backend_err)?;
+            for key in doomed {
+                tree.remove(key).map_err(backend_err)?;
+            }
         }
         tree.flush().map_err(backend_err)?;
         Ok(())
