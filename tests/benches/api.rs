@@ -388,6 +388,6 @@ async fn watch_row(server: &Server, client: &Client) -> Result<Row> {
         millis(percentile(&acks, 50.0)),
         millis(percentile(&acks, 99.0)),
     );
-    Ok(Row::new(format!("watch latency, create → ADDED received, {WATCHERS} watchers, 20 creates/s"), summary).cpu(cores))
+    Ok(Row::new(format!("watch latency, create → ADDED received, {WATCHERS} watchers, {} creates/s", 1000 / WATCHED_CREATE_EVERY.as_millis()), summary).cpu(cores))
 }
 
