@@ -72,6 +72,14 @@ fn event_key(revision: Revision) -> [u8; 9] {
     out
 }
 
+/// Decodes an `e` entry: the revision and the key written at it.
+fn decode_event<'v>(raw_key: &[u8], raw_value: &'v [u8]) -> Result<(Revision, &'v str)> {
+    let revision = Revision::from_be_slice(&raw_key[1..])
+        .ok_or_else(|| StorageError::Backend("sled: corrupt event key".to_owned()))?;
+    let key = std::str::from_utf8(raw_value).map_err(|_| StorageError::Backend("sled: corrupt event record".to_owned()))?;
+    Ok((revision, key))
+}
+
 /// A stored version of a key.
 #[derive(Clone, Debug)]
 struct Version {
@@ -305,10 +313,7 @@ impl Backend for SledBackend {
         let mut events = Vec::new();
         for entry in tree.range(event_key(after.next())..=event_key(through)) {
             let (raw_key, raw_value) = entry.map_err(backend_err)?;
-            let revision = Revision::from_be_slice(&raw_key[1..])
-                .ok_or_else(|| StorageError::Backend("sled: corrupt event key".to_owned()))?;
-            let key = std::str::from_utf8(&raw_value)
-                .map_err(|_| StorageError::Backend("sled: corrupt event record".to_owned()))?;
+            let (revision, key) = decode_event(&raw_key, &raw_value)?;
             if !range.contains(key) {
                 continue;
             }
@@ -524,10 +529,7 @@ impl Writer {
             let mut removed = 0;
             for entry in tree.range(event_key(Revision::ZERO)..=event_key(revision)).take(COMPACTION_CHUNK) {
                 let (raw_key, raw_value) = entry.map_err(backend_err)?;
-                let at = Revision::from_be_slice(&raw_key[1..])
-                    .ok_or_else(|| StorageError::Backend("sled: corrupt event key".to_owned()))?;
-                let key = std::str::from_utf8(&raw_value)
-                    .map_err(|_| StorageError::Backend("sled: corrupt event record".to_owned()))?;
+                let (at, key) = decode_event(&raw_key, &raw_value)?;
                 // Every older version is superseded by this one.
                 for older in tree.range(version_key(key, Revision::ZERO)..version_key(key, at)).keys() {
                     doomed.push(older.map_err(backend_err)?);
@@ -570,12 +572,10 @@ fn insert_in_order(tree: &sled::Tree, entries: Vec<(Vec<u8>, Vec<u8>)>) -> sled:
 /// versions (each event is inserted before its version, so no such version is without its event). None of those
 /// writes was acknowledged. Returns how many writes were removed.
 fn discard_torn(tree: &sled::Tree, revision: Revision) -> Result<usize> {
-    let corrupt = || StorageError::Backend("sled: corrupt event record".to_owned());
     let mut torn = Vec::new();
     for entry in tree.range(event_key(revision.next())..=event_key(Revision(u64::MAX))) {
         let (raw_key, raw_value) = entry.map_err(backend_err)?;
-        let at = Revision::from_be_slice(&raw_key[1..]).ok_or_else(corrupt)?;
-        let key = std::str::from_utf8(&raw_value).map_err(|_| corrupt())?;
+        let (at, key) = decode_event(&raw_key, &raw_value)?;
         torn.push((version_key(key, at), raw_key));
     }
     // Versions first: a crash during this leaves events whose versions are gone, which the next open removes.
