@@ -7,7 +7,7 @@
 //! or terminators is set aside (no work while it waits, however many wait) until its LogicalCluster's last entry
 //! goes; the LogicalCluster's `spec.owner` names the workspace to take back.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,9 +29,12 @@ use crate::registry::stored::at;
 /// How many workspaces one pass works on at once (spread over the controllers' threads, `super::pool`).
 const CONCURRENCY: usize = 128;
 
+/// A workspace: its parent space and its name.
+type Key = (SpaceName, String);
+
 /// The pending workspaces, each with the count of the write that made it pending and the moment before which the
 /// controller leaves it alone (a creation the request that made it is still completing), and the last count given.
-type Pending = (BTreeMap<(SpaceName, String), (u64, Option<Instant>)>, u64);
+type Pending = (BTreeMap<Key, (u64, Option<Instant>)>, u64);
 
 /// How long a workspace being created is left to the request that created it (its `after_create` makes the
 /// logical cluster and moves it to `Ready`, normally within milliseconds) before the controller completes it,
@@ -117,16 +120,17 @@ impl PendingWorkspaces {
         }
     }
 
-    /// The pending workspaces due now, and whether others are pending but deferred.
-    fn snapshot(&self, now: Instant) -> (Vec<(SpaceName, String)>, bool) {
+    /// The pending workspaces due now, each with the count of the write that made it pending, and whether others
+    /// are pending but deferred.
+    fn snapshot(&self, now: Instant) -> (Vec<(Key, u64)>, bool) {
         let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let mut deferred = false;
-        let due = guard.0.iter().filter_map(|(key, (_, not_before))| match not_before {
+        let due = guard.0.iter().filter_map(|(key, (count, not_before))| match not_before {
             Some(at) if *at > now => {
                 deferred = true;
                 None
             }
-            _ => Some(key.clone()),
+            _ => Some((key.clone(), *count)),
         }).collect();
         (due, deferred)
     }
@@ -184,38 +188,82 @@ pub struct WorkspaceController {
 }
 
 impl WorkspaceController {
-    /// Finds the workspaces left pending by the previous run, then runs forever: at once when a workspace becomes
-    /// pending, and every `interval` while some are.
+    /// Finds the workspaces left pending by the previous run, then runs forever, up to `CONCURRENCY` reconciles at
+    /// once on the controllers' threads, each started as soon as a slot is free: a workspace made pending (a child
+    /// just marked deleted) starts without waiting for the slowest of the others, as a work queue does. One whose
+    /// reconcile ended with nothing new since it started (it waits, or it failed) rests until something moves on
+    /// (`advance`) or `interval` passes; a workspace is never reconciled twice at once.
     pub async fn run(self, interval: Duration) {
         let queue: Arc<dyn WriteObserver> = self.queue.clone();
         while let Err(err) = self.registry.prime(std::slice::from_ref(&queue), &self.resources).await {
             tracing::warn!(%err, "workspace controller: scanning for pending workspaces");
             tokio::time::sleep(interval).await;
         }
+        let mut running = tokio::task::JoinSet::new();
+        let mut in_flight: HashMap<tokio::task::Id, (Key, u64)> = HashMap::new();
+        let mut busy: HashSet<Key> = HashSet::new();
+        let mut resting: HashMap<Key, u64> = HashMap::new();
+        // The due workspaces not yet looked at, and whether the pending set changed since they were taken.
+        let mut due = Vec::new().into_iter();
+        let mut changed = true;
+        let mut deferred = false;
+        let mut tick = Instant::now() + interval;
         loop {
-            let (pending, deferred) = self.queue.snapshot(Instant::now());
-            if pending.is_empty() {
-                match deferred {
-                    true => tokio::select! {
-                        () = tokio::time::sleep(interval) => {}
-                        () = self.queue.wake.notified() => {}
-                    },
-                    false => self.queue.wake.notified().await,
+            while running.len() < CONCURRENCY {
+                let next = match due.next() {
+                    Some(next) => next,
+                    None if changed => {
+                        let (now_due, now_deferred) = self.queue.snapshot(Instant::now());
+                        (changed, deferred, due) = (false, now_deferred, now_due.into_iter());
+                        continue;
+                    }
+                    None => break,
+                };
+                let (key, count) = next;
+                if busy.contains(&key) || resting.get(&key) == Some(&count) {
+                    continue;
                 }
-                continue;
-            }
-            let pass = |(parent, name): (SpaceName, String)| {
                 let controller = self.clone();
-                async move {
+                let (parent, name) = key.clone();
+                let task = running.spawn_on(async move {
                     if let Err(err) = controller.reconcile(&parent, &name).await {
-                        tracing::warn!(%err, %parent, name, "workspace controller");
+                        tracing::warn!(%err, %parent, %name, "workspace controller");
+                    }
+                }, super::pool());
+                busy.insert(key.clone());
+                in_flight.insert(task.id(), (key, count));
+            }
+            let idle = deferred || !resting.is_empty();
+            tokio::select! {
+                Some(joined) = running.join_next_with_id(), if !running.is_empty() => {
+                    let id = match &joined {
+                        Ok((id, ())) => *id,
+                        Err(err) => {
+                            tracing::error!(%err, "workspace controller: a reconcile panicked");
+                            err.id()
+                        }
+                    };
+                    let Some((key, count)) = in_flight.remove(&id) else { continue };
+                    busy.remove(&key);
+                    match self.queue.seen(&key.0, &key.1) {
+                        0 => {}
+                        now if now == count => drop(resting.insert(key, count)),
+                        _ => changed = true,
                     }
                 }
-            };
-            super::spread(pending, CONCURRENCY, pass, drop).await;
-            tokio::select! {
-                () = tokio::time::sleep(interval) => {}
-                () = self.queue.advance.notified() => {}
+                () = self.queue.wake.notified() => changed = true,
+                () = self.queue.advance.notified() => {
+                    resting.clear();
+                    changed = true;
+                }
+                () = tokio::time::sleep_until(tick.into()), if idle => {
+                    resting.clear();
+                    changed = true;
+                    tick = Instant::now() + interval;
+                }
+            }
+            if !idle {
+                tick = Instant::now() + interval;
             }
         }
     }
@@ -295,7 +343,7 @@ mod tests {
         queue.set(&parent, "leaf", true, None);
         let seen = queue.seen(&parent, "leaf");
         queue.wait_for_content(&parent, "leaf", &cluster, seen);
-        let due = |queue: &PendingWorkspaces| queue.snapshot(Instant::now()).0;
+        let due = |queue: &PendingWorkspaces| queue.snapshot(Instant::now()).0.into_iter().map(|(key, _)| key).collect::<Vec<_>>();
         assert!(due(&queue).is_empty(), "it waits");
         queue.namespace_removed(&other);
         assert!(due(&queue).is_empty(), "another cluster's namespace changes nothing");
