@@ -75,9 +75,15 @@ impl PendingWorkspaces {
         let key = (parent.clone(), name.to_owned());
         if pending {
             *count += 1;
+            let was_empty = set.is_empty();
             set.insert(key, (*count, not_before));
             drop(guard);
-            self.wake.notify_one();
+            // A deferred workspace (one being created) needs no wake-up while others are pending: the controller
+            // looks at the pending set again when one of those ends or rests, or every interval while some are
+            // deferred. Waking its thread costs a cross-thread wake on every Workspace write of a create.
+            if not_before.is_none() || was_empty {
+                self.wake.notify_one();
+            }
         } else {
             set.remove(&key);
         }
@@ -120,19 +126,15 @@ impl PendingWorkspaces {
         }
     }
 
-    /// The pending workspaces due now, each with the count of the write that made it pending, and whether others
-    /// are pending but deferred.
-    fn snapshot(&self, now: Instant) -> (Vec<(Key, u64)>, bool) {
+    /// Whether any workspace is pending.
+    fn any(&self) -> bool {
+        !self.pending.lock().unwrap_or_else(|e| e.into_inner()).0.is_empty()
+    }
+
+    /// The pending workspaces due now, each with the count of the write that made it pending.
+    fn due(&self, now: Instant) -> Vec<(Key, u64)> {
         let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let mut deferred = false;
-        let due = guard.0.iter().filter_map(|(key, (count, not_before))| match not_before {
-            Some(at) if *at > now => {
-                deferred = true;
-                None
-            }
-            _ => Some((key.clone(), *count)),
-        }).collect();
-        (due, deferred)
+        guard.0.iter().filter(|(_, (_, not_before))| not_before.is_none_or(|at| at <= now)).map(|(key, (count, _))| (key.clone(), *count)).collect()
     }
 }
 
@@ -206,15 +208,13 @@ impl WorkspaceController {
         // The due workspaces not yet looked at, and whether the pending set changed since they were taken.
         let mut due = Vec::new().into_iter();
         let mut changed = true;
-        let mut deferred = false;
         let mut tick = Instant::now() + interval;
         loop {
             while running.len() < CONCURRENCY {
                 let next = match due.next() {
                     Some(next) => next,
                     None if changed => {
-                        let (now_due, now_deferred) = self.queue.snapshot(Instant::now());
-                        (changed, deferred, due) = (false, now_deferred, now_due.into_iter());
+                        (changed, due) = (false, self.queue.due(Instant::now()).into_iter());
                         continue;
                     }
                     None => break,
@@ -233,7 +233,9 @@ impl WorkspaceController {
                 busy.insert(key.clone());
                 in_flight.insert(task.id(), (key, count));
             }
-            let idle = deferred || !resting.is_empty();
+            // Whatever is pending is looked at again at least every `interval` (a deferred workspace, one resting,
+            // one made pending without a wake-up, see `set`).
+            let anything_pending = self.queue.any();
             tokio::select! {
                 Some(joined) = running.join_next_with_id(), if !running.is_empty() => {
                     let id = match &joined {
@@ -256,13 +258,13 @@ impl WorkspaceController {
                     resting.clear();
                     changed = true;
                 }
-                () = tokio::time::sleep_until(tick.into()), if idle => {
+                () = tokio::time::sleep_until(tick.into()), if anything_pending => {
                     resting.clear();
                     changed = true;
                     tick = Instant::now() + interval;
                 }
             }
-            if !idle {
+            if !anything_pending {
                 tick = Instant::now() + interval;
             }
         }
@@ -343,7 +345,7 @@ mod tests {
         queue.set(&parent, "leaf", true, None);
         let seen = queue.seen(&parent, "leaf");
         queue.wait_for_content(&parent, "leaf", &cluster, seen);
-        let due = |queue: &PendingWorkspaces| queue.snapshot(Instant::now()).0.into_iter().map(|(key, _)| key).collect::<Vec<_>>();
+        let due = |queue: &PendingWorkspaces| queue.due(Instant::now()).into_iter().map(|(key, _)| key).collect::<Vec<_>>();
         assert!(due(&queue).is_empty(), "it waits");
         queue.namespace_removed(&other);
         assert!(due(&queue).is_empty(), "another cluster's namespace changes nothing");
