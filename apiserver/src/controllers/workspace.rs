@@ -46,14 +46,27 @@ const CREATION_GRACE: Duration = Duration::from_secs(2);
 /// from its logical cluster meanwhile (what it waits for may go without a removal: a pod's grace period).
 const CONTENT_RECHECK: Duration = Duration::from_secs(1);
 
+/// How long after the first removal from a deleted workspace's logical cluster it looks again, so that the removals
+/// of its children, deleted side by side, bring it back once (a parent of ten looked again up to ten times).
+const COALESCE: Duration = Duration::from_millis(20);
+
+/// Where a deleted workspace emptying its logical cluster is.
+#[derive(Debug)]
+enum Emptying {
+    /// Its reconcile runs; `removed`: something left the cluster since it started.
+    Running { removed: bool },
+    /// It waits for something to leave the cluster.
+    Waiting,
+}
+
 /// Workspaces being created or deleted, by (parent space, name), each with the count of the last write that made
 /// it pending (a workspace set aside while it waits comes back only if nothing made it pending meanwhile).
 #[derive(Debug, Default)]
 pub struct PendingWorkspaces {
     pending: Mutex<Pending>,
     /// Deleted workspaces waiting for their content to go, by their logical cluster: something removed from it
-    /// brings the workspace back at once (else it comes back after `CONTENT_RECHECK`).
-    emptying: Mutex<HashMap<SpaceName, (SpaceName, String)>>,
+    /// brings the workspace back `COALESCE` later (else it comes back after `CONTENT_RECHECK`).
+    emptying: Mutex<HashMap<SpaceName, (Key, Emptying)>>,
     wake: Notify,
     /// A LogicalCluster's last initializer or terminator is gone, a deleted workspace or a Terminating namespace
     /// is gone: what waited for it moves on now, not at the next tick.
@@ -104,26 +117,70 @@ impl PendingWorkspaces {
         }
     }
 
-    /// A deleted workspace whose content is not gone yet waits until something is removed from its logical
-    /// cluster `cluster` (a namespace, a child workspace, an object whose finalizer was lifted), or for
-    /// `CONTENT_RECHECK`, unless a write made it pending again since `seen`. Passes then skip it instead of
-    /// reading its content again while its children are still going.
-    fn wait_for_content(&self, parent: &SpaceName, name: &str, cluster: &SpaceName, seen: u64) {
-        let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(entry) = guard.0.get_mut(&(parent.clone(), name.to_owned())).filter(|(count, _)| *count == seen) else { return };
-        entry.1 = Some(Instant::now() + CONTENT_RECHECK);
-        self.emptying.lock().unwrap_or_else(|e| e.into_inner()).insert(cluster.clone(), (parent.clone(), name.to_owned()));
+    /// A deleted workspace's reconcile is about to delete content of its logical cluster `cluster`: a removal from
+    /// it from now on counts, even one made before the reconcile ends and waits (a child deleted by this pass may
+    /// be gone before its parent's pass is over).
+    fn emptying_starts(&self, parent: &SpaceName, name: &str, cluster: &SpaceName) {
+        let owner = (parent.clone(), name.to_owned());
+        self.emptying.lock().unwrap_or_else(|e| e.into_inner()).insert(cluster.clone(), (owner, Emptying::Running { removed: false }));
     }
 
-    /// Something was removed from `space`: the deleted workspace waiting for it to empty is due now.
+    /// The workspace emptying `cluster` is done with it (its content is gone).
+    fn emptying_ends(&self, cluster: &SpaceName) {
+        self.emptying.lock().unwrap_or_else(|e| e.into_inner()).remove(cluster);
+    }
+
+    /// A deleted workspace whose content is not gone yet waits until something is removed from its logical
+    /// cluster `cluster` (a namespace, a child workspace, an object whose finalizer was lifted), or for
+    /// `CONTENT_RECHECK`, unless a write made it pending again since `seen`; if something was removed while its
+    /// reconcile ran, it comes back `COALESCE` later. The controller then skips it instead of reading its content
+    /// again while its children are still going.
+    fn wait_for_content(&self, parent: &SpaceName, name: &str, cluster: &SpaceName, seen: u64) {
+        let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut emptying = self.emptying.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(entry) = guard.0.get_mut(&(parent.clone(), name.to_owned())).filter(|(count, _)| *count == seen) else {
+            emptying.remove(cluster);
+            return;
+        };
+        let removed = matches!(emptying.get(cluster), Some((_, Emptying::Running { removed: true })));
+        if removed {
+            emptying.remove(cluster);
+            entry.1 = Some(Instant::now() + COALESCE);
+        } else {
+            emptying.insert(cluster.clone(), ((parent.clone(), name.to_owned()), Emptying::Waiting));
+            entry.1 = Some(Instant::now() + CONTENT_RECHECK);
+        }
+    }
+
+    /// Something was removed from `space`: the deleted workspace waiting for it to empty is due `COALESCE` later,
+    /// so that what its pass deleted together (its children, side by side) brings it back once, not once each;
+    /// one whose reconcile is still running notes it.
     fn removed_from(&self, space: &SpaceName) {
-        let Some(owner) = self.emptying.lock().unwrap_or_else(|e| e.into_inner()).remove(space) else { return };
+        let owner = {
+            let mut emptying = self.emptying.lock().unwrap_or_else(|e| e.into_inner());
+            match emptying.get_mut(space) {
+                None => return,
+                Some((_, Emptying::Running { removed })) => {
+                    *removed = true;
+                    return;
+                }
+                Some((_, Emptying::Waiting)) => emptying.remove(space).map(|(owner, _)| owner),
+            }
+        };
+        let Some(owner) = owner else { return };
         let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(entry) = guard.0.get_mut(&owner) {
-            entry.1 = None;
+            let soon = Instant::now() + COALESCE;
+            entry.1 = Some(entry.1.map_or(soon, |at| at.min(soon)));
             drop(guard);
             self.wake.notify_one();
         }
+    }
+
+    /// The count of a workspace's pending entry if it is due now.
+    fn due_now(&self, key: &Key, now: Instant) -> Option<u64> {
+        let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0.get(key).filter(|(_, not_before)| not_before.is_none_or(|at| at <= now)).map(|(count, _)| *count)
     }
 
     /// Whether any workspace is pending.
@@ -131,10 +188,18 @@ impl PendingWorkspaces {
         !self.pending.lock().unwrap_or_else(|e| e.into_inner()).0.is_empty()
     }
 
-    /// The pending workspaces due now, each with the count of the write that made it pending.
-    fn due(&self, now: Instant) -> Vec<(Key, u64)> {
+    /// The pending workspaces due now, and when the next deferred one is due.
+    fn due(&self, now: Instant) -> (Vec<Key>, Option<Instant>) {
         let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.iter().filter(|(_, (_, not_before))| not_before.is_none_or(|at| at <= now)).map(|(key, (count, _))| (key.clone(), *count)).collect()
+        let mut next: Option<Instant> = None;
+        let due = guard.0.iter().filter_map(|(key, (_, not_before))| match not_before {
+            Some(at) if *at > now => {
+                next = Some(next.map_or(*at, |next| next.min(*at)));
+                None
+            }
+            _ => Some(key.clone()),
+        }).collect();
+        (due, next)
     }
 }
 
@@ -208,19 +273,27 @@ impl WorkspaceController {
         // The due workspaces not yet looked at, and whether the pending set changed since they were taken.
         let mut due = Vec::new().into_iter();
         let mut changed = true;
+        // When the next deferred workspace is due (as of the last look at the pending set).
+        let mut deferred: Option<Instant> = None;
         let mut tick = Instant::now() + interval;
         loop {
             while running.len() < CONCURRENCY {
-                let next = match due.next() {
-                    Some(next) => next,
+                let key = match due.next() {
+                    Some(key) => key,
                     None if changed => {
-                        (changed, due) = (false, self.queue.due(Instant::now()).into_iter());
+                        let (now_due, next) = self.queue.due(Instant::now());
+                        (changed, due, deferred) = (false, now_due.into_iter(), next);
                         continue;
                     }
                     None => break,
                 };
-                let (key, count) = next;
-                if busy.contains(&key) || resting.get(&key) == Some(&count) {
+                if busy.contains(&key) {
+                    continue;
+                }
+                // The list of due workspaces is taken once and worked through as slots free up: one of them may
+                // have been reconciled and gone meanwhile (it was running when the list was taken), or deferred.
+                let Some(count) = self.queue.due_now(&key, Instant::now()) else { continue };
+                if resting.get(&key) == Some(&count) {
                     continue;
                 }
                 let controller = self.clone();
@@ -262,6 +335,10 @@ impl WorkspaceController {
                     resting.clear();
                     changed = true;
                     tick = Instant::now() + interval;
+                }
+                () = tokio::time::sleep_until(deferred.unwrap_or(tick).into()), if deferred.is_some_and(|at| at < tick) => {
+                    deferred = None;
+                    changed = true;
                 }
             }
             if !anything_pending {
@@ -305,6 +382,7 @@ impl WorkspaceController {
         // `Deleting` while its content goes; one whose logical cluster goes in the first pass (nothing but what the
         // server made in it) goes without.
         if let Some(cluster) = cluster {
+            self.queue.emptying_starts(parent, name, &cluster);
             if !empty_space(&self.registry, &self.resources, &self.resolver, &cluster).await? {
                 if at(&workspace, "/status/phase").and_then(Value::as_str) != Some("Deleting") {
                     space::set_phase(&self.registry, &self.resources, parent, name, "Deleting").await?;
@@ -312,6 +390,7 @@ impl WorkspaceController {
                 self.queue.wait_for_content(parent, name, &cluster, seen);
                 return Ok(());
             }
+            self.queue.emptying_ends(&cluster);
         }
         self.finalize(&scope, name).await
     }
@@ -345,11 +424,36 @@ mod tests {
         queue.set(&parent, "leaf", true, None);
         let seen = queue.seen(&parent, "leaf");
         queue.wait_for_content(&parent, "leaf", &cluster, seen);
-        let due = |queue: &PendingWorkspaces| queue.due(Instant::now()).into_iter().map(|(key, _)| key).collect::<Vec<_>>();
-        assert!(due(&queue).is_empty(), "it waits");
+        let due = |queue: &PendingWorkspaces, at: Instant| queue.due(at).0;
+        assert!(due(&queue, Instant::now()).is_empty(), "it waits");
         queue.namespace_removed(&other);
-        assert!(due(&queue).is_empty(), "another cluster's namespace changes nothing");
+        assert!(due(&queue, Instant::now() + COALESCE).is_empty(), "another cluster's namespace changes nothing");
         queue.namespace_removed(&cluster);
-        assert_eq!(due(&queue), [(parent, "leaf".to_owned())]);
+        assert_eq!(due(&queue, Instant::now() + COALESCE), [(parent.clone(), "leaf".to_owned())], "due once the removals around it are in");
+        assert!(queue.due(Instant::now()).1.is_some_and(|at| at <= Instant::now() + COALESCE), "and the controller knows when");
+    }
+
+    /// A child removed while its parent's reconcile still runs (the pass that deleted it is not over) brings the
+    /// parent back soon, not after `CONTENT_RECHECK`: the parent was not waiting yet when the removal came.
+    #[test]
+    fn a_removal_during_the_reconcile_is_not_missed() {
+        let queue = PendingWorkspaces::default();
+        let (parent, cluster) = (space("t-a"), space("c0123456789abcde"));
+        queue.set(&parent, "mid", true, None);
+        let seen = queue.seen(&parent, "mid");
+        queue.emptying_starts(&parent, "mid", &cluster);
+        queue.removed_from(&cluster);
+        queue.wait_for_content(&parent, "mid", &cluster, seen);
+        let next = queue.due(Instant::now()).1;
+        assert!(next.is_some_and(|at| at <= Instant::now() + COALESCE), "due within {COALESCE:?}: {next:?}");
+        // Without a removal meanwhile it waits for one (or the recheck).
+        queue.set(&parent, "other", true, None);
+        let seen = queue.seen(&parent, "other");
+        let other_cluster = space("c9999999999abcde");
+        queue.emptying_starts(&parent, "other", &other_cluster);
+        queue.wait_for_content(&parent, "other", &other_cluster, seen);
+        assert!(!queue.due(Instant::now() + COALESCE).0.contains(&(parent.clone(), "other".to_owned())), "it waits");
+        queue.removed_from(&other_cluster);
+        assert!(queue.due(Instant::now() + COALESCE).0.contains(&(parent, "other".to_owned())), "until something leaves");
     }
 }
