@@ -177,6 +177,14 @@ impl PendingWorkspaces {
         }
     }
 
+    /// Defers a pending workspace until `until`, unless a write made it pending again since `seen`.
+    fn defer(&self, key: &Key, seen: u64, until: Instant) {
+        let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = guard.0.get_mut(key).filter(|(count, _)| *count == seen) {
+            entry.1 = Some(until);
+        }
+    }
+
     /// The count of a workspace's pending entry if it is due now.
     fn due_now(&self, key: &Key, now: Instant) -> Option<u64> {
         let guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
@@ -258,8 +266,8 @@ impl WorkspaceController {
     /// Finds the workspaces left pending by the previous run, then runs forever, up to `CONCURRENCY` reconciles at
     /// once on the controllers' threads, each started as soon as a slot is free: a workspace made pending (a child
     /// just marked deleted) starts without waiting for the slowest of the others, as a work queue does. One whose
-    /// reconcile ended with nothing new since it started (it waits, or it failed) rests until something moves on
-    /// (`advance`) or `interval` passes; a workspace is never reconciled twice at once.
+    /// reconcile ended with nothing new since it started rests until something moves on (`advance`) or
+    /// `interval` passes, one that failed waits `interval`; a workspace is never reconciled twice at once.
     pub async fn run(self, interval: Duration) {
         let queue: Arc<dyn WriteObserver> = self.queue.clone();
         while let Err(err) = self.registry.prime(std::slice::from_ref(&queue), &self.resources).await {
@@ -299,9 +307,11 @@ impl WorkspaceController {
                 let controller = self.clone();
                 let (parent, name) = key.clone();
                 let task = running.spawn_on(async move {
-                    if let Err(err) = controller.reconcile(&parent, &name).await {
+                    let failed = controller.reconcile(&parent, &name).await.err();
+                    if let Some(err) = &failed {
                         tracing::warn!(%err, %parent, %name, "workspace controller");
                     }
+                    failed.is_some()
                 }, super::pool());
                 busy.insert(key.clone());
                 in_flight.insert(task.id(), (key, count));
@@ -311,17 +321,19 @@ impl WorkspaceController {
             let anything_pending = self.queue.any();
             tokio::select! {
                 Some(joined) = running.join_next_with_id(), if !running.is_empty() => {
-                    let id = match &joined {
-                        Ok((id, ())) => *id,
+                    let (id, failed) = match &joined {
+                        Ok((id, failed)) => (*id, *failed),
                         Err(err) => {
                             tracing::error!(%err, "workspace controller: a reconcile panicked");
-                            err.id()
+                            (err.id(), true)
                         }
                     };
                     let Some((key, count)) = in_flight.remove(&id) else { continue };
                     busy.remove(&key);
                     match self.queue.seen(&key.0, &key.1) {
                         0 => {}
+                        // A failure is retried `interval` later, however often other workspaces move on meanwhile.
+                        now if now == count && failed => self.queue.defer(&key, count, Instant::now() + interval),
                         now if now == count => drop(resting.insert(key, count)),
                         _ => changed = true,
                     }
@@ -431,6 +443,24 @@ mod tests {
         queue.namespace_removed(&cluster);
         assert_eq!(due(&queue, Instant::now() + COALESCE), [(parent.clone(), "leaf".to_owned())], "due once the removals around it are in");
         assert!(queue.due(Instant::now()).1.is_some_and(|at| at <= Instant::now() + COALESCE), "and the controller knows when");
+    }
+
+    /// A failed reconcile waits before its retry, unless a write made the workspace pending again.
+    #[test]
+    fn a_failure_is_retried_later() {
+        let queue = PendingWorkspaces::default();
+        let parent = space("t-a");
+        let key = (parent.clone(), "ws".to_owned());
+        queue.set(&parent, "ws", true, None);
+        let seen = queue.seen(&parent, "ws");
+        let later = Instant::now() + Duration::from_millis(200);
+        queue.defer(&key, seen, later);
+        assert!(queue.due(Instant::now()).0.is_empty(), "not retried at once");
+        assert_eq!(queue.due(later).0, [key.clone()], "retried later");
+        queue.defer(&key, seen + 1, Instant::now() + Duration::from_secs(60));
+        assert_eq!(queue.due(later).0, [key.clone()], "a stale count defers nothing");
+        queue.set(&parent, "ws", true, None);
+        assert_eq!(queue.due(Instant::now()).0, [key], "a new write makes it due at once");
     }
 
     /// A child removed while its parent's reconcile still runs (the pass that deleted it is not over) brings the
