@@ -26,7 +26,7 @@ use crate::tenancy::lifecycle::Lifecycle;
 use crate::tenancy::{space, Tree};
 use crate::registry::stored::at;
 
-/// How many workspaces one pass works on at once (spread over the controllers' threads, `super::pool`).
+/// How many workspaces are reconciled at once (on the controllers' threads, `super::pool`).
 const CONCURRENCY: usize = 128;
 
 /// A workspace: its parent space and its name.
