@@ -14,19 +14,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kspaces_apiserver::config::AuthorizationMode;
 use kspaces_apiserver::controllers::workspace::WorkspaceController;
-use kspaces_apiserver::registry::{DeleteOptions, Scope, WriteContext, SERVER_MANAGER};
-use kspaces_apiserver::server::Core;
+use kspaces_apiserver::registry::{DeleteOptions, Scope, WriteContext};
 use kspaces_authz::UserInfo;
 use kspaces_storage::sled::SledConfig;
 use kspaces_storage::{SpaceName, Store, StoreConfig};
 use futures::StreamExt;
 use serde_json::json;
 
-// The server's allocator (`src/main.rs`), as in the writes bench.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod support;
+
+use support::{core_with_t1, cpu};
 
 const FANOUT: usize = 10;
 
@@ -37,28 +35,14 @@ fn main() {
     runtime.block_on(tokio::task::LocalSet::new().run_until(run(rounds, size)));
 }
 
-/// The process's CPU time (user + system) so far.
-fn cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
-    let ticks: u64 = [11, 12].iter().filter_map(|i| fields.get(*i)?.parse::<u64>().ok()).sum();
-    Duration::from_millis(ticks * 10)
-}
-
 async fn run(rounds: usize, size: usize) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let store = match std::env::var("DELETION_STORE").as_deref() {
         Ok("memory") => Store::memory(StoreConfig::default()),
         _ => Store::open_sled(&SledConfig::new(dir.path().join("db")), StoreConfig::default()).unwrap_or_else(|e| panic!("{e}")),
     };
-    let core = Core::new(store, vec![AuthorizationMode::Rbac]);
-    core.prime().await.unwrap_or_else(|e| panic!("{e}"));
+    let core = core_with_t1(store).await;
     let row = |group: &str, kind: &str| core.resources.by_kind(group, kind).cloned().unwrap_or_else(|| panic!("no {kind}"));
-    let system = Scope::one(SpaceName::system(), None);
-    let server = WriteContext::server(SERVER_MANAGER, "");
-    for tenant in ["system", "t1"] {
-        core.registry.create(&row("", "Tenant"), &system, json!({"metadata": {"name": tenant}}), &server).await.unwrap_or_else(|e| panic!("{e}"));
-    }
     let controller = WorkspaceController {
         registry: core.registry.clone(),
         resources: core.resources.clone(),

@@ -15,19 +15,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kspaces_apiserver::config::AuthorizationMode;
-use kspaces_apiserver::registry::{Part, Scope, WriteContext, SERVER_MANAGER};
-use kspaces_apiserver::server::Core;
+use kspaces_apiserver::registry::{Part, Scope, WriteContext};
 use kspaces_authz::UserInfo;
 use kspaces_storage::sled::SledConfig;
 use kspaces_storage::{SpaceName, Store, StoreConfig};
 use futures::StreamExt;
 use serde_json::{json, Value};
 
-// The server's allocator (`src/main.rs`): the write path allocates on every step, and glibc's malloc would be
-// most of this figure instead of the server's.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod support;
+
+use support::{core_with_t1, cpu};
 
 const CONFIGMAPS: usize = 20_000;
 const WORKSPACES: usize = 2_000;
@@ -37,14 +34,6 @@ fn main() {
     let only = std::env::var("WRITES_ONLY").unwrap_or_default();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap_or_else(|e| panic!("{e}"));
     runtime.block_on(run(rounds, &only));
-}
-
-/// The process's CPU time (user + system) so far.
-fn cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
-    let ticks: u64 = [11, 12].iter().filter_map(|i| fields.get(*i)?.parse::<u64>().ok()).sum();
-    Duration::from_millis(ticks * 10)
 }
 
 struct Timing {
@@ -74,14 +63,8 @@ async fn run(rounds: usize, only: &str) {
         Ok("sled") => Store::open_sled(&SledConfig::new(dir.path().join("db")), StoreConfig::default()).unwrap_or_else(|e| panic!("{e}")),
         _ => Store::memory(StoreConfig::default()),
     };
-    let core = Core::new(store, vec![AuthorizationMode::Rbac]);
-    core.prime().await.unwrap_or_else(|e| panic!("{e}"));
+    let core = core_with_t1(store).await;
     let row = |group: &str, kind: &str| core.resources.by_kind(group, kind).cloned().unwrap_or_else(|| panic!("no {kind}"));
-    let system = Scope::one(SpaceName::system(), None);
-    let server = WriteContext::server(SERVER_MANAGER, "");
-    for tenant in ["system", "t1"] {
-        core.registry.create(&row("", "Tenant"), &system, json!({"metadata": {"name": tenant}}), &server).await.unwrap_or_else(|e| panic!("{e}"));
-    }
     let t1 = SpaceName::new("t1").unwrap_or_else(|e| panic!("{e}"));
     let user = UserInfo { name: "admin".into(), uid: String::new(), groups: vec!["system:authenticated".into()], tenant: Some("t1".into()), cluster: None };
     let caller = Arc::new(kspaces_apiserver::tenancy::caller(user, None));
