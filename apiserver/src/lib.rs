@@ -21,6 +21,7 @@ pub mod negotiate;
 pub mod openapi;
 pub mod patch;
 pub mod pki;
+pub mod platform;
 pub mod plugins;
 pub mod protobuf;
 pub mod quota;

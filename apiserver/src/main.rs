@@ -1,10 +1,11 @@
-//! `kspaces`: thin entry point. Parses the command line and hands over to `server::run` or `kubeconfig`.
+//! `kspaces`: thin entry point. Parses the command line and hands over to `server::run` (after
+//! `platform::exec_with_vector_copies`) or `kubeconfig`.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use kspaces_apiserver::config::{Cli, Command};
-use kspaces_apiserver::{kubeconfig, server};
+use kspaces_apiserver::{kubeconfig, platform, server};
 
 /// mimalloc instead of glibc's allocator: a server that builds and drops many small JSON values spent a third of
 /// its CPU in glibc's malloc and free (docs/benchmarks.md, Workspaces).
@@ -14,11 +15,19 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KSPACES_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("KSPACES_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let result = match cli.command {
-        Command::Serve(args) => actix_web::rt::System::new().block_on(server::run(*args)).map_err(|e| e.to_string()),
+        Command::Serve(args) => {
+            platform::exec_with_vector_copies();
+            actix_web::rt::System::new()
+                .block_on(server::run(*args))
+                .map_err(|e| e.to_string())
+        }
         Command::Kubeconfig(args) => kubeconfig::print(&args),
     };
     match result {
