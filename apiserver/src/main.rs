@@ -15,18 +15,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("KSPACES_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KSPACES_LOG").unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
         .init();
     let result = match cli.command {
         Command::Serve(args) => {
             platform::exec_with_vector_copies();
-            actix_web::rt::System::new()
-                .block_on(server::run(*args))
-                .map_err(|e| e.to_string())
+            actix_web::rt::System::new().block_on(server::run(*args)).map_err(|e| e.to_string())
         }
         Command::Kubeconfig(args) => kubeconfig::print(&args),
     };

@@ -25,9 +25,7 @@ pub fn exec_with_vector_copies() {
     {
         use std::os::unix::process::CommandExt;
 
-        let Some(tunables) =
-            tunables_to_set(&cpu_vendor(), std::env::var_os("GLIBC_TUNABLES").as_deref())
-        else {
+        let Some(tunables) = tunables_to_set(&cpu_vendor(), std::env::var_os("GLIBC_TUNABLES").as_deref()) else {
             return;
         };
         let mut args = std::env::args_os();
@@ -42,31 +40,22 @@ pub fn exec_with_vector_copies() {
 
 /// The `GLIBC_TUNABLES` value to start again with, or `None` when the processor is not AMD's (Hygon's are Zen
 /// too) or the user's value already sets the threshold (that is also what ends the second start).
-#[cfg_attr(
-    not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")), allow(dead_code))]
 fn tunables_to_set(vendor: &[u8; 12], current: Option<&OsStr>) -> Option<OsString> {
     if vendor != b"AuthenticAMD" && vendor != b"HygonGenuine" {
         return None;
     }
     let (name, _) = TUNABLE.split_once('=').expect("the tunable has a value");
-    match current {
-        Some(current)
-            if current
-                .to_string_lossy()
-                .split(':')
-                .any(|entry| entry.split('=').next() == Some(name)) =>
-        {
-            None
-        }
-        Some(current) if !current.is_empty() => {
+    let names = |value: &OsStr| value.to_string_lossy().split(':').any(|entry| entry.split('=').next() == Some(name));
+    match current.filter(|current| !current.is_empty()) {
+        Some(current) if names(current) => None,
+        Some(current) => {
             let mut value = current.to_owned();
             value.push(":");
             value.push(TUNABLE);
             Some(value)
         }
-        _ => Some(TUNABLE.into()),
+        None => Some(TUNABLE.into()),
     }
 }
 
@@ -94,39 +83,15 @@ mod tests {
     #[test]
     fn the_users_tunables_are_kept_and_their_threshold_wins() {
         let amd = b"AuthenticAMD";
-        assert_eq!(
-            tunables_to_set(amd, Some(OsStr::new(""))),
-            Some(TUNABLE.into())
-        );
-        assert_eq!(
-            tunables_to_set(amd, Some(OsStr::new("glibc.malloc.check=3"))),
-            Some(format!("glibc.malloc.check=3:{TUNABLE}").into())
-        );
-        assert_eq!(
-            tunables_to_set(
-                amd,
-                Some(OsStr::new("glibc.cpu.x86_rep_movsb_threshold=4096"))
-            ),
-            None
-        );
-        assert_eq!(
-            tunables_to_set(
-                amd,
-                Some(OsStr::new(
-                    "glibc.malloc.check=3:glibc.cpu.x86_rep_movsb_threshold=4096"
-                ))
-            ),
-            None
-        );
+        let set = |current: &str| tunables_to_set(amd, Some(OsStr::new(current)));
+        assert_eq!(set(""), Some(TUNABLE.into()));
+        assert_eq!(set("glibc.malloc.check=3"), Some(format!("glibc.malloc.check=3:{TUNABLE}").into()));
+        assert_eq!(set("glibc.cpu.x86_rep_movsb_threshold=4096"), None);
+        assert_eq!(set("glibc.malloc.check=3:glibc.cpu.x86_rep_movsb_threshold=4096"), None);
         // A longer name that starts with the same words is another tunable.
-        assert_eq!(
-            tunables_to_set(
-                amd,
-                Some(OsStr::new("glibc.cpu.x86_rep_movsb_threshold_x=1"))
-            ),
-            Some(format!("glibc.cpu.x86_rep_movsb_threshold_x=1:{TUNABLE}").into())
-        );
+        let longer = "glibc.cpu.x86_rep_movsb_threshold_x=1";
+        assert_eq!(set(longer), Some(format!("{longer}:{TUNABLE}").into()));
         // What this module sets is found again after the second start: it never starts a third time.
-        assert_eq!(tunables_to_set(amd, Some(OsStr::new(TUNABLE))), None);
+        assert_eq!(set(TUNABLE), None);
     }
 }
