@@ -99,7 +99,7 @@ impl Version {
     }
 
     /// Decodes a `v` entry.
-    fn decode(raw_key: &[u8], raw_value: &[u8]) -> Result<(String, Version)> {
+    fn decode<'k>(raw_key: &'k [u8], raw_value: &[u8]) -> Result<(&'k str, Version)> {
         let corrupt = |what: &str| StorageError::Backend(format!("sled: corrupt version record: {what}"));
         if raw_key.len() < 10 || raw_key[0] != b'v' || raw_key[raw_key.len() - 9] != 0 {
             return Err(corrupt("bad key"));
@@ -116,11 +116,11 @@ impl Version {
             tombstone: raw_value[0] == 1,
             value: Bytes::copy_from_slice(&raw_value[9..]),
         };
-        Ok((key.to_owned(), version))
+        Ok((key, version))
     }
 
     /// Decodes a `v` entry whose value the record then shares with sled (no copy).
-    fn decode_shared(raw_key: &[u8], raw_value: sled::IVec) -> Result<(String, Version)> {
+    fn decode_shared(raw_key: &[u8], raw_value: sled::IVec) -> Result<(&str, Version)> {
         let (key, mut version) = Version::decode(raw_key, &raw_value[..9.min(raw_value.len())])?;
         version.value = Bytes::from_owner(raw_value).slice(9..);
         Ok((key, version))
@@ -128,6 +128,10 @@ impl Version {
 
     fn record(&self, key: &Key) -> Record {
         Record { key: key.clone(), value: self.value.clone(), revision: self.revision, create_revision: self.create_revision }
+    }
+
+    fn into_record(self, key: Key) -> Record {
+        Record { key, value: self.value, revision: self.revision, create_revision: self.create_revision }
     }
 }
 
@@ -346,7 +350,7 @@ fn check_revision(at: Revision, durable: Revision, compacted: Revision) -> Resul
 }
 
 /// A key during a scan: its bytes, its newest raw `(key, value)` entry at or below the snapshot, and liveness.
-type ScanEntry = (Vec<u8>, Option<(sled::IVec, sled::IVec)>, bool);
+type ScanEntry = (sled::IVec, Option<(sled::IVec, sled::IVec)>, bool);
 
 /// How many keys past a page a scan counts for `remaining` before it gives up and reports none (Kubernetes
 /// lets `remainingItemCount` be absent; kubectl does not read it). Without a bound, each page of a 100,000-key
@@ -380,16 +384,18 @@ fn scan(tree: &sled::Tree, from: &str, end: &str, at: Revision, limit: Option<us
             return Ok(beyond >= cap);
         }
         let (key, version) = Version::decode_shared(&raw_key, raw_value)?;
-        items.push(version.record(&Key::from_stored(&key)));
+        items.push(version.into_record(Key::from_stored(key)));
         Ok(false)
     };
     for entry in tree.range(start..stop) {
         let (raw_key, raw_value) = entry.map_err(backend_err)?;
         let (key_bytes, revision, tombstone) = header(&raw_key, &raw_value)?;
-        if current.as_ref().is_some_and(|(k, _, _)| k.as_slice() != key_bytes) && finish(current.take(), &mut items)? {
+        // The key's first entry stands for it (its bytes shared with sled, not copied).
+        let is_other_key = |(first, _, _): &ScanEntry| &first[1..first.len() - 9] != key_bytes;
+        if current.as_ref().is_some_and(is_other_key) && finish(current.take(), &mut items)? {
             break;
         }
-        let entry = current.get_or_insert_with(|| (key_bytes.to_vec(), None, false));
+        let entry = current.get_or_insert_with(|| (raw_key.clone(), None, false));
         if revision <= at {
             let counting = limit.is_some_and(|limit| items.len() >= limit);
             // While counting, only liveness matters: skip keeping the record. Otherwise keep sled's own buffers
@@ -667,7 +673,7 @@ fn check_tree(tree: &sled::Tree) -> Result<Vec<String>> {
             }
             None => {}
         }
-        previous = Some((key, version));
+        previous = Some((key.to_owned(), version));
     }
     for entry in tree.range(event_key(Revision::ZERO)..=event_key(Revision(u64::MAX))) {
         let (raw_key, raw_value) = entry.map_err(backend_err)?;
