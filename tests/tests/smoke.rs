@@ -24,3 +24,34 @@ fn kubectl_lists_default_namespaces_and_second_start_reuses_everything() {
     assert_eq!(std::fs::read_to_string(again.data_dir.path().join("pki/ca.crt")).expect("CA kept"), ca);
     assert_eq!(again.kubectl().ok(&["get", "cm", "keep", "-o", "jsonpath={.data.a}"]), "1");
 }
+
+/// On AMD processors `kspaces serve` starts itself once more with glibc's `rep movsb` threshold raised
+/// (`apiserver/src/platform.rs`): the process keeps its pid and its flags, and a user's own setting wins.
+#[test]
+fn on_amd_the_server_runs_with_glibcs_vector_copies() {
+    let amd = std::fs::read_to_string("/proc/cpuinfo")
+        .expect("read /proc/cpuinfo")
+        .lines()
+        .find_map(|line| Some(line.strip_prefix("vendor_id")?.trim_start_matches([' ', '\t', ':']).to_owned()))
+        .is_some_and(|vendor| vendor == "AuthenticAMD" || vendor == "HygonGenuine");
+    let inherited = std::env::var("GLIBC_TUNABLES").ok().filter(|value| !value.is_empty());
+    let server = Server::start();
+    let environ = std::fs::read(format!("/proc/{}/environ", server.pid())).expect("the server's environment");
+    let tunables = environ
+        .split(|byte| *byte == 0)
+        .find_map(|entry| entry.strip_prefix(b"GLIBC_TUNABLES="))
+        .map(|value| String::from_utf8_lossy(value).into_owned());
+    let user_set_it = inherited.as_deref().is_some_and(|value| value.contains("glibc.cpu.x86_rep_movsb_threshold="));
+    if amd && !user_set_it {
+        let tunables = tunables.expect("the server started again with GLIBC_TUNABLES");
+        let raised = "glibc.cpu.x86_rep_movsb_threshold=1099511627776";
+        assert!(tunables.split(':').any(|entry| entry == raised), "{tunables}");
+        if let Some(inherited) = &inherited {
+            assert!(tunables.starts_with(&format!("{inherited}:")), "the user's tunables are kept: {tunables}");
+        }
+    } else {
+        assert_eq!(tunables, inherited, "nothing is changed off AMD, or when the user set the threshold");
+    }
+    // The flags reached the second start: it serves on the port and data dir the harness gave it.
+    assert!(server.kubectl().ok(&["get", "ns", "-o", "name"]).contains("namespace/default"));
+}
