@@ -37,10 +37,14 @@ fn on_amd_the_server_runs_with_glibcs_vector_copies() {
     let inherited = std::env::var("GLIBC_TUNABLES").ok().filter(|value| !value.is_empty());
     let server = Server::start();
     let environ = std::fs::read(format!("/proc/{}/environ", server.pid())).expect("the server's environment");
-    let tunables = environ
-        .split(|byte| *byte == 0)
-        .find_map(|entry| entry.strip_prefix(b"GLIBC_TUNABLES="))
-        .map(|value| String::from_utf8_lossy(value).into_owned());
+    // glibc ends each tunable it parses with a NUL in the environment block the kernel shows here: the entries after
+    // `GLIBC_TUNABLES=first` that start with `glibc.` are the rest of its value.
+    let mut entries = environ.split(|byte| *byte == 0).map(String::from_utf8_lossy);
+    let first = entries.by_ref().find_map(|entry| entry.strip_prefix("GLIBC_TUNABLES=").map(str::to_owned));
+    let tunables = first.map(|first| {
+        let rest: Vec<_> = entries.take_while(|entry| entry.starts_with("glibc.")).collect();
+        std::iter::once(first.into()).chain(rest).collect::<Vec<_>>().join(":")
+    });
     let user_set_it = inherited.as_deref().is_some_and(|value| value.contains("glibc.cpu.x86_rep_movsb_threshold="));
     if amd && !user_set_it {
         let tunables = tunables.expect("the server started again with GLIBC_TUNABLES");
