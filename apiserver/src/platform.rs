@@ -1,21 +1,19 @@
 //! What the server changes about the process before it starts, for the machine it runs on.
 //!
-//! One thing today: on AMD processors, glibc's `memcpy` copies with `rep movsb` from 2 KiB up to the L2 cache's
-//! size, and there `rep movsb` runs 15–20 times slower when the destination lies 1–31 bytes past the source modulo
-//! 4 KiB (measured on this project's machine: 2–3 GB/s against 35–45 GB/s; docs/benchmarks.md, run 14). Every
+//! One thing today: on AMD processors, glibc's `memcpy` copies with `rep movsb` from about 2 KiB up to about the
+//! L2 cache's size, and there `rep movsb` runs 15–20 times slower when the destination lies 1–31 bytes past the
+//! source modulo 4 KiB (on this project's machine: 2–3 GB/s against 35–45 GB/s; docs/benchmarks.md, run 14). Every
 //! large answer meets that case twice: actix copies each body chunk behind the chunk's size line, and rustls copies
-//! each record's plaintext behind the record's 5-byte header, both into buffers aligned as the source is. Newer
-//! glibc releases avoid `rep movsb` there; glibc 2.36 (Debian 12) does not. Its `x86_rep_movsb_threshold`
-//! tunable can only be set in the environment before the process starts, so the server starts itself again once
-//! with it set, unless the user's `GLIBC_TUNABLES` already names it.
+//! each record's plaintext behind the record's 5-byte header, both into buffers aligned as the source is. The
+//! slowdown is known (AMD's fast short `rep movsb`, reported since Zen 3) and later glibc releases were reported to
+//! avoid it; glibc 2.36 (Debian 12, this machine's) has it. glibc reads its `x86_rep_movsb_threshold` tunable only
+//! from the environment a process starts with, so the server starts itself again once with it set, unless the
+//! user's `GLIBC_TUNABLES` already names it.
 
 use std::ffi::{OsStr, OsString};
 
 /// The tunable, set above any copy's size: glibc then copies with vector loads and stores instead.
-#[cfg_attr(
-    not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")), allow(dead_code))]
 const TUNABLE: &str = "glibc.cpu.x86_rep_movsb_threshold=1099511627776";
 
 /// Replaces the process by the same command with the tunable set, when it is needed and not set yet. Returns only

@@ -349,7 +349,8 @@ fn check_revision(at: Revision, durable: Revision, compacted: Revision) -> Resul
     Ok(())
 }
 
-/// A key during a scan: its bytes, its newest raw `(key, value)` entry at or below the snapshot, and liveness.
+/// A key during a scan: its first raw key (the key's bytes inside it), its newest raw `(key, value)` entry at or
+/// below the snapshot, and liveness.
 type ScanEntry = (sled::IVec, Option<(sled::IVec, sled::IVec)>, bool);
 
 /// How many keys past a page a scan counts for `remaining` before it gives up and reports none (Kubernetes
