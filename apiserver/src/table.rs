@@ -130,15 +130,16 @@ fn default_row(object: &Value, _now: DateTime<Utc>) -> printers::Row {
 }
 
 /// The Table envelope around column definitions and rows.
+/// Built by moving its parts in: `json!` would serialize each interpolated value into a copy (every row, again).
 fn assemble(column_definitions: Value, rows: Vec<Value>, list_metadata: Value) -> Value {
     let metadata = if list_metadata.is_object() { list_metadata } else { json!({}) };
-    json!({
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": metadata,
-        "columnDefinitions": column_definitions,
-        "rows": rows,
-    })
+    let mut table = Map::new();
+    table.insert("kind".to_owned(), Value::from("Table"));
+    table.insert("apiVersion".to_owned(), Value::from("meta.k8s.io/v1"));
+    table.insert("metadata".to_owned(), metadata);
+    table.insert("columnDefinitions".to_owned(), column_definitions);
+    table.insert("rows".to_owned(), Value::Array(rows));
+    Value::Object(table)
 }
 
 /// One `TableRow`: the cells, kube's row conditions when present, and the object as requested.
@@ -158,7 +159,12 @@ fn row_object(object: &Value, include: IncludeObject, type_meta: Option<(&str, &
         IncludeObject::None => Value::Null,
         IncludeObject::Metadata => {
             let metadata = read::at(object, &["metadata"]).filter(|m| m.is_object()).cloned().unwrap_or_else(|| json!({}));
-            json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata })
+            // One copy of the metadata: `json!` would serialize the clone into a second one.
+            let mut partial = Map::new();
+            partial.insert("kind".to_owned(), Value::from("PartialObjectMetadata"));
+            partial.insert("apiVersion".to_owned(), Value::from("meta.k8s.io/v1"));
+            partial.insert("metadata".to_owned(), metadata);
+            Value::Object(partial)
         }
         IncludeObject::Object => {
             let mut full = object.clone();
