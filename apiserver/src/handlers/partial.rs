@@ -2,19 +2,17 @@
 //! (client-go's metadata client, kube-rs `Api::*_metadata`, `metadata_watcher`): kind, apiVersion and `metadata`,
 //! for built-in and custom resources alike.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::negotiate::MetaVersion;
 use crate::registry::ResourceInfo;
 use crate::status::ApiError;
 
-/// One object as `PartialObjectMetadata`.
+/// One object as `PartialObjectMetadata`. Built by moving the parts in, here and in `list_of`: `json!` would
+/// serialize each interpolated value into one more copy (the metadata clone; every item of a list).
 pub fn object(object: &Value, version: MetaVersion) -> Value {
-    json!({
-        "kind": "PartialObjectMetadata",
-        "apiVersion": version.api_version(),
-        "metadata": object.get("metadata").cloned().unwrap_or_else(|| Value::Object(Map::new())),
-    })
+    let metadata = object.get("metadata").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+    envelope("PartialObjectMetadata", version, "metadata", metadata)
 }
 
 /// A list as `PartialObjectMetadataList`: the list's metadata, and each item as `PartialObjectMetadata`.
@@ -24,12 +22,17 @@ pub fn list(items: &[Value], list_metadata: Value, version: MetaVersion) -> Valu
 
 /// A `PartialObjectMetadataList` of items already in their metadata form (`object`).
 pub fn list_of(items: Vec<Value>, list_metadata: Value, version: MetaVersion) -> Value {
-    json!({
-        "kind": "PartialObjectMetadataList",
-        "apiVersion": version.api_version(),
-        "metadata": list_metadata,
-        "items": items,
-    })
+    let mut list = envelope("PartialObjectMetadataList", version, "items", Value::Array(items));
+    list["metadata"] = list_metadata;
+    list
+}
+
+fn envelope(kind: &str, version: MetaVersion, field: &str, value: Value) -> Value {
+    let mut envelope = Map::new();
+    envelope.insert("kind".to_owned(), Value::from(kind));
+    envelope.insert("apiVersion".to_owned(), Value::from(version.api_version()));
+    envelope.insert(field.to_owned(), value);
+    Value::Object(envelope)
 }
 
 /// `as=PartialObjectMetadataList` on a single object: kube's 406 names the object's Go type.
@@ -60,6 +63,8 @@ fn go_type(resource: &ResourceInfo, list: bool) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
