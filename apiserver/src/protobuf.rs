@@ -28,7 +28,7 @@ mod round_trip;
 #[cfg(test)]
 mod tests;
 
-pub use encode::{encode_object, has_protobuf_form, watch_frame, EncodeError, ListEncoder};
+pub use encode::{encode_object, has_protobuf_form, watch_frame, EncodeError, Finished, ItemEncoder, ListEncoder, ENVELOPE_TAIL};
 #[cfg(test)]
 pub use encode::read_watch_frames;
 use k8s_pb::apimachinery::pkg::runtime::Unknown;

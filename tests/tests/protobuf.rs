@@ -1,7 +1,8 @@
 //! client-go's protobuf wire format, spoken by a tenant user over HTTPS with fixtures built by k8s-pb/prost (no Go
 //! toolchain here is new enough for a real client-go): Leases and Events created, read, updated (leader-election
 //! style) and listed in protobuf, a protobuf watch stream frame by frame, protobuf Status errors, the JSON
-//! fallback of custom resources, and kubectl validating a review on its side with the protobuf `/openapi/v2`.
+//! fallback of custom resources, kubectl validating a review on its side with the protobuf `/openapi/v2`, and a list
+//! too long to keep sent as it is read again, over HTTP/1.1 and HTTP/2.
 
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use k8s_pb::api::core::v1 as core;
 use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
 use kube::Client;
-use kspaces_tests::{certificate_kubeconfig, create_tenant, kube_client, Kubectl, Server};
+use kspaces_tests::{certificate_kubeconfig, create_tenant, kube_client, token_file, Http, Kubectl, Server};
 use prost::Message;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -382,5 +383,116 @@ async fn the_scale_subresource_speaks_protobuf() -> TestResult {
 
     let answer = send(&client, Method::GET, path, "application/json", None).await?;
     assert_eq!(answer.content_type, "application/json", "JSON stays the default");
+    Ok(())
+}
+
+/// A protobuf GET of `path` with curl as `token` over `http`: the status, the `Content-Length` announced and the
+/// body received.
+fn curl_protobuf(server: &Server, http: Http, token: &str, path: &str) -> Result<(u16, Option<usize>, Vec<u8>), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let (headers, body) = (dir.path().join("headers"), dir.path().join("body"));
+    let version = match http {
+        Http::One => "--http1.1",
+        Http::Two => "--http2",
+    };
+    let output = std::process::Command::new("curl")
+        .args(["-sk", version, "--max-time", "60", "-H", &format!("Accept: {PROTOBUF}"), "-H", &format!("Authorization: Bearer {token}")])
+        .arg("-D").arg(&headers).arg("-o").arg(&body).args(["-w", "%{http_code} %{http_version}"])
+        .arg(format!("{}{path}", server.url))
+        .output()?;
+    let written = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (code, version) = written.split_once(' ').ok_or_else(|| format!("curl wrote {written:?}"))?;
+    assert_eq!(version, if http == Http::One { "1.1" } else { "2" }, "curl spoke HTTP {version}");
+    let headers = std::fs::read_to_string(&headers)?;
+    let length = headers.lines()
+        .find_map(|line| line.split_once(':').filter(|(name, _)| name.eq_ignore_ascii_case("content-length")).map(|(_, value)| value.trim().to_owned()))
+        .map(|value| value.parse::<usize>()).transpose()?;
+    Ok((code.parse()?, length, std::fs::read(&body)?))
+}
+
+fn names(list: &core::ConfigMapList) -> Vec<String> {
+    list.items.iter().map(|item| item.metadata.as_ref().and_then(|m| m.name.clone()).unwrap_or_default()).collect()
+}
+
+/// A protobuf list longer than the server keeps while it learns the list's length (1 MiB of items) is read a
+/// second time at the same snapshot and sent as it is encoded: over HTTP/1.1 and HTTP/2 its `Content-Length` is
+/// what arrives and it decodes into the objects a JSON list has; `limit`/`continue` and selectors hold; and lists
+/// taken while the same objects keep changing size each decode whole (a second read of a newer snapshot would
+/// not add up to the length announced).
+#[tokio::test]
+async fn a_protobuf_list_longer_than_the_server_keeps_is_sent_as_it_is_read_again() -> TestResult {
+    let tokens = token_file(&["root-token,root,u-root,\"system:masters\""]);
+    let server = Server::start_with(&["--token-auth-file", tokens.path().to_str().ok_or("a UTF-8 temp path")?]);
+    let client = kube_client(&server.kubeconfig).await?;
+    let configmap = |i: usize, size: usize| serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": format!("big-{i:02}"), "namespace": "default", "labels": {"half": if i % 2 == 0 { "even" } else { "odd" }}},
+        "data": {"k": "x".repeat(size)},
+    });
+    // 40 ConfigMaps of 64 KiB: about 2.6 MB of items.
+    let items: Vec<_> = (0..40).map(|i| configmap(i, 64 * 1024)).collect();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    server.kubectl().ok_with_stdin(&["create", "-f", "-"], &list.to_string());
+    let json = server.kubectl().ok(&["get", "configmaps", "-n", "default", "-l", "half", "-o", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&json)?;
+    let expected: Vec<(String, String)> = json["items"].as_array().ok_or("items")?.iter()
+        .map(|item| (item["metadata"]["name"].as_str().unwrap_or_default().to_owned(), item["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    assert_eq!(expected.len(), 40);
+
+    for http in [Http::One, Http::Two] {
+        let (code, length, body) = curl_protobuf(&server, http, "root-token", "/api/v1/namespaces/default/configmaps?labelSelector=half")?;
+        assert_eq!((code, length), (200, Some(body.len())), "{http:?}");
+        assert!(body.len() > 2_600_000, "{http:?}: {} bytes", body.len());
+        let list: core::ConfigMapList = open(&body, "v1", "ConfigMapList")?;
+        let got: Vec<(String, String)> = list.items.iter().map(|item| {
+            let metadata = item.metadata.clone().unwrap_or_default();
+            (metadata.name.unwrap_or_default(), metadata.resource_version.unwrap_or_default())
+        }).collect();
+        assert_eq!(got, expected, "{http:?}");
+        assert!(list.items.iter().all(|item| item.data.get("k").map(String::len) == Some(64 * 1024)), "{http:?}");
+        // Pages: the first, of 25 (1.6 MB, read twice), then the rest from its continue token (1 MB, read once).
+        let (code, length, body) = curl_protobuf(&server, http, "root-token", "/api/v1/namespaces/default/configmaps?labelSelector=half&limit=25")?;
+        assert_eq!((code, length), (200, Some(body.len())), "{http:?}");
+        let first: core::ConfigMapList = open(&body, "v1", "ConfigMapList")?;
+        let metadata = first.metadata.clone().unwrap_or_default();
+        // With a selector, kube counts no remaining items.
+        assert_eq!((first.items.len(), metadata.remaining_item_count), (25, None), "{http:?}");
+        let token = metadata.r#continue.ok_or("a continue token")?;
+        let (code, _, body) = curl_protobuf(&server, http, "root-token", &format!("/api/v1/namespaces/default/configmaps?labelSelector=half&limit=25&continue={token}"))?;
+        assert_eq!(code, 200, "{http:?}");
+        let rest: core::ConfigMapList = open(&body, "v1", "ConfigMapList")?;
+        assert_eq!([names(&first), names(&rest)].concat(), expected.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>(), "{http:?}");
+        // A selector: the 20 even ones.
+        let (code, _, body) = curl_protobuf(&server, http, "root-token", "/api/v1/namespaces/default/configmaps?labelSelector=half%3Deven")?;
+        assert_eq!(code, 200, "{http:?}");
+        let even: core::ConfigMapList = open(&body, "v1", "ConfigMapList")?;
+        assert_eq!(names(&even), (0..40).step_by(2).map(|i| format!("big-{i:02}")).collect::<Vec<_>>(), "{http:?}");
+    }
+
+    // The objects change size while they are listed: each list is of one snapshot, whole.
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(client.clone(), "default", &kube::api::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()));
+    let writer = tokio::spawn(async move {
+        let mut writes = 0;
+        for round in 0..6 {
+            for i in 0..40 {
+                let size = if (round + i) % 2 == 0 { 32 * 1024 } else { 96 * 1024 };
+                let patch = serde_json::json!({"data": {"k": "y".repeat(size)}});
+                api.patch(&format!("big-{i:02}"), &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&patch)).await?;
+                writes += 1;
+            }
+        }
+        Ok::<usize, kube::Error>(writes)
+    });
+    let mut lists = 0;
+    while !writer.is_finished() || lists < 3 {
+        let answer = send(&client, Method::GET, "/api/v1/namespaces/default/configmaps?labelSelector=half", PROTOBUF, None).await?;
+        assert_eq!(answer.status, StatusCode::OK);
+        let list: core::ConfigMapList = open(&answer.body, "v1", "ConfigMapList")?;
+        assert_eq!(list.items.len(), 40);
+        lists += 1;
+    }
+    assert_eq!(writer.await??, 240);
+    assert!(lists >= 3);
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! LIST: selectors, `limit`/`continue`, `resourceVersion`/`resourceVersionMatch`, and the forms a client may ask
 //! for: Tables, `PartialObjectMetadataList`, protobuf. A JSON list of objects nothing transforms is written from
 //! the stored bytes, and without a `limit` it is streamed a page at a time: the whole list is never in memory.
-//! Other forms are built a page at a time, keeping only what they answer.
+//! Other forms are built a page at a time, keeping only what they answer; a long protobuf list is read twice, once
+//! to learn its length and once to send it.
 
 use actix_web::HttpResponse;
 use bytes::Bytes;
@@ -10,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::{partial, protobuf_error, respond, Ctx};
 use crate::negotiate::{Format, Target};
-use crate::protobuf::{ListEncoder, PROTOBUF_MEDIA_TYPE};
+use crate::protobuf::{Finished, ItemEncoder, ListEncoder, ENVELOPE_TAIL, PROTOBUF_MEDIA_TYPE};
 use crate::registry::selector::{FieldSelector, LabelSelector};
 use crate::registry::stored::write_as_read;
 use crate::registry::read::PARSED_AT_ONCE;
@@ -187,25 +188,7 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
             return respond(200, output, &partial::list_of(items, list_metadata(&meta), version));
         }
         Target::Metadata(_) => return Err(partial::a_list(&ctx.resource)),
-        Target::Object if output.format == Format::Protobuf => {
-            let resource = &ctx.resource;
-            let mut encoder = ListEncoder::new(&resource.api_version(), &resource.kind, &resource.list_kind()).map_err(protobuf_error)?;
-            let mut failed = None;
-            let meta = ctx.server.registry.list_pages(resource, &ctx.scope, &options, |items| {
-                for item in &items {
-                    if failed.is_none() {
-                        failed = encoder.push(item).err();
-                    }
-                }
-            }).await?;
-            if let Some(err) = failed {
-                return Err(protobuf_error(err));
-            }
-            let body = encoder.finish(list_metadata(&meta)).map_err(protobuf_error)?;
-            let parts = futures::stream::iter(body.parts.into_iter().map(Ok::<Bytes, actix_web::Error>));
-            let sized = actix_web::body::SizedStream::new(body.len as u64, parts);
-            return Ok(HttpResponse::Ok().content_type(PROTOBUF_MEDIA_TYPE).body(sized));
-        }
+        Target::Object if output.format == Format::Protobuf => return protobuf_list(&ctx, &options).await,
         Target::Object => {}
     }
     let (items, meta) = ctx.server.registry.list(&ctx.resource, &ctx.scope, &options).await?;
@@ -231,8 +214,7 @@ async fn as_stored(ctx: &Ctx, mut pages: Pages) -> ApiResult<HttpResponse> {
     };
     if pages.meta().is_none() && !pages.limited() && !ctx.audit_body {
         let meta = ListMeta { resource_version: pages.revision().cloned().unwrap_or_default(), continue_token: None, remaining: None };
-        let streamed = Streamed { head: Some(head(&meta)), pending: Pending::Records(first.into_iter()), next: Some(fetch(pages)), count: 0, closed: false, shape: None };
-        return Ok(streamed.respond("application/json"));
+        return Ok(Streamed::new(head(&meta), first, pages, None, b"]}").respond("application/json", None));
     }
     let (mut items, mut count) = (Vec::with_capacity(first.iter().map(|record| record.value.len() + 32).sum()), 0);
     write_items(&first, &mut count, &mut items)?;
@@ -258,6 +240,8 @@ type NextPage = tokio::task::JoinHandle<(Pages, ApiResult<Option<Vec<Record>>>)>
 enum Shape {
     Table { include: table::IncludeObject, now: chrono::DateTime<chrono::Utc> },
     Metadata(crate::negotiate::MetaVersion),
+    /// The objects themselves, as protobuf list items (`protobuf_list` makes the head, which holds their length).
+    Protobuf(ItemEncoder),
 }
 
 /// Makes a streamed list's items from a page of stored records.
@@ -273,14 +257,36 @@ impl Rows {
         Ok(match &self.shape {
             Shape::Table { include, now } => table::rows(&self.resource, &shown, *include, *now),
             Shape::Metadata(version) => shown.iter().map(|object| partial::object(object, *version)).collect(),
+            Shape::Protobuf(_) => shown,
         })
     }
 
-    /// The answer up to its array's `[`: everything but the rows, with the list's metadata.
-    fn head(&self, meta: &ListMeta) -> Vec<u8> {
+    /// Writes rows made by `rows` after the `count` written before (JSON ones comma separated), until `out` holds
+    /// `up_to` bytes.
+    fn write(&self, rows: &mut std::vec::IntoIter<Value>, count: &mut usize, out: &mut Vec<u8>, up_to: usize) -> ApiResult<()> {
+        for row in rows.by_ref() {
+            if let Shape::Protobuf(items) = &self.shape {
+                items.write(&row, out).map_err(protobuf_error)?;
+            } else {
+                if *count > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, &row).map_err(|err| ApiError::internal(format!("writing a Table row: {err}")))?;
+            }
+            *count += 1;
+            if out.len() >= up_to {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The JSON answer up to its array's `[`: everything but the rows, with the list's metadata.
+    fn head(&self, meta: &ListMeta) -> ApiResult<Vec<u8>> {
         let (whole, field) = match &self.shape {
             Shape::Table { include, now } => (Value::Object(table::head(&self.resource, list_metadata(meta), *include, *now)), "rows"),
             Shape::Metadata(version) => (partial::list_of(Vec::new(), list_metadata(meta), *version), "items"),
+            Shape::Protobuf(_) => return Err(ApiError::internal("a protobuf list's head is made once its items are measured")),
         };
         let mut whole = whole;
         if let Some(map) = whole.as_object_mut() {
@@ -289,7 +295,7 @@ impl Rows {
         let mut head = serde_json::to_vec(&whole).unwrap_or_default();
         head.pop(); // the closing `}`: the array follows
         head.extend_from_slice(format!(r#","{field}":["#).as_bytes());
-        head
+        Ok(head)
     }
 
     /// As `respond` answers the same list whole.
@@ -297,6 +303,7 @@ impl Rows {
         match self.shape {
             Shape::Table { .. } => "application/json;as=Table;v=v1;g=meta.k8s.io",
             Shape::Metadata(_) => "application/json",
+            Shape::Protobuf(_) => PROTOBUF_MEDIA_TYPE,
         }
     }
 }
@@ -310,17 +317,59 @@ async fn rows_streamed(ctx: &Ctx, rows: Rows, options: &ListOptions) -> ApiResul
     let content_type = rows.content_type();
     if pages.meta().is_none() {
         let meta = ListMeta { resource_version: pages.revision().cloned().unwrap_or_default(), continue_token: None, remaining: None };
-        let head = rows.head(&meta);
-        let pending = Pending::Rows { records: first.into_iter(), rows: Vec::new().into_iter() };
-        let streamed = Streamed { head: Some(head), pending, next: Some(fetch(pages)), count: 0, closed: false, shape: Some(rows) };
-        return Ok(streamed.respond(content_type));
+        let head = rows.head(&meta)?;
+        return Ok(Streamed::new(head, first, pages, Some(rows), b"]}").respond(content_type, None));
     }
     let first = rows.rows(&first)?;
-    let mut body = rows.head(&pages.into_meta()?);
+    let mut body = rows.head(&pages.into_meta()?)?;
     let mut count = 0;
-    write_rows(&mut first.into_iter(), &mut count, &mut body, usize::MAX)?;
+    rows.write(&mut first.into_iter(), &mut count, &mut body, usize::MAX)?;
     body.extend_from_slice(b"]}");
     Ok(HttpResponse::Ok().content_type(content_type).body(body))
+}
+
+/// How many bytes of a protobuf list's items are kept from the read that measures them: a list up to about this
+/// long is answered from that read; a longer one is read and encoded again as it is sent. What is kept stays with
+/// the HTTP worker's allocator after the answer: with 4 MiB, ten lists of 10,000 1-KiB ConfigMaps left the RSS
+/// 15–20 MiB higher (docs/benchmarks.md). Pages of 500 such objects, as client-go's informers list, fit in 1 MiB.
+const PROTOBUF_KEPT: usize = 1 << 20;
+
+/// A protobuf list. Its body starts with the length of the rest, so every item is encoded before the first byte
+/// goes out. A list whose items fit in `PROTOBUF_KEPT` bytes is answered from that encoding. A longer one is read
+/// again at the same snapshot and encoded again a page at a time as it is sent, as `rows_streamed` sends Tables:
+/// twice the work, and no answer ever holds the whole list. Should the second read differ from the first (it
+/// reads the same records; only a change of what a request may see between the reads could), the answer is cut
+/// short rather than sent with a wrong length.
+async fn protobuf_list(ctx: &Ctx, options: &ListOptions) -> ApiResult<HttpResponse> {
+    let (registry, resource) = (&ctx.server.registry, &ctx.resource);
+    let encoder = ListEncoder::new(&resource.api_version(), &resource.kind, &resource.list_kind()).map_err(protobuf_error)?;
+    let mut encoder = encoder.keeping(PROTOBUF_KEPT);
+    let mut failed = None;
+    let meta = registry.list_pages(resource, &ctx.scope, options, |items| {
+        for item in &items {
+            if failed.is_none() {
+                failed = encoder.push(item).err();
+            }
+        }
+    }).await?;
+    if let Some(err) = failed {
+        return Err(protobuf_error(err));
+    }
+    let items = encoder.items();
+    let (head, len) = match encoder.finish(list_metadata(&meta)).map_err(protobuf_error)? {
+        Finished::Whole(body) => {
+            let parts = futures::stream::iter(body.parts.into_iter().map(Ok::<Bytes, actix_web::Error>));
+            let sized = actix_web::body::SizedStream::new(body.len as u64, parts);
+            return Ok(HttpResponse::Ok().content_type(PROTOBUF_MEDIA_TYPE).body(sized));
+        }
+        Finished::Measured { head, len, .. } => (head, len),
+    };
+    // The first read's snapshot (a client's continue token names its own, which both reads use).
+    let again = ListOptions { exact_revision: Some(meta.resource_version), ..options.clone() };
+    let mut pages = registry.pages(resource, &ctx.scope, &again)?;
+    let first = pages.next().await?.unwrap_or_default();
+    let rows = Rows { registry: registry.clone(), resource: resource.clone(), shape: Shape::Protobuf(items) };
+    Ok(Streamed::new(head, first, pages, Some(rows), ENVELOPE_TAIL).respond(PROTOBUF_MEDIA_TYPE, Some(len)))
 }
 
 /// The items of a streamed list still to be written: stored records, or a page's records made into rows
@@ -331,7 +380,8 @@ enum Pending {
 }
 
 /// A streamed list's state: its head, until sent; the page being written out; the read of the next page; how
-/// a page becomes items (`None`: its stored records as they are).
+/// a page becomes items (`None`: its stored records as they are); what closes the answer; and, when its length
+/// was announced, that length and the bytes sent so far.
 struct Streamed {
     head: Option<Vec<u8>>,
     pending: Pending,
@@ -339,17 +389,36 @@ struct Streamed {
     count: usize,
     closed: bool,
     shape: Option<Rows>,
+    tail: &'static [u8],
+    length: Option<usize>,
+    sent: usize,
 }
 
 impl Streamed {
-    /// The answer, a chunk at a time (a failure after the first page cuts it short).
-    fn respond(self, content_type: &'static str) -> HttpResponse {
+    /// A list whose `first` page is read, written after `head` and closed by `tail`.
+    fn new(head: Vec<u8>, first: Vec<Record>, pages: Pages, shape: Option<Rows>, tail: &'static [u8]) -> Streamed {
+        let pending = match &shape {
+            Some(_) => Pending::Rows { records: first.into_iter(), rows: Vec::new().into_iter() },
+            None => Pending::Records(first.into_iter()),
+        };
+        let next = pages.meta().is_none().then(|| fetch(pages));
+        Streamed { head: Some(head), pending, next, count: 0, closed: false, shape, tail, length: None, sent: 0 }
+    }
+
+    /// The answer, a chunk at a time (a failure after the first page cuts it short), of `length` bytes if known.
+    fn respond(mut self, content_type: &'static str, length: Option<usize>) -> HttpResponse {
+        self.length = length;
         let stream = futures::stream::try_unfold(self, Streamed::chunk);
         let stream = futures::StreamExt::map(stream, |chunk: ApiResult<Bytes>| chunk.map_err(|err| {
             tracing::warn!(error = %err.message, "a streamed list failed after its first page; the answer is cut short");
             actix_web::error::ErrorInternalServerError(err.message)
         }));
-        HttpResponse::Ok().content_type(content_type).streaming(stream)
+        let mut response = HttpResponse::Ok();
+        response.content_type(content_type);
+        match length {
+            Some(length) => response.body(actix_web::body::SizedStream::new(length as u64, stream)),
+            None => response.streaming(stream),
+        }
     }
 
     /// The next chunk of the answer: the head and items up to `CHUNK` bytes, then, once every page is read and
@@ -368,13 +437,16 @@ impl Streamed {
                     }
                 }
                 Pending::Rows { records, rows } => loop {
+                    let Some(shape) = self.shape.as_ref() else { break };
                     // Rows made but not written (the chunk is full) wait for the next chunk.
-                    write_rows(rows, &mut self.count, &mut chunk, CHUNK)?;
+                    shape.write(rows, &mut self.count, &mut chunk, CHUNK)?;
                     if chunk.len() >= CHUNK {
                         break;
                     }
                     let batch: Vec<Record> = records.by_ref().take(PARSED_AT_ONCE).collect();
-                    let Some(shape) = self.shape.as_ref().filter(|_| !batch.is_empty()) else { break };
+                    if batch.is_empty() {
+                        break;
+                    }
                     *rows = shape.rows(&batch)?.into_iter();
                 },
             }
@@ -382,7 +454,7 @@ impl Streamed {
                 break;
             }
             let Some(next) = self.next.take() else {
-                chunk.extend_from_slice(b"]}");
+                chunk.extend_from_slice(self.tail);
                 self.closed = true;
                 break;
             };
@@ -397,23 +469,12 @@ impl Streamed {
                 self.next = Some(fetch(pages));
             }
         }
+        self.sent += chunk.len();
+        if let Some(length) = self.length.filter(|length| self.sent > *length || (self.closed && self.sent != *length)) {
+            return Err(ApiError::internal(format!("a list read twice at one snapshot changed between the reads: {} bytes, not the {length} announced", self.sent)));
+        }
         Ok((!chunk.is_empty()).then(|| (Bytes::from(chunk), self)))
     }
-}
-
-/// Writes rows (a Table's, or metadata list items), comma separated after the `count` written before, until `out` holds `up_to` bytes.
-fn write_rows(rows: &mut std::vec::IntoIter<Value>, count: &mut usize, out: &mut Vec<u8>, up_to: usize) -> ApiResult<()> {
-    for row in rows.by_ref() {
-        if *count > 0 {
-            out.push(b',');
-        }
-        serde_json::to_writer(&mut *out, &row).map_err(|err| ApiError::internal(format!("writing a Table row: {err}")))?;
-        *count += 1;
-        if out.len() >= up_to {
-            break;
-        }
-    }
-    Ok(())
 }
 
 /// Reads `pages`' next page on a task of its own, handing the list back with it.

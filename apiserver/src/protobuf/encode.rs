@@ -66,29 +66,40 @@ pub fn encode_object(object: &Value) -> Result<Vec<u8>, EncodeError> {
         kind: type_meta.kind.clone().unwrap_or_default(),
         failure: failure.to_string(),
     })?;
-    // Go writes the empty content encoding and content type too.
-    body.extend_from_slice(&[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0]);
+    body.extend_from_slice(ENVELOPE_TAIL);
     Ok(body)
 }
 
 /// A list's protobuf body built an item at a time, so that a list need not hold every object parsed at once: the
 /// bytes are those `encode_object` writes for the whole list (its message has the metadata in field 1 and the
 /// items in field 2, as every Kubernetes list's does).
+///
+/// The body starts with the length of everything after it, so a list's items must all be encoded before its
+/// first byte is sent. Past `keeping`'s bytes the encoder keeps only their length ([`Finished::Measured`]): the
+/// caller then encodes the same items again as it sends them.
 pub struct ListEncoder {
     list_api_version: String,
     list_kind: String,
     list: Encoder,
-    item: Encoder,
+    item: ItemEncoder,
     /// The items encoded so far, each as field 2: full chunks, and the one being filled. Chunks, not one buffer,
     /// so a list of 12 MB is never copied whole to grow, nor held twice for its envelope.
     chunks: Vec<Bytes>,
     items: Vec<u8>,
-    /// The bytes in `chunks`.
+    /// The bytes in `chunks`, or once `measuring`, of every item encoded.
     chunked: usize,
+    /// How many bytes of items are kept before the encoder only measures.
+    keep: usize,
+    /// Whether the items are only counted (`chunks` and `items` are then empty).
+    measuring: bool,
 }
 
 /// The key of a list message's `items` (field 2, length-delimited).
 const ITEMS_KEY: u8 = 0x12;
+
+/// What follows an envelope's `raw` (an object's, or a list's items): Go writes its empty content encoding and
+/// content type.
+pub const ENVELOPE_TAIL: &[u8] = &[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0];
 
 /// The size of an encoded list's chunks.
 const LIST_CHUNK: usize = 256 * 1024;
@@ -106,29 +117,75 @@ impl EncodedList {
     }
 }
 
+/// A list's body as far as [`ListEncoder::finish`] has it.
+pub enum Finished {
+    /// Every byte.
+    Whole(EncodedList),
+    /// The items were more than the encoder keeps: the body up to its items (magic, envelope, the list's
+    /// metadata), and how long its items are once encoded. The whole body is `head`, the items each written by
+    /// [`ItemEncoder::write`] in the same order, then [`ENVELOPE_TAIL`]; `len` bytes in all.
+    Measured { head: Vec<u8>, items_len: usize, len: usize },
+}
+
+/// Writes a list's items, each as the list message's field 2.
+#[derive(Clone)]
+pub struct ItemEncoder {
+    item: Encoder,
+    list_kind: String,
+}
+
+impl ItemEncoder {
+    /// Appends `item` (in the request's form) to `out`.
+    pub fn write(&self, item: &Value, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        out.push(ITEMS_KEY);
+        (self.item)(item, out).map_err(|failure| EncodeError::Field { kind: self.list_kind.clone(), failure: failure.to_string() })
+    }
+}
+
 impl ListEncoder {
-    /// An encoder for a list of `kind` objects in `api_version` (whose list kind is `list_kind`).
+    /// An encoder for a list of `kind` objects in `api_version` (whose list kind is `list_kind`), which keeps
+    /// every item.
     pub fn new(api_version: &str, kind: &str, list_kind: &str) -> Result<ListEncoder, EncodeError> {
         let missing = |kind: &str| EncodeError::NoProtobufForm { api_version: api_version.to_owned(), kind: kind.to_owned() };
         let list = generated::encoder_for(api_version, list_kind).ok_or_else(|| missing(list_kind))?;
-        let item = generated::encoder_for(api_version, kind).ok_or_else(|| missing(kind))?;
-        Ok(ListEncoder { list_api_version: api_version.to_owned(), list_kind: list_kind.to_owned(), list, item, chunks: Vec::new(), items: Vec::new(), chunked: 0 })
+        let item = ItemEncoder { item: generated::encoder_for(api_version, kind).ok_or_else(|| missing(kind))?, list_kind: list_kind.to_owned() };
+        Ok(ListEncoder {
+            list_api_version: api_version.to_owned(), list_kind: list_kind.to_owned(), list, item,
+            chunks: Vec::new(), items: Vec::new(), chunked: 0, keep: usize::MAX, measuring: false,
+        })
+    }
+
+    /// The encoder, keeping about `bytes` of items at most (a chunk more): past them, it only measures.
+    pub fn keeping(self, bytes: usize) -> ListEncoder {
+        ListEncoder { keep: bytes, ..self }
+    }
+
+    /// What writes this list's items one by one.
+    pub fn items(&self) -> ItemEncoder {
+        self.item.clone()
     }
 
     /// Adds one item (in the request's form).
     pub fn push(&mut self, item: &Value) -> Result<(), EncodeError> {
-        self.items.push(ITEMS_KEY);
-        (self.item)(item, &mut self.items).map_err(|failure| EncodeError::Field { kind: self.list_kind.clone(), failure: failure.to_string() })?;
-        if self.items.len() >= LIST_CHUNK {
+        self.item.write(item, &mut self.items)?;
+        if self.measuring {
+            self.chunked += self.items.len();
+            self.items.clear();
+        } else if self.items.len() >= LIST_CHUNK {
             let full = std::mem::replace(&mut self.items, Vec::with_capacity(LIST_CHUNK + LIST_CHUNK / 4));
             self.chunked += full.len();
             self.chunks.push(Bytes::from(full));
+            if self.chunked > self.keep {
+                self.measuring = true;
+                self.chunks = Vec::new();
+                self.items = Vec::new();
+            }
         }
         Ok(())
     }
 
-    /// The body: the list's `metadata` (a `ListMeta` as JSON) and the items pushed.
-    pub fn finish(mut self, metadata: Value) -> Result<EncodedList, EncodeError> {
+    /// The body: the list's `metadata` (a `ListMeta` as JSON) and the items pushed (or their length).
+    pub fn finish(mut self, metadata: Value) -> Result<Finished, EncodeError> {
         let head = serde_json::json!({"apiVersion": self.list_api_version, "kind": self.list_kind, "metadata": metadata});
         let mut delimited = Vec::with_capacity(64);
         (self.list)(&head, &mut delimited).map_err(|failure| EncodeError::Field { kind: self.list_kind.clone(), failure: failure.to_string() })?;
@@ -144,13 +201,16 @@ impl ListEncoder {
         envelope.push(RAW_KEY);
         let _ = prost::encode_length_delimiter(own.len() + items_len, &mut envelope);
         envelope.extend_from_slice(own);
-        self.items.extend_from_slice(&[CONTENT_ENCODING_KEY, 0, CONTENT_TYPE_KEY, 0]);
-        let len = envelope.len() + items_len + 4;
+        let len = envelope.len() + items_len + ENVELOPE_TAIL.len();
+        if self.measuring {
+            return Ok(Finished::Measured { head: envelope, items_len, len });
+        }
+        self.items.extend_from_slice(ENVELOPE_TAIL);
         let mut parts = Vec::with_capacity(self.chunks.len() + 2);
         parts.push(Bytes::from(envelope));
         parts.append(&mut self.chunks);
         parts.push(Bytes::from(self.items));
-        Ok(EncodedList { parts, len })
+        Ok(Finished::Whole(EncodedList { parts, len }))
     }
 }
 

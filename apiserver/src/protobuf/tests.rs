@@ -526,9 +526,33 @@ fn a_list_encoded_an_item_at_a_time_is_the_list_encoded_whole() {
         for item in &items {
             encoder.push(item).unwrap_or_else(|e| panic!("{e}"));
         }
-        let encoded = encoder.finish(metadata.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let Ok(super::Finished::Whole(encoded)) = encoder.finish(metadata.clone()) else { panic!("a list kept whole") };
         assert_eq!(encoded.len, encoded.concat().len());
         assert_eq!(Ok(encoded.concat()), super::encode_object(&whole));
+        // Kept up to a chunk, longer lists are measured: their head, then the items written again, then the tail,
+        // make the same bytes.
+        let mut measuring = super::ListEncoder::new("v1", "ConfigMap", "ConfigMapList").unwrap_or_else(|e| panic!("{e}")).keeping(1);
+        for item in &items {
+            measuring.push(item).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let writer = measuring.items();
+        match measuring.finish(metadata.clone()) {
+            Ok(super::Finished::Whole(kept)) => {
+                assert!(kept.len < 300 * 1024, "a list shorter than a chunk is kept whole");
+                assert_eq!(Ok(kept.concat()), super::encode_object(&whole));
+            }
+            Ok(super::Finished::Measured { mut head, items_len, len }) => {
+                let before = head.len();
+                for item in &items {
+                    writer.write(item, &mut head).unwrap_or_else(|e| panic!("{e}"));
+                }
+                assert_eq!(head.len() - before, items_len);
+                head.extend_from_slice(super::ENVELOPE_TAIL);
+                assert_eq!(head.len(), len);
+                assert_eq!(Ok(head), super::encode_object(&whole));
+            }
+            Err(err) => panic!("{err}"),
+        }
     }
     assert!(matches!(super::ListEncoder::new("example.com/v1", "Widget", "WidgetList"), Err(super::EncodeError::NoProtobufForm { .. })));
 }
