@@ -92,9 +92,7 @@ impl Render {
                 Err(err) => self.error(ApiError::internal(format!("unable to encode watch object: {err}"))),
             };
         }
-        let mut line = json!({"type": kind, "object": body}).to_string();
-        line.push('\n');
-        Bytes::from(line)
+        json_line(kind, body)
     }
 
     /// A BOOKMARK at `revision`: an object of the kind with only its resourceVersion (and, ending a watch-list's
@@ -137,9 +135,7 @@ impl Render {
                 return crate::protobuf::watch_frame("ERROR", encoded);
             }
         }
-        let mut line = json!({"type": "ERROR", "object": status}).to_string();
-        line.push('\n');
-        Bytes::from(line)
+        json_line("ERROR", &status)
     }
 
     /// The frame for one storage event, or `None` when this watcher's selectors filter it out. In a watch across
@@ -180,5 +176,29 @@ impl Render {
             _ => return None,
         };
         Some(self.frame(kind, &object))
+    }
+}
+
+/// A JSON watch event's line, `{"type":...,"object":...}` and a newline, in the order kube writes them. Written
+/// straight from the object: `json!` would copy it first.
+fn json_line(kind: &str, object: &Value) -> Bytes {
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(b"{\"type\":");
+    // Serializing a string or a `Value` into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut line, kind);
+    line.extend_from_slice(b",\"object\":");
+    let _ = serde_json::to_writer(&mut line, object);
+    line.extend_from_slice(b"}\n");
+    Bytes::from(line)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_json_event_line_has_the_type_then_the_object_as_kube_writes_it() {
+        let line = super::json_line("ADDED", &serde_json::json!({"kind": "ConfigMap", "data": {"a": "\"b\"\n"}}));
+        assert_eq!(&line[..], &b"{\"type\":\"ADDED\",\"object\":{\"data\":{\"a\":\"\\\"b\\\"\\n\"},\"kind\":\"ConfigMap\"}}\n"[..]);
+        let parsed: serde_json::Value = serde_json::from_slice(&line).unwrap_or_default();
+        assert_eq!(parsed["object"]["data"]["a"], "\"b\"\n");
     }
 }
