@@ -271,7 +271,7 @@ impl Rows {
                 if *count > 0 {
                     out.push(b',');
                 }
-                serde_json::to_writer(&mut *out, &row).map_err(|err| ApiError::internal(format!("writing a Table row: {err}")))?;
+                serde_json::to_writer(&mut *out, &row).map_err(|err| ApiError::internal(format!("writing a list item: {err}")))?;
             }
             *count += 1;
             if out.len() >= up_to {
