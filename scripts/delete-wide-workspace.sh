@@ -3,15 +3,15 @@
 # dir, makes tenant `t-w` with a workspace `wide` holding N empty child workspaces (8 curl clients), then deletes
 # `wide` and prints how long it took until its GET answers 404 (docs/benchmarks.md, "Deleting a tree, fifth pass").
 set -euo pipefail
+HERE=$(dirname "$(readlink -f "$0")")
 BIN=$1; N=${2:-2000}; D=$(mktemp -d)
 "$BIN" serve --data-dir "$D/data" --secure-port 6555 > "$D/log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; rm -rf "$D"' EXIT
 for _ in $(seq 50); do [ -f "$D/data/admin.kubeconfig" ] && break; sleep 0.1; done
 KC=$D/data/admin.kubeconfig
-grep 'client-certificate-data' "$KC" | awk '{print $2}' | base64 -d > "$D/cert.pem"
-grep 'client-key-data' "$KC" | awk '{print $2}' | base64 -d > "$D/key.pem"
-export C="curl -sk --cert $D/cert.pem --key $D/key.pem" U=https://127.0.0.1:6555
+"$HERE/admin-certs.sh" "$KC" "$D"
+export C="curl -sk --cert $D/c.pem --key $D/k.pem" U=https://127.0.0.1:6555
 ws() { echo "{\"apiVersion\":\"tenancy.kcp.io/v1alpha1\",\"kind\":\"Workspace\",\"metadata\":{\"name\":\"$1\"},\"spec\":{\"type\":{\"name\":\"$2\",\"path\":\"root\"}}}"; }
 export -f ws
 WORKSPACES=apis/tenancy.kcp.io/v1alpha1/workspaces

@@ -4,6 +4,7 @@
 # certificate), one second later. Prints VmRSS and its anonymous and file-backed parts, and the binary's resident
 # code (the Rss of its executable mapping).
 set -euo pipefail
+HERE=$(dirname "$(readlink -f "$0")")
 DIR=$(mktemp -d)
 trap 'pkill -f "serve --data-dir $DIR/" || true; rm -rf "$DIR"' EXIT
 for round in $(seq "${ROUNDS:-3}"); do
@@ -12,12 +13,7 @@ for round in $(seq "${ROUNDS:-3}"); do
     setsid "$bin" serve --data-dir "$data" --secure-port 0 > "$DIR/log" 2>&1 &
     for _ in $(seq 100); do grep -q "serving on" "$DIR/log" && break; sleep 0.1; done
     url=$(grep -o "https://[0-9.:]*" "$DIR/log" | head -1)
-    python3 - "$data" "$DIR" <<'PY'
-import base64, re, sys
-text = open(sys.argv[1] + "/admin.kubeconfig").read()
-for key, name in [("client-certificate-data", "c.pem"), ("client-key-data", "k.pem")]:
-    open(sys.argv[2] + "/" + name, "wb").write(base64.b64decode(re.search(key + r": (\S+)", text).group(1)))
-PY
+    "$HERE/admin-certs.sh" "$data/admin.kubeconfig" "$DIR"
     curl -sk --cert "$DIR/c.pem" --key "$DIR/k.pem" -o /dev/null "$url/readyz"
     sleep 1
     pid=$(pgrep -f "serve --data-dir $data")

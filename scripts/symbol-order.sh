@@ -5,6 +5,7 @@
 # order: what apiserver/build.rs asks the linker to lay out first. Runs the server under valgrind's callgrind
 # (slow: a minute or two), dumping its counts once the requests are answered.
 set -euo pipefail
+HERE=$(dirname "$(readlink -f "$0")")
 BIN=$(readlink -f "$1")
 KUBECTL=${KUBECTL:-$(dirname "$(readlink -f "$(command -v kubectl)")")/kubectl.1.32}
 DIR=$(mktemp -d)
@@ -29,12 +30,7 @@ run() {
 }
 readyz() {
   local url; url=$(grep -o "https://[0-9.:]*" "$DIR/first.log" | head -1)
-  python3 - "$DIR" <<'PY'
-import base64, re, sys
-text = open(sys.argv[1] + "/d/admin.kubeconfig").read()
-for key, name in [("client-certificate-data", "c.pem"), ("client-key-data", "k.pem")]:
-    open(sys.argv[1] + "/" + name, "wb").write(base64.b64decode(re.search(key + r": (\S+)", text).group(1)))
-PY
+  "$HERE/admin-certs.sh" "$DIR/d/admin.kubeconfig" "$DIR"
   curl -sk --cert "$DIR/c.pem" --key "$DIR/k.pem" -o /dev/null "$url/readyz"
 }
 requests() {

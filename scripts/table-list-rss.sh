@@ -3,6 +3,7 @@
 # ConfigMaps; LISTS (default 5) lists (no limit) with curl, as a Table unless ACCEPT names another form (e.g.
 # application/json, application/vnd.kubernetes.protobuf); the server's RSS and its CPU per list.
 BIN=$1
+HERE=$(dirname "$(readlink -f "$0")")
 DIR=${DIR:-/tmp/kspaces-table-bench}
 mkdir -p $DIR
 cd $DIR; pkill -f "serve --data-dir $DIR/d" ; sleep 0.5
@@ -19,13 +20,7 @@ fi
 setsid $BIN serve --data-dir $DIR/d --secure-port 0 > log 2>&1 & sleep 2
 P=$(pgrep -f "serve --data-dir $DIR/d")
 URL=$(grep -o "https://[0-9.:]*" log | head -1)
-python3 -c '
-import re,base64
-import sys
-t=open(sys.argv[1]+"/d/admin.kubeconfig").read()
-for k,f in [("client-certificate-data","c.pem"),("client-key-data","k.pem")]:
-    v=re.search(k+r": (\S+)",t).group(1); open(sys.argv[1]+"/"+f,"wb").write(base64.b64decode(v))
-' $DIR
+"$HERE/admin-certs.sh" d/admin.kubeconfig .
 curl -sk --cert c.pem --key k.pem -o /dev/null $URL/api/v1/namespaces/default/configmaps?limit=1
 echo 5 > /proc/$P/clear_refs
 before=$(grep VmRSS /proc/$P/status | awk '{print $2}')
