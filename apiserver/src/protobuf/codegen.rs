@@ -232,6 +232,12 @@ fn k8s_pb_source_dir() -> PathBuf {
         ])
         .output()
         .expect("cargo metadata runs");
+    // Offline, it needs every locked crate already downloaded: on a fresh clone, `cargo fetch` does that.
+    assert!(
+        output.status.success(),
+        "`cargo metadata --offline` failed (run `cargo fetch` first on a fresh clone): {}",
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
     let metadata: Value =
         serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
     let packages = metadata["packages"]
