@@ -4,7 +4,7 @@
 //! watchers, idle RSS and time to `/readyz`, and prints a markdown table. Every phase is bounded in time.
 //!
 //! Run: `cargo bench -p kspaces-tests --bench api` (the harness builds `target/release/kspaces`, or set
-//! `KSPACES_BIN`).
+//! `KSPACES_BIN`); `API_BENCH_ONLY=watch` runs the watch row alone, on a fresh server.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -72,11 +72,16 @@ fn main() -> Result<()> {
 async fn run() -> Result<Vec<Row>> {
     // Build (or locate) the release binary first, so that no start-up sample includes a cargo build.
     kspaces_tests::kspaces_binary();
-    let mut rows = startup_rows().await?;
+    let only_watch = std::env::var("API_BENCH_ONLY").is_ok_and(|only| only == "watch");
+    let mut rows = if only_watch { Vec::new() } else { startup_rows().await? };
     let server = Server::start();
     let client = client(&server).await?;
     wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
+    if only_watch {
+        rows.push(watch_row(&server, &client).await?);
+        return Ok(rows);
+    }
     let idle = status_kib(server.pid(), "VmRSS:")?;
     let idle_mib = idle as f64 / 1024.0;
     rows.push(Row::new("idle RSS after start (VmRSS)", format!("{idle_mib:.1} MiB")).target("≤ 30 MiB", idle_mib <= 30.0));

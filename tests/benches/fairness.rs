@@ -9,7 +9,7 @@
 //! Run: `cargo bench -p kspaces-tests --bench fairness` (the harness builds `target/release/kspaces`, or set
 //! `KSPACES_BIN`); `FAIRNESS_PHASE_SECONDS` sets each phase's length (default 8); `FAIRNESS_FLAGS` (space
 //! separated `kspaces serve` flags, e.g. `--max-requests-inflight=10 --max-mutating-requests-inflight=5`) adds a
-//! third run with the dispatcher on and those flags.
+//! third run with the dispatcher on and those flags; `FAIRNESS_FLOOD_CONNECTIONS` sets A's closed loops (default 64).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -24,7 +24,6 @@ mod support;
 
 use support::{block_on, closed_loops, configmap, env_usize, millis, percentile, wait_ready, Result};
 
-const FLOOD_CONNECTIONS: usize = 64;
 const GETS_PER_SECOND: u64 = 50;
 const CREATES_PER_SECOND: u64 = 10;
 
@@ -69,7 +68,7 @@ fn main() -> Result<()> {
         let mode: &'static str = Box::leak(format!("APF on, {extra}").into_boxed_str());
         rows.push(block_on(run(mode, &flags, phase))?);
     }
-    println!("\nphase {} s; B: {GETS_PER_SECOND} GET/s + {CREATES_PER_SECOND} creates/s (open loop); A: {FLOOD_CONNECTIONS} closed loops of GET\n", phase.as_secs());
+    println!("\nphase {} s; B: {GETS_PER_SECOND} GET/s + {CREATES_PER_SECOND} creates/s (open loop); A: {} closed loops of GET\n", phase.as_secs(), flood_connections()?);
     println!("| mode | B GET p50 / p99 alone (ms) | B GET p50 / p99 under flood (ms) | B create p50 / p99 alone (ms) | B create p50 / p99 under flood (ms) | B 429s / errors | A GET/s alone | A GET/s with B | A 429s |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for mut f in rows {
@@ -140,12 +139,17 @@ impl LightClient {
     }
 }
 
+/// How many closed loops (and connections) tenant A floods with: `FAIRNESS_FLOOD_CONNECTIONS`, 64 unless set.
+fn flood_connections() -> Result<usize> {
+    env_usize("FAIRNESS_FLOOD_CONNECTIONS", 64)
+}
+
 /// Tenant A: 64 closed loops of GET for `phase`; its GETs per second and how many were refused (429).
 async fn flood_phase(api: &Api<ConfigMap>, phase: Duration) -> Result<(f64, u64)> {
     let rejected = Arc::new(AtomicU64::new(0));
     let loops = {
         let (api, rejected) = (api.clone(), rejected.clone());
-        closed_loops(FLOOD_CONNECTIONS, phase, move |_, _| {
+        closed_loops(flood_connections()?, phase, move |_, _| {
             let (api, rejected) = (api.clone(), rejected.clone());
             async move {
                 match api.get("seed").await {
