@@ -382,20 +382,32 @@ async fn watch_row(server: &Server, client: &Client) -> Result<Row> {
         acks.push(start.elapsed());
     }
     let mut latencies = Vec::new();
+    // Per create, when its first and its last watcher heard of it: the spread is the fan-out's.
+    let mut first = vec![Duration::MAX; WATCHED_CREATES];
+    let mut last = vec![Duration::ZERO; WATCHED_CREATES];
     for watcher in watchers {
         for (index, received) in watcher.await?? {
-            latencies.push(received.duration_since(sent[index]));
+            let latency = received.duration_since(sent[index]);
+            latencies.push(latency);
+            first[index] = first[index].min(latency);
+            last[index] = last[index].max(latency);
         }
     }
     let cores = clock.cores()?;
     latencies.sort();
     acks.sort();
+    first.sort();
+    last.sort();
     let summary = format!(
-        "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} events); the create's answer p50 {:.2} ms, p99 {:.2} ms",
+        "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} events); a create's first watcher p50 {:.2} ms, its last p50 \
+         {:.2} ms, p99 {:.2} ms; the create's answer p50 {:.2} ms, p99 {:.2} ms",
         millis(percentile(&latencies, 50.0)),
         millis(percentile(&latencies, 99.0)),
         millis(latencies[latencies.len() - 1]),
         latencies.len(),
+        millis(percentile(&first, 50.0)),
+        millis(percentile(&last, 50.0)),
+        millis(percentile(&last, 99.0)),
         millis(percentile(&acks, 50.0)),
         millis(percentile(&acks, 99.0)),
     );
