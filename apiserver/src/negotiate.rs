@@ -99,6 +99,18 @@ impl MetaVersion {
             MetaVersion::V1beta1 => "meta.k8s.io/v1beta1",
         }
     }
+
+    /// `object` as a `PartialObjectMetadata` of this version: kind, apiVersion and its `metadata` (`{}` when it
+    /// has none). Built by moving the parts in: `json!` would serialize the metadata's clone into one more copy.
+    pub fn partial_object(self, object: &serde_json::Value) -> serde_json::Value {
+        use serde_json::{Map, Value};
+        let metadata = object.get("metadata").filter(|m| m.is_object()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
+        let mut partial = Map::new();
+        partial.insert("kind".to_owned(), Value::from("PartialObjectMetadata"));
+        partial.insert("apiVersion".to_owned(), Value::from(self.api_version()));
+        partial.insert("metadata".to_owned(), metadata);
+        Value::Object(partial)
+    }
 }
 
 /// What a response carries: the object(s) as stored, or the conversion asked for with `as=`.

@@ -21,6 +21,7 @@ mod tests;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
+use crate::negotiate::MetaVersion;
 use crate::registry::resource::ResourceInfo;
 
 pub use age::human_duration;
@@ -157,15 +158,7 @@ fn row_json(row: printers::Row, object: &Value, include: IncludeObject, type_met
 fn row_object(object: &Value, include: IncludeObject, type_meta: Option<(&str, &str)>) -> Value {
     match include {
         IncludeObject::None => Value::Null,
-        IncludeObject::Metadata => {
-            let metadata = read::at(object, &["metadata"]).filter(|m| m.is_object()).cloned().unwrap_or_else(|| json!({}));
-            // One copy of the metadata: `json!` would serialize the clone into a second one.
-            let mut partial = Map::new();
-            partial.insert("kind".to_owned(), Value::from("PartialObjectMetadata"));
-            partial.insert("apiVersion".to_owned(), Value::from("meta.k8s.io/v1"));
-            partial.insert("metadata".to_owned(), metadata);
-            Value::Object(partial)
-        }
+        IncludeObject::Metadata => MetaVersion::V1.partial_object(object),
         IncludeObject::Object => {
             let mut full = object.clone();
             if let (Some(map), Some((kind, api_version))) = (full.as_object_mut(), type_meta) {

@@ -8,11 +8,9 @@ use crate::negotiate::MetaVersion;
 use crate::registry::ResourceInfo;
 use crate::status::ApiError;
 
-/// One object as `PartialObjectMetadata`. Built by moving the parts in, here and in `list_of`: `json!` would
-/// serialize each interpolated value into one more copy (the metadata clone; every item of a list).
+/// One object as `PartialObjectMetadata`.
 pub fn object(object: &Value, version: MetaVersion) -> Value {
-    let metadata = object.get("metadata").cloned().unwrap_or_else(|| Value::Object(Map::new()));
-    envelope("PartialObjectMetadata", version, "metadata", metadata)
+    version.partial_object(object)
 }
 
 /// A list as `PartialObjectMetadataList`: the list's metadata, and each item as `PartialObjectMetadata`.
