@@ -104,7 +104,8 @@ impl MetaVersion {
     /// has none). Built by moving the parts in: `json!` would serialize the metadata's clone into one more copy.
     pub fn partial_object(self, object: &serde_json::Value) -> serde_json::Value {
         use serde_json::{Map, Value};
-        let metadata = object.get("metadata").filter(|m| m.is_object()).cloned().unwrap_or_else(|| Value::Object(Map::new()));
+        let metadata = object.get("metadata").filter(|m| m.is_object()).cloned();
+        let metadata = metadata.unwrap_or_else(|| Value::Object(Map::new()));
         let mut partial = Map::new();
         partial.insert("kind".to_owned(), Value::from("PartialObjectMetadata"));
         partial.insert("apiVersion".to_owned(), Value::from(self.api_version()));
