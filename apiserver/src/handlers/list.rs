@@ -362,7 +362,7 @@ async fn protobuf_list(ctx: &Ctx, options: &ListOptions) -> ApiResult<HttpRespon
             let sized = actix_web::body::SizedStream::new(body.len as u64, parts);
             return Ok(HttpResponse::Ok().content_type(PROTOBUF_MEDIA_TYPE).body(sized));
         }
-        Finished::Measured { head, len, .. } => (head, len),
+        Finished::Measured { head, len } => (head, len),
     };
     // The first read's snapshot (a client's continue token names its own, which both reads use).
     let again = ListOptions { exact_revision: Some(meta.resource_version), ..options.clone() };

@@ -122,9 +122,9 @@ pub enum Finished {
     /// Every byte.
     Whole(EncodedList),
     /// The items were more than the encoder keeps: the body up to its items (magic, envelope, the list's
-    /// metadata), and how long its items are once encoded. The whole body is `head`, the items each written by
+    /// metadata), and the whole body's length. The whole body is `head`, the items each written by
     /// [`ItemEncoder::write`] in the same order, then [`ENVELOPE_TAIL`]; `len` bytes in all.
-    Measured { head: Vec<u8>, items_len: usize, len: usize },
+    Measured { head: Vec<u8>, len: usize },
 }
 
 /// Writes a list's items, each as the list message's field 2.
@@ -203,7 +203,7 @@ impl ListEncoder {
         envelope.extend_from_slice(own);
         let len = envelope.len() + items_len + ENVELOPE_TAIL.len();
         if self.measuring {
-            return Ok(Finished::Measured { head: envelope, items_len, len });
+            return Ok(Finished::Measured { head: envelope, len });
         }
         self.items.extend_from_slice(ENVELOPE_TAIL);
         let mut parts = Vec::with_capacity(self.chunks.len() + 2);
