@@ -479,6 +479,7 @@ macro_rules! conformance_tests {
             watch_unique,
             watch_complete,
             watch_carries_object_and_revision,
+            watch_starts_after_acknowledged,
             watch_resumable,
             watch_compacted,
             watch_bookmarks,

@@ -508,10 +508,16 @@ impl Writer {
             }
             self.revision = revision;
             self.shared.durable.store(revision.0, Ordering::Release);
-            self.shared.hub.publish(events);
         }
-        for (reply, outcome) in outcomes {
-            let _ = reply.send(outcome);
+        let answer = || {
+            for (reply, outcome) in outcomes {
+                let _ = reply.send(outcome);
+            }
+        };
+        // The writers first, then their watchers (see `publish_answering`).
+        match events.is_empty() {
+            true => answer(),
+            false => self.shared.hub.publish_answering(events, answer),
         }
     }
 

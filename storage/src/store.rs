@@ -250,15 +250,19 @@ impl Store {
         self.backend.compacted_revision().await
     }
 
-    /// Watches `range`. Resuming from a revision that is compacted fails at once with `Compacted`.
+    /// Watches `range`. Resuming from a revision that is compacted fails at once with `Compacted`. `Now` starts
+    /// after the backend's current revision, not the hub's: a write acknowledged before the watch may not have
+    /// reached the hub yet (etcd's feed lags its answers), and is not an event of it.
     pub async fn watch(&self, range: &KeyRange, from: WatchFrom, options: WatchOptions) -> Result<Watcher> {
-        if let WatchFrom::After(revision) = from {
-            let compacted = self.backend.compacted_revision().await?;
-            if revision < compacted && revision < self.hub.floor() {
-                return Err(StorageError::Compacted { requested: revision, compacted });
-            }
+        let revision = match from {
+            WatchFrom::Now => self.backend.current_revision().await?,
+            WatchFrom::After(revision) => revision,
+        };
+        let compacted = self.backend.compacted_revision().await?;
+        if revision < compacted && revision < self.hub.floor() {
+            return Err(StorageError::Compacted { requested: revision, compacted });
         }
-        Ok(self.hub.watch(self.backend.clone(), range.clone(), from, options))
+        Ok(self.hub.watch(self.backend.clone(), range.clone(), revision, options))
     }
 
     /// Sends a bookmark to every watcher that asked for them (after asking the backend for progress).

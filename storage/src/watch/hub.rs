@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
-use super::{Event, One, Replay, WatchFrom, WatchItem, WatchOptions, Watcher};
+use super::{Event, One, Replay, WatchItem, WatchOptions, Watcher};
 use crate::backend::Backend;
 use crate::error::StorageError;
 use crate::key::KeyRange;
@@ -87,7 +87,16 @@ impl WatchHub {
     /// published. Every write of every backend has its own revision (there are no multi-key transactions), so
     /// an event at or below the current revision can only be a replay, and is dropped.
     pub fn publish(&self, events: Vec<Event>) {
+        self.publish_answering(events, || ());
+    }
+
+    /// Publishes `events` as [`publish`](Self::publish) does, running `answer` (the writers' replies) first, under
+    /// the lock that registering a watcher takes. Each reply and each event wakes a task, on the HTTP workers in
+    /// the order they are sent: a write's answer is not queued behind its hundred watchers' events, and a watch
+    /// begun after an answer still finds its write published.
+    pub fn publish_answering(&self, events: Vec<Event>, answer: impl FnOnce()) {
         let mut state = self.lock();
+        answer();
         for event in events {
             if event.revision <= state.current {
                 tracing::error!(revision = %event.revision, current = %state.current, "out-of-order event dropped");
@@ -149,20 +158,11 @@ impl WatchHub {
         });
     }
 
-    /// Registers a watcher on `range`. Events the ring still holds are copied into its backlog under the same
-    /// lock that publishing takes, so nothing is missed or repeated between history and live events.
-    pub(crate) fn watch(
-        &self,
-        backend: Arc<dyn Backend>,
-        range: KeyRange,
-        from: WatchFrom,
-        options: WatchOptions,
-    ) -> Watcher {
+    /// Registers a watcher on `range` for the events after `from`, which may be ahead of what the hub has been
+    /// sent. Events the ring still holds are copied into its backlog under the same lock that publishing takes,
+    /// so nothing is missed or repeated between history and live events.
+    pub(crate) fn watch(&self, backend: Arc<dyn Backend>, range: KeyRange, from: Revision, options: WatchOptions) -> Watcher {
         let mut state = self.lock();
-        let from = match from {
-            WatchFrom::Now => state.current,
-            WatchFrom::After(revision) => revision,
-        };
         let replay = (from < state.floor).then(|| Replay {
             backend,
             range: range.clone(),
