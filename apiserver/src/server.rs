@@ -603,7 +603,11 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             }
         }
     })
-    .workers(2)
+    // One HTTP worker per core the process may run on (its CPU affinity and cgroup quota, as
+    // `available_parallelism` reads them). Confined to one core, two workers took turns on it, each waiting out
+    // the other's time slice with requests ready: a light tenant's p99 under a flood was 8-9 ms, 5-7 with one
+    // (docs/benchmarks.md, "One HTTP worker per core").
+    .workers(std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get))
     // Without it, an HTTP/2 answer written as several TLS records waits on the client's delayed ACK (40 ms on
     // Linux) under Nagle's algorithm: kubectl's and client-go's requests each took 40-50 ms.
     .tcp_nodelay(true)
