@@ -11,22 +11,19 @@ use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{ListParams, ObjectMeta, PostParams, WatchParams};
+use kube::api::{ListParams, ObjectMeta, PostParams};
 use kube::{Api, Client};
 use kspaces_tests::Server;
 
 mod support;
 
-use support::{client, closed_loops, configmap, cpu_seconds, millis, percentile, receive_added, status_kib, wait_ready, BoxError, Result};
+use support::watch::{FanOut, Watchers};
+use support::{client, closed_loops, configmap, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(4);
 const WARM_UP: Duration = Duration::from_millis(500);
 const LIST_SIZE: usize = 10_000;
-const WATCHERS: usize = 100;
-const WATCHED_CREATES: usize = 200;
-/// 20 creates/s (issue 19's load for the watch target).
-const WATCHED_CREATE_EVERY: Duration = Duration::from_millis(50);
 const STARTS: usize = 5;
 
 /// One line of the result table.
@@ -356,61 +353,11 @@ async fn walk_pages(api: &Api<ConfigMap>, limit: u32) -> Result<(usize, usize)> 
     }
 }
 
-/// 100 watchers on one namespace and 20 creates/s, the issue's load (issue 19): a create every 50 ms on a fixed
-/// schedule, 200 of them. Latency is from sending the create to each watcher decoding its ADDED event (20,000
-/// samples); the create's own answer (its durable commit included) is reported beside it.
+/// 100 watchers on one namespace and 20 creates/s, the issue's load (issue 19; `support::watch`).
 async fn watch_row(server: &Server, client: &Client) -> Result<Row> {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let namespace = Namespace { metadata: ObjectMeta { name: Some("bench-watch".into()), ..ObjectMeta::default() }, ..Namespace::default() };
-    namespaces.create(&PostParams::default(), &namespace).await?;
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "bench-watch");
-    let version = api.list(&ListParams::default()).await?.metadata.resource_version.unwrap_or_default();
-    let mut watchers = Vec::new();
-    for _ in 0..WATCHERS {
-        let stream = api.watch(&WatchParams::default().disable_bookmarks().timeout(60), &version).await?;
-        watchers.push(tokio::spawn(receive_added(Box::pin(stream), WATCHED_CREATES)));
-    }
+    let watchers = Watchers::open(client, "bench-watch").await?;
     let clock = CpuClock::start(server)?;
-    let mut sent = Vec::with_capacity(WATCHED_CREATES);
-    let mut acks = Vec::with_capacity(WATCHED_CREATES);
-    let mut schedule = tokio::time::interval(WATCHED_CREATE_EVERY);
-    for i in 0..WATCHED_CREATES {
-        schedule.tick().await;
-        let start = Instant::now();
-        sent.push(start);
-        api.create(&PostParams::default(), &configmap(format!("w-{i}"))).await?;
-        acks.push(start.elapsed());
-    }
-    let mut latencies = Vec::new();
-    // Per create, when its first and its last watcher heard of it: the spread is the fan-out's.
-    let mut first = vec![Duration::MAX; WATCHED_CREATES];
-    let mut last = vec![Duration::ZERO; WATCHED_CREATES];
-    for watcher in watchers {
-        for (index, received) in watcher.await?? {
-            let latency = received.duration_since(sent[index]);
-            latencies.push(latency);
-            first[index] = first[index].min(latency);
-            last[index] = last[index].max(latency);
-        }
-    }
-    let cores = clock.cores()?;
-    latencies.sort();
-    acks.sort();
-    first.sort();
-    last.sort();
-    let summary = format!(
-        "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} events); a create's first watcher p50 {:.2} ms, its last p50 \
-         {:.2} ms, p99 {:.2} ms; the create's answer p50 {:.2} ms, p99 {:.2} ms",
-        millis(percentile(&latencies, 50.0)),
-        millis(percentile(&latencies, 99.0)),
-        millis(latencies[latencies.len() - 1]),
-        latencies.len(),
-        millis(percentile(&first, 50.0)),
-        millis(percentile(&last, 50.0)),
-        millis(percentile(&last, 99.0)),
-        millis(percentile(&acks, 50.0)),
-        millis(percentile(&acks, 99.0)),
-    );
-    Ok(Row::new(format!("watch latency, create → ADDED received, {WATCHERS} watchers, {} creates/s", 1000 / WATCHED_CREATE_EVERY.as_millis()), summary).cpu(cores))
+    let fan_out = watchers.measure().await?;
+    Ok(Row::new(FanOut::measurement(), fan_out.summary()).cpu(clock.cores()?))
 }
 

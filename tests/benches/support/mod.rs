@@ -13,6 +13,9 @@ use kube::api::{ObjectMeta, WatchEvent};
 use kube::{Client, ResourceExt};
 use kspaces_tests::{kube_client, Server};
 
+pub mod light;
+pub mod watch;
+
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub type Result<T> = std::result::Result<T, BoxError>;
 
