@@ -103,14 +103,18 @@ impl MetaVersion {
     /// `object` as a `PartialObjectMetadata` of this version: kind, apiVersion and its `metadata` (`{}` when it
     /// has none). Built by moving the parts in: `json!` would serialize the metadata's clone into one more copy.
     pub fn partial_object(self, object: &serde_json::Value) -> serde_json::Value {
-        use serde_json::{Map, Value};
         let metadata = object.get("metadata").filter(|m| m.is_object()).cloned();
-        let metadata = metadata.unwrap_or_else(|| Value::Object(Map::new()));
-        let mut partial = Map::new();
-        partial.insert("kind".to_owned(), Value::from("PartialObjectMetadata"));
-        partial.insert("apiVersion".to_owned(), Value::from(self.api_version()));
-        partial.insert("metadata".to_owned(), metadata);
-        Value::Object(partial)
+        self.envelope("PartialObjectMetadata", "metadata", metadata.unwrap_or_else(|| serde_json::json!({})))
+    }
+
+    /// A `meta.k8s.io` object of this version: `kind`, `apiVersion` and one `field` holding `value`.
+    pub fn envelope(self, kind: &str, field: &str, value: serde_json::Value) -> serde_json::Value {
+        use serde_json::{Map, Value};
+        let mut envelope = Map::new();
+        envelope.insert("kind".to_owned(), Value::from(kind));
+        envelope.insert("apiVersion".to_owned(), Value::from(self.api_version()));
+        envelope.insert(field.to_owned(), value);
+        Value::Object(envelope)
     }
 }
 

@@ -515,9 +515,10 @@ impl Writer {
             }
         };
         // The writers first, then their watchers (see `publish_answering`).
-        match events.is_empty() {
-            true => answer(),
-            false => self.shared.hub.publish_answering(events, answer),
+        if events.is_empty() {
+            answer();
+        } else {
+            self.shared.hub.publish_answering(events, answer);
         }
     }
 

@@ -2,7 +2,7 @@
 //! (client-go's metadata client, kube-rs `Api::*_metadata`, `metadata_watcher`): kind, apiVersion and `metadata`,
 //! for built-in and custom resources alike.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::negotiate::MetaVersion;
 use crate::registry::ResourceInfo;
@@ -20,17 +20,9 @@ pub fn list(items: &[Value], list_metadata: Value, version: MetaVersion) -> Valu
 
 /// A `PartialObjectMetadataList` of items already in their metadata form (`object`).
 pub fn list_of(items: Vec<Value>, list_metadata: Value, version: MetaVersion) -> Value {
-    let mut list = envelope("PartialObjectMetadataList", version, "items", Value::Array(items));
+    let mut list = version.envelope("PartialObjectMetadataList", "items", Value::Array(items));
     list["metadata"] = list_metadata;
     list
-}
-
-fn envelope(kind: &str, version: MetaVersion, field: &str, value: Value) -> Value {
-    let mut envelope = Map::new();
-    envelope.insert("kind".to_owned(), Value::from(kind));
-    envelope.insert("apiVersion".to_owned(), Value::from(version.api_version()));
-    envelope.insert(field.to_owned(), value);
-    Value::Object(envelope)
 }
 
 /// `as=PartialObjectMetadataList` on a single object: kube's 406 names the object's Go type.
