@@ -117,7 +117,8 @@ struct LifecycleStatus {
 impl Lifecycle {
     fn terminating(&self) -> bool {
         let deleting = self.metadata.as_ref().is_some_and(|metadata| metadata.deletion_timestamp.is_some());
-        deleting || self.status.as_ref().and_then(|status| status.phase.as_ref()).and_then(Value::as_str) == Some("Terminating")
+        let phase = self.status.as_ref().and_then(|status| status.phase.as_ref()).and_then(Value::as_str);
+        deleting || phase == Some("Terminating")
     }
 }
 

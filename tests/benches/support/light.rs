@@ -67,7 +67,6 @@ impl Light {
     }
 }
 
-
 /// Tenant B's client: a thread with a runtime of its own, running a phase of B's open loop when asked.
 struct LightClient {
     phases: tokio::sync::mpsc::UnboundedSender<(String, tokio::sync::oneshot::Sender<Result<Light>>)>,
