@@ -9,8 +9,9 @@
 //! bytes are on disk (appended to a file and `fdatasync`ed by one commit thread, writes that arrive together
 //! sharing a sync), and a create's event encoded once and written to every watcher. It has nothing else: no
 //! store to look things up in, no authentication, authorization, tenancy, admission, validation or flow control.
-//! A GET answers the same ConfigMap every time. What kspaces measures above the floor is kspaces' own; what the
-//! floor itself misses, this machine misses.
+//! A GET answers the same ConfigMap every time. Its objects carry what kspaces adds to each (a managedFields entry,
+//! the logical cluster annotation, the tenant), so that the clients decode answers of the same size. What kspaces
+//! measures above the floor is kspaces' own; what the floor itself misses, this machine misses.
 //!
 //! Run: `cargo bench -p kspaces-tests --bench floor`; `FLOOR_BENCH_ONLY=watch`, `=throughput` (the API bench's
 //! creates and GETs at N = 64) or `=fairness` runs one part;
@@ -210,7 +211,10 @@ fn serve(dir: &Path) -> Result<()> {
     let seed = serde_json::json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "seed", "namespace": "default", "uid": "00000000-0000-0000-0000-000000000001",
-            "resourceVersion": "1", "creationTimestamp": "2026-11-28T00:00:00Z"},
+            "resourceVersion": "1", "creationTimestamp": "2026-11-28T00:00:00Z", "annotations": {"kcp.io/cluster": "root"},
+            "tenant": "system", "managedFields": [{"apiVersion": "v1", "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:data": {".": {}, "f:key": {}}}, "manager": "kube-rs", "operation": "Update",
+                "time": "2026-11-28T00:00:00Z"}]},
         "data": {"key": "a small value"},
     });
     let floor = web::Data::new(Floor { commits, events, revision: AtomicU64::new(1), seed: serde_json::to_vec(&seed)?.into() });
@@ -296,6 +300,13 @@ async fn create(floor: web::Data<Floor>, request: HttpRequest, body: web::Bytes)
     };
     let namespace = request.match_info().get("namespace").map(str::to_owned);
     let revision = floor.revision.fetch_add(1, Ordering::Relaxed) + 1;
+    // What kspaces adds to every object it answers, so that clients decode objects of the same size: the writer's
+    // managedFields entry (here for the top-level `data` keys, which are all the benches' objects have), the
+    // logical cluster annotation and the tenant.
+    let mut data = serde_json::Map::from_iter([(".".to_owned(), serde_json::json!({}))]);
+    data.extend(object.get("data").and_then(Value::as_object).into_iter().flatten().map(|(key, _)| (format!("f:{key}"), serde_json::json!({}))));
+    let managed = serde_json::json!([{"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": data},
+        "manager": "kube-rs", "operation": "Update", "time": "2026-11-28T00:00:00Z"}]);
     let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
         return status(422, "Invalid", "metadata is required");
     };
@@ -305,6 +316,9 @@ async fn create(floor: web::Data<Floor>, request: HttpRequest, body: web::Bytes)
     metadata.insert("uid".into(), format!("00000000-0000-0000-0000-{revision:012}").into());
     metadata.insert("resourceVersion".into(), revision.to_string().into());
     metadata.insert("creationTimestamp".into(), "2026-11-28T00:00:00Z".into());
+    metadata.insert("managedFields".into(), managed);
+    metadata.insert("annotations".into(), serde_json::json!({"kcp.io/cluster": "root"}));
+    metadata.insert("tenant".into(), "system".into());
     let Ok(bytes) = serde_json::to_vec(&object) else {
         return status(500, "InternalError", "the object could not be encoded");
     };
