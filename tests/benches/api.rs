@@ -18,7 +18,7 @@ use kspaces_tests::Server;
 mod support;
 
 use support::watch::{FanOut, Watchers};
-use support::{client, closed_loops, configmap, cpu_seconds, millis, percentile, status_kib, wait_ready, BoxError, Result};
+use support::{client, closed_loops, configmap, millis, percentile, status_kib, wait_ready, BoxError, Cores, CpuClock, Result};
 
 /// How long each throughput phase is measured, after a short warm-up that opens the connections.
 const PHASE: Duration = Duration::from_secs(4);
@@ -126,36 +126,6 @@ async fn timed_start(start: impl FnOnce() -> Server) -> Result<(Server, Duration
     Ok((server, began.elapsed()))
 }
 
-/// CPU use of the server and of this benchmark process over one phase, in cores (CPU seconds per second).
-#[derive(Clone, Copy)]
-struct Cores {
-    server: f64,
-    client: f64,
-}
-
-/// CPU-time readings taken when a phase starts; [`CpuClock::cores`] turns them into [`Cores`].
-struct CpuClock {
-    server_pid: u32,
-    began: Instant,
-    server: f64,
-    client: f64,
-}
-
-impl CpuClock {
-    fn start(server: &Server) -> Result<CpuClock> {
-        let server_pid = server.pid();
-        Ok(CpuClock { server_pid, began: Instant::now(), server: cpu_seconds(server_pid)?, client: cpu_seconds(std::process::id())? })
-    }
-
-    fn cores(&self) -> Result<Cores> {
-        let wall = self.began.elapsed().as_secs_f64();
-        Ok(Cores {
-            server: (cpu_seconds(self.server_pid)? - self.server) / wall,
-            client: (cpu_seconds(std::process::id())? - self.client) / wall,
-        })
-    }
-}
-
 /// Throughput, per-request latencies and the server's CPU use (cores) of one closed-loop phase.
 struct Load {
     per_second: f64,
@@ -176,7 +146,7 @@ where
     F: Fn(usize, u64) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<()>> + Send,
 {
-    let clock = CpuClock::start(server)?;
+    let clock = CpuClock::start(server.pid())?;
     let loops = closed_loops(concurrency, duration, request).await?;
     let cores = clock.cores()?;
     Ok(Load { per_second: loops.per_second(), latencies: loops.latencies, cores })
@@ -275,7 +245,7 @@ async fn list_rows(server: &Server, client: &Client) -> Result<Vec<Row>> {
     // JSON first (streamed from the stored bytes), then Table and protobuf (built from parsed objects), each with
     // the server's RSS before and at its peak: writing 5 to clear_refs resets the peak (VmHWM) to the current RSS.
     let mut rss = Vec::new();
-    let clock = CpuClock::start(server)?;
+    let clock = CpuClock::start(server.pid())?;
     for json in [true, false] {
         std::fs::write(format!("/proc/{}/clear_refs", server.pid()), "5")?;
         let before = status_kib(server.pid(), "VmRSS:")? as f64 / 1024.0;
@@ -356,7 +326,7 @@ async fn walk_pages(api: &Api<ConfigMap>, limit: u32) -> Result<(usize, usize)> 
 /// 100 watchers on one namespace and 20 creates/s, the issue's load (issue 19; `support::watch`).
 async fn watch_row(server: &Server, client: &Client) -> Result<Row> {
     let watchers = Watchers::open(client, "bench-watch").await?;
-    let clock = CpuClock::start(server)?;
+    let clock = CpuClock::start(server.pid())?;
     let fan_out = watchers.measure().await?;
     Ok(Row::new(FanOut::measurement(), fan_out.summary()).cpu(clock.cores()?))
 }

@@ -39,7 +39,7 @@ mod support;
 
 use support::light::{flood_connections, Phases, CREATES_PER_SECOND, GETS_PER_SECOND, TABLE_HEADER};
 use support::watch::{FanOut, Watchers};
-use support::{block_on, closed_loops, configmap, cpu_seconds, env_usize, millis, percentile, wait_ready, Result};
+use support::{block_on, closed_loops, configmap, env_usize, millis, percentile, wait_ready, Cores, CpuClock, Result};
 
 /// The argument that makes this binary the floor server.
 const SERVE: &str = "--floor-server";
@@ -56,9 +56,9 @@ fn main() -> Result<()> {
     let began = Instant::now();
     if only.is_empty() || only == "watch" {
         let floor = FloorProcess::start()?;
-        let (fan_out, server_cores, client_cores) = block_on(watch(&floor))?;
+        let (fan_out, cores) = block_on(watch(&floor))?;
         println!("\n| measurement | result | server CPU (cores) | bench client CPU (cores) |\n|---|---|---|---|");
-        println!("| {} (floor server) | {} | {server_cores:.2} | {client_cores:.2} |", FanOut::measurement(), fan_out.summary());
+        println!("| {} (floor server) | {} | {:.2} | {:.2} |", FanOut::measurement(), fan_out.summary(), cores.server, cores.client);
     }
     if only.is_empty() || only == "throughput" {
         let floor = FloorProcess::start()?;
@@ -80,15 +80,14 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// The watch row against the floor: its figures and the CPU each side used (cores).
-async fn watch(floor: &FloorProcess) -> Result<(FanOut, f64, f64)> {
+/// The watch row against the floor: its figures and the CPU each side used.
+async fn watch(floor: &FloorProcess) -> Result<(FanOut, Cores)> {
     let client = kube_client(&floor.kubeconfig).await?;
     wait_ready(&client, Instant::now() + Duration::from_secs(10)).await?;
     let watchers = Watchers::open(&client, "bench-watch").await?;
-    let (began, server, own) = (Instant::now(), cpu_seconds(floor.pid())?, cpu_seconds(std::process::id())?);
+    let clock = CpuClock::start(floor.pid())?;
     let fan_out = watchers.measure().await?;
-    let wall = began.elapsed().as_secs_f64();
-    Ok((fan_out, (cpu_seconds(floor.pid())? - server) / wall, (cpu_seconds(std::process::id())? - own) / wall))
+    Ok((fan_out, clock.cores()?))
 }
 
 /// The API bench's create and GET rows at N = 64 against the floor (0.5 s to warm up, then 4 s), as table lines.
@@ -114,14 +113,13 @@ async fn throughput(floor: &FloorProcess) -> Result<Vec<String>> {
             }
         };
         closed_loops(CONCURRENCY, Duration::from_millis(500), request("warm")).await?;
-        let (began, server, own) = (Instant::now(), cpu_seconds(floor.pid())?, cpu_seconds(std::process::id())?);
+        let clock = CpuClock::start(floor.pid())?;
         let mut loops = closed_loops(CONCURRENCY, Duration::from_secs(4), request("measured")).await?;
-        let wall = began.elapsed().as_secs_f64();
+        let cores = clock.cores()?;
         loops.latencies.sort();
         let what = if creates { "durable ConfigMap creates/s" } else { "ConfigMap gets/s" };
         rows.push(format!("| {what}, N = {CONCURRENCY} | {:.0}/s (p50 {:.2} ms, p99 {:.2} ms) | {:.2} | {:.2} |", loops.per_second(),
-            millis(percentile(&loops.latencies, 50.0)), millis(percentile(&loops.latencies, 99.0)),
-            (cpu_seconds(floor.pid())? - server) / wall, (cpu_seconds(std::process::id())? - own) / wall));
+            millis(percentile(&loops.latencies, 50.0)), millis(percentile(&loops.latencies, 99.0)), cores.server, cores.client));
     }
     Ok(rows)
 }

@@ -103,6 +103,36 @@ pub fn cpu_seconds(pid: u32) -> Result<f64> {
     Ok(ticks as f64 / 100.0)
 }
 
+/// CPU use of the server and of this benchmark process over one phase, in cores (CPU seconds per second).
+#[derive(Clone, Copy)]
+pub struct Cores {
+    pub server: f64,
+    pub client: f64,
+}
+
+/// CPU-time readings taken when a phase starts; [`CpuClock::cores`] turns them into [`Cores`].
+pub struct CpuClock {
+    server_pid: u32,
+    began: Instant,
+    server: f64,
+    client: f64,
+}
+
+impl CpuClock {
+    /// Starts the clock for the server process `server_pid` and this one.
+    pub fn start(server_pid: u32) -> Result<CpuClock> {
+        Ok(CpuClock { server_pid, began: Instant::now(), server: cpu_seconds(server_pid)?, client: cpu_seconds(std::process::id())? })
+    }
+
+    pub fn cores(&self) -> Result<Cores> {
+        let wall = self.began.elapsed().as_secs_f64();
+        Ok(Cores {
+            server: (cpu_seconds(self.server_pid)? - self.server) / wall,
+            client: (cpu_seconds(std::process::id())? - self.client) / wall,
+        })
+    }
+}
+
 /// A `/proc/<pid>/status` field in KiB, e.g. `VmRSS:` or `VmHWM:`.
 pub fn status_kib(pid: u32, field: &str) -> Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
