@@ -33,6 +33,7 @@ use serde_json::{json, Map, Value};
 use crate::authorization::Authorizer;
 use crate::registry::admission::{Admission, AdmissionChain};
 use crate::registry::builtin::builtin_resources;
+use crate::registry::observe::WriteObserver;
 use crate::registry::strategy::{Strategies, Strategy};
 use crate::registry::{ResourceInfo, ResourceTable};
 use crate::resolver::Resolver;
@@ -98,11 +99,12 @@ pub struct Context {
     pub storage_clusters: Arc<[kspaces_storage::ClusterId]>,
 }
 
-/// The kinds' strategies and admission plugins, as they register them.
+/// The kinds' strategies, admission plugins and the caches those plugins keep, as they register them.
 #[derive(Default)]
 pub struct Rules {
     strategies: Strategies,
     admission: Vec<Arc<dyn Admission>>,
+    observers: Vec<Arc<dyn WriteObserver>>,
 }
 
 impl Rules {
@@ -120,6 +122,18 @@ impl Rules {
     pub fn admit(&mut self, plugin: Arc<dyn Admission>) {
         self.admission.push(plugin);
     }
+
+    /// A cache of a kind's own, told of every write (after the server's caches).
+    pub fn observe(&mut self, observer: Arc<dyn WriteObserver>) {
+        self.observers.push(observer);
+    }
+}
+
+/// What the kinds registered: their strategies, the admission chain, and their caches.
+pub struct Registered {
+    pub strategies: Strategies,
+    pub admission: AdmissionChain,
+    pub observers: Vec<Arc<dyn WriteObserver>>,
 }
 
 /// Every built-in resource: Kubernetes' and kspaces' own kinds'.
@@ -132,13 +146,13 @@ pub fn definitions() -> Map<String, Value> {
     KINDS.iter().flat_map(|kind| (kind.definitions)()).collect()
 }
 
-/// Every kind's strategy, and the admission chain.
-pub fn rules(context: &Context) -> (Strategies, AdmissionChain) {
+/// Every kind's strategy, the admission chain, and the kinds' caches.
+pub fn rules(context: &Context) -> Registered {
     let mut rules = Rules::default();
     for kind in KINDS {
         (kind.rules)(context, &mut rules);
     }
-    (rules.strategies, AdmissionChain::new(rules.admission))
+    Registered { strategies: rules.strategies, admission: AdmissionChain::new(rules.admission), observers: rules.observers }
 }
 
 /// The row of one of kcp's cluster-scoped kinds: `v1alpha1`, every verb, category `kcp`, its singular the kind in

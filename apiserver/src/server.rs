@@ -235,13 +235,14 @@ impl Core {
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
         // waiting for it.
-        let observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
+        let kinds = kinds::rules(&context);
+        let mut observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
             pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(),
             quotas.clone(), flowcontrol.clone()];
-        let (strategies, admission) = kinds::rules(&context);
+        observers.extend(kinds.observers);
         let registry = GenericStore::new(store, Wiring {
-            strategies,
-            admission,
+            strategies: kinds.strategies,
+            admission: kinds.admission,
             observers,
             tenants: tree.clone(),
             limits: quotas.clone(),

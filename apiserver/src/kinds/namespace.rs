@@ -7,17 +7,19 @@
 //! terminated, and `default`, `kube-system` and `kube-public` cannot be deleted by a request (in a tenant space
 //! they go only with the tenant, whose controller deletes them as the server).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use kspaces_authz::Caller;
-use kspaces_storage::SpaceName;
+use kspaces_storage::{Revision, SpaceName};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation, Question};
+use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Scope};
 use crate::status::{ApiError, ApiResult};
@@ -28,7 +30,9 @@ pub const KIND: Kind = Kind::rules(rules);
 fn rules(context: &Context, rules: &mut Rules) {
     rules.strategy("", "Namespace", Arc::new(NamespaceStrategy));
     if let Some(namespaces) = context.resources.by_kind("", "Namespace") {
-        rules.admit(Arc::new(NamespaceLifecycle { namespaces: namespaces.clone() }));
+        let known = Arc::new(Lifecycles::default());
+        rules.observe(known.clone());
+        rules.admit(Arc::new(NamespaceLifecycle { namespaces: namespaces.clone(), known }));
     }
 }
 
@@ -90,12 +94,55 @@ impl Strategy for NamespaceStrategy {
 pub struct NamespaceLifecycle {
     /// The Namespace resource, whose objects a create's namespace is looked up as.
     pub namespaces: Arc<ResourceInfo>,
+    /// Whether the namespaces this process has heard of are being terminated.
+    known: Arc<Lifecycles>,
 }
 
-/// What NamespaceLifecycle reads of a namespace, on every create in it: whether it is being deleted, and its
-/// phase. Parsed from the stored bytes into these two fields alone (serde passes over the rest, `managedFields`
-/// included) instead of into a whole `Value`: that parse was half the admission's cost and about 4 % of a create's
-/// server CPU (docs/benchmarks.md, "Where a create's CPU goes").
+/// Whether each namespace is being terminated, as of the last write of it this process was told of (a write
+/// observer: its own writes before they are answered, other replicas' through the caches' feed) or the last read
+/// of it. kube's admission reads an informer's cache; this one starts empty and reads the store for a namespace it
+/// knows nothing of, or only as deleted (it may have been made again since, through another replica). Reading the
+/// store on every create was about 4 % of a create's server CPU (docs/benchmarks.md, "Where a create's CPU goes").
+/// A namespace another replica has just started terminating may still admit a create here for as long as the feed
+/// takes to tell this one, as an informer's lag allows in kube; the namespace controller deletes what that lets in.
+#[derive(Default)]
+struct Lifecycles {
+    /// By space, then namespace name: terminating or not (a deleted namespace is a tombstone).
+    spaces: RwLock<HashMap<SpaceName, RevisionMap<String, bool>>>,
+}
+
+impl Lifecycles {
+    /// Whether `namespace` is being terminated, if it exists as far as this process knows.
+    fn terminating(&self, space: &SpaceName, namespace: &str) -> Option<bool> {
+        let spaces = self.spaces.read().unwrap_or_else(|e| e.into_inner());
+        spaces.get(space).and_then(|names| names.get(namespace)).copied()
+    }
+
+    fn record(&self, space: &SpaceName, namespace: &str, terminating: Option<bool>, revision: Revision) {
+        let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
+        spaces.entry(space.clone()).or_default().apply(namespace.to_owned(), terminating, revision);
+    }
+}
+
+impl WriteObserver for Lifecycles {
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
+        if !resource.is("", "Namespace") {
+            return;
+        }
+        // Gone, or not readable as a namespace: the store read tells (and reports the latter).
+        let terminating = object.and_then(|object| Lifecycle::deserialize(object).ok()).map(|lifecycle| lifecycle.terminating());
+        self.record(space, name, terminating, revision);
+    }
+
+    /// Writes this process did not hear of may have changed any namespace: read each again when next needed.
+    fn resync(&self) {
+        self.spaces.write().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+/// What NamespaceLifecycle reads of a namespace: whether it is being deleted, and its phase. From the store,
+/// parsed from the stored bytes into these two fields alone (serde passes over the rest, `managedFields`
+/// included) instead of into a whole `Value`.
 #[derive(Deserialize)]
 struct Lifecycle {
     metadata: Option<LifecycleMetadata>,
@@ -147,11 +194,18 @@ impl Admission for NamespaceLifecycle {
             return Ok(());
         }
         let Some(namespace) = attributes.namespace else { return Ok(()) };
-        let scope = Scope::one(attributes.space.clone(), None);
-        let record = registry.reader().record(&self.namespaces, &scope, namespace).await?;
-        let lifecycle: Lifecycle = serde_json::from_slice(&record.value)
-            .map_err(|err| ApiError::internal(format!("stored namespace {namespace} could not be read: {err}")))?;
-        if lifecycle.terminating() {
+        let terminating = match self.known.terminating(attributes.space, namespace) {
+            Some(terminating) => terminating,
+            None => {
+                let scope = Scope::one(attributes.space.clone(), None);
+                let record = registry.reader().record(&self.namespaces, &scope, namespace).await?;
+                let lifecycle: Lifecycle = serde_json::from_slice(&record.value)
+                    .map_err(|err| ApiError::internal(format!("stored namespace {namespace} could not be read: {err}")))?;
+                self.known.record(attributes.space, namespace, Some(lifecycle.terminating()), record.revision);
+                lifecycle.terminating()
+            }
+        };
+        if terminating {
             return Err(ApiError::forbidden(format!(
                 "{} \"{}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
                 attributes.resource.plural, attributes.name)));
@@ -162,7 +216,12 @@ impl Admission for NamespaceLifecycle {
 
 #[cfg(test)]
 mod tests {
-    use super::Lifecycle;
+    use kspaces_storage::{Revision, SpaceName};
+    use serde_json::json;
+
+    use super::{Lifecycle, Lifecycles};
+    use crate::registry::builtin::builtin_resources;
+    use crate::registry::observe::WriteObserver;
 
     fn terminating(stored: &str) -> bool {
         serde_json::from_str::<Lifecycle>(stored).unwrap_or_else(|err| panic!("{stored}: {err}")).terminating()
@@ -175,5 +234,36 @@ mod tests {
         assert!(!terminating(r#"{"metadata":{"name":"dev"}}"#));
         assert!(terminating(r#"{"metadata":{"name":"dev","deletionTimestamp":"2026-11-28T10:00:00Z"},"status":{"phase":"Active"}}"#));
         assert!(terminating(r#"{"status":{"phase":"Terminating"},"metadata":{"name":"dev"}}"#));
+    }
+
+    #[test]
+    fn what_admission_knows_of_a_namespace_follows_its_writes_and_never_goes_back() {
+        let rows = builtin_resources();
+        let row = |kind: &str| rows.iter().find(|row| row.group.is_empty() && row.kind == kind).expect("a built-in row");
+        let (namespaces, configmaps) = (row("Namespace"), row("ConfigMap"));
+        let (space, other) = (SpaceName::system(), SpaceName::new("acme").expect("a tenant's space"));
+        let known = Lifecycles::default();
+        let active = json!({"metadata": {"name": "dev"}, "status": {"phase": "Active"}});
+        let deleting = json!({"metadata": {"name": "dev", "deletionTimestamp": "2026-11-28T10:00:00Z"}, "status": {"phase": "Active"}});
+        assert_eq!(known.terminating(&space, "dev"), None, "unknown: read from the store");
+
+        known.written(namespaces, &space, "dev", Some(&active), Revision(5));
+        known.written(configmaps, &space, "dev", Some(&deleting), Revision(6));
+        assert_eq!(known.terminating(&space, "dev"), Some(false), "only namespaces count");
+        assert_eq!(known.terminating(&other, "dev"), None, "each space its own");
+
+        known.written(namespaces, &space, "dev", Some(&deleting), Revision(7));
+        known.record(&space, "dev", Some(false), Revision(6));
+        assert_eq!(known.terminating(&space, "dev"), Some(true), "a read older than the last write does not undo it");
+
+        known.written(namespaces, &space, "dev", None, Revision(9));
+        assert_eq!(known.terminating(&space, "dev"), None, "deleted: read from the store (it may exist again elsewhere)");
+        known.written(namespaces, &space, "dev", Some(&active), Revision(12));
+        assert_eq!(known.terminating(&space, "dev"), Some(false), "made again");
+
+        known.written(namespaces, &space, "odd", Some(&json!({"metadata": "not an object"})), Revision(13));
+        assert_eq!(known.terminating(&space, "odd"), None, "unreadable: the store read reports it");
+        known.resync();
+        assert_eq!(known.terminating(&space, "dev"), None, "after lost history, everything is read again");
     }
 }
