@@ -194,6 +194,20 @@ fn never_sent(status: &Status) -> bool {
     status.code() == Code::Unavailable && status.message().contains("connect error")
 }
 
+/// A create or update as stored, if `current` holds exactly its `value` (an object's bytes carry its uid and
+/// times, so no other write stores the same ones): how a write whose answer etcd lost (`outcome_unknown`) is known
+/// to have been applied, by a linearizable read after it (which waits for the new leader), or by the conflict of
+/// the write sent again (it was applied late, after that read).
+fn ours(current: Option<Record>, value: Option<&Bytes>) -> Option<Written> {
+    current.filter(|record| Some(&record.value) == value).map(Written::Put)
+}
+
+/// etcd's answers to a proposal whose leader was lost before it was known to be applied (`ErrTimeout`,
+/// `ErrTimeoutDueToLeaderFail` and `ErrLeaderChanged`, server/etcdserver/errors): it may have been applied, or not.
+fn outcome_unknown(why: &str) -> bool {
+    why.contains("etcdserver: request timed out") || why.contains("etcdserver: leader changed")
+}
+
 fn classify(status: Status) -> Failure {
     let message = status.message();
     if message.contains("required revision has been compacted") {
@@ -426,8 +440,26 @@ impl EtcdBackend {
             }
             failure.push(read(tally_key));
         }
-        let response = self.txn(TxnRequest { compare: when, success, failure }, size).await?;
+        let request = TxnRequest { compare: when, success, failure };
+        let (response, resent) = match self.txn(request.clone(), size).await {
+            // The leader was lost while the transaction was in flight: it may have been applied. A create or
+            // update that was is recognized by its bytes; any other is sent again (its comparisons then decide).
+            Err(StorageError::Unavailable(why)) if outcome_unknown(&why) => {
+                let read = self.range(key.as_str(), "", 0, 1).await.map_err(|_| StorageError::Unavailable(why.clone()))?;
+                let current = read.kvs.first().map(|kv| self.record(kv)).transpose()?;
+                if let Some(written) = ours(current, value.as_ref()) {
+                    return Ok(Ok(written));
+                }
+                tracing::info!(key = %key, why, "etcd: a write in flight when the leader was lost was not applied; sending it again");
+                (self.txn(request, size).await?, true)
+            }
+            other => (other?, false),
+        };
         if !response.succeeded {
+            // Applied after all, by the old leader's term, after the read above.
+            if let Some(written) = ours(self.current_of(&response)?, value.as_ref()).filter(|_| resent) {
+                return Ok(Ok(written));
+            }
             if tally.is_some() {
                 let now = self.tally_of(&response)?;
                 if now.as_ref().map(|t| t.revision) != tally_expected {
