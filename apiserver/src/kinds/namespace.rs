@@ -8,6 +8,7 @@
 //! they go only with the tenant, whose controller deletes them as the server).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
@@ -19,7 +20,7 @@ use serde_json::{json, Value};
 
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation, Question};
-use crate::registry::observe::{RevisionMap, WriteObserver};
+use crate::registry::observe::WriteObserver;
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Scope};
 use crate::status::{ApiError, ApiResult};
@@ -98,29 +99,44 @@ pub struct NamespaceLifecycle {
     known: Arc<Lifecycles>,
 }
 
-/// Whether each namespace is being terminated, as of the last write of it this process was told of (a write
-/// observer: its own writes before they are answered, other replicas' through the caches' feed) or the last read
-/// of it. kube's admission reads an informer's cache; this one starts empty and reads the store for a namespace it
-/// knows nothing of, or only as deleted (it may have been made again since, through another replica). Reading the
-/// store on every create was about 4 % of a create's server CPU (docs/benchmarks.md, "Where a create's CPU goes").
-/// A namespace another replica has just started terminating may still admit a create here for as long as the feed
-/// takes to tell this one, as an informer's lag allows in kube; the namespace controller deletes what that lets in.
+/// Whether namespaces are being terminated: kept for the namespaces creates go to, and for every namespace being
+/// terminated, as of the last write of it this process was told of (a write observer: its own writes before they
+/// are answered, other replicas' through the caches' feed) or the last read of it. kube's admission reads an
+/// informer's cache. This one reads the store for a namespace it does not hold, and keeps what it read unless a
+/// namespace write was told meanwhile. An active namespace nobody creates in is not held, so idle tenants and
+/// workspaces cost nothing here. A deleted one is dropped. Reading the store on every create was about 4 % of a
+/// create's server CPU (docs/benchmarks.md, "Half the context switches"). A namespace another replica has just
+/// started terminating may still admit a create here for as long as the feed takes to tell this one, as an
+/// informer's lag allows in kube. The namespace controller deletes what that lets in.
 #[derive(Default)]
 struct Lifecycles {
-    /// By space, then namespace name: terminating or not (a deleted namespace is a tombstone).
-    spaces: RwLock<HashMap<SpaceName, RevisionMap<String, bool>>>,
+    spaces: RwLock<HashMap<SpaceName, Held>>,
+    /// How many namespace writes were told (changed under `spaces`' lock): a read that started before one keeps
+    /// nothing, since it may be older than the write.
+    writes: AtomicU64,
 }
 
+/// A space's held namespaces, by name: terminating or not, as of a revision.
+type Held = HashMap<String, (bool, Revision)>;
+
 impl Lifecycles {
-    /// Whether `namespace` is being terminated, if it exists as far as this process knows.
+    /// Whether `namespace` is being terminated, if this process holds it.
     fn terminating(&self, space: &SpaceName, namespace: &str) -> Option<bool> {
         let spaces = self.spaces.read().unwrap_or_else(|e| e.into_inner());
-        spaces.get(space).and_then(|names| names.get(namespace)).copied()
+        spaces.get(space).and_then(|names| names.get(namespace)).map(|(terminating, _)| *terminating)
     }
 
-    fn record(&self, space: &SpaceName, namespace: &str, terminating: Option<bool>, revision: Revision) {
+    /// Where a read of the store starts, to pass to `keep`.
+    fn before_read(&self) -> u64 {
+        self.writes.load(Ordering::Acquire)
+    }
+
+    /// Keeps what a read that started at `before` found, unless a namespace write was told since.
+    fn keep(&self, space: &SpaceName, namespace: &str, terminating: bool, revision: Revision, before: u64) {
         let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
-        spaces.entry(space.clone()).or_default().apply(namespace.to_owned(), terminating, revision);
+        if self.writes.load(Ordering::Acquire) == before {
+            spaces.entry(space.clone()).or_default().entry(namespace.to_owned()).or_insert((terminating, revision));
+        }
     }
 }
 
@@ -129,14 +145,35 @@ impl WriteObserver for Lifecycles {
         if !resource.is("", "Namespace") {
             return;
         }
-        // Gone, or not readable as a namespace: the store read tells (and reports the latter).
+        // Gone, or not readable as a namespace: not held (the store read reports the latter).
         let terminating = object.and_then(|object| Lifecycle::deserialize(object).ok()).map(|lifecycle| lifecycle.terminating());
-        self.record(space, name, terminating, revision);
+        let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
+        self.writes.fetch_add(1, Ordering::Release);
+        let known = spaces.get(space).and_then(|names| names.get(name)).map(|(_, at)| *at);
+        if known.is_some_and(|at| at > revision) {
+            return;
+        }
+        match terminating {
+            Some(terminating) if terminating || known.is_some() => {
+                spaces.entry(space.clone()).or_default().insert(name.to_owned(), (terminating, revision));
+            }
+            Some(_) => {}
+            None => {
+                if let Some(names) = spaces.get_mut(space) {
+                    names.remove(name);
+                    if names.is_empty() {
+                        spaces.remove(space);
+                    }
+                }
+            }
+        }
     }
 
     /// Writes this process did not hear of may have changed any namespace: read each again when next needed.
     fn resync(&self) {
-        self.spaces.write().unwrap_or_else(|e| e.into_inner()).clear();
+        let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
+        self.writes.fetch_add(1, Ordering::Release);
+        spaces.clear();
     }
 }
 
@@ -197,11 +234,12 @@ impl Admission for NamespaceLifecycle {
         let terminating = match self.known.terminating(attributes.space, namespace) {
             Some(terminating) => terminating,
             None => {
+                let before = self.known.before_read();
                 let scope = Scope::one(attributes.space.clone(), None);
                 let record = registry.reader().record(&self.namespaces, &scope, namespace).await?;
                 let lifecycle: Lifecycle = serde_json::from_slice(&record.value)
                     .map_err(|err| ApiError::internal(format!("stored namespace {namespace} could not be read: {err}")))?;
-                self.known.record(attributes.space, namespace, Some(lifecycle.terminating()), record.revision);
+                self.known.keep(attributes.space, namespace, lifecycle.terminating(), record.revision, before);
                 lifecycle.terminating()
             }
         };
@@ -237,7 +275,7 @@ mod tests {
     }
 
     #[test]
-    fn what_admission_knows_of_a_namespace_follows_its_writes_and_never_goes_back() {
+    fn what_admission_holds_of_a_namespace_follows_its_writes_and_never_goes_back() {
         let rows = builtin_resources();
         let row = |kind: &str| rows.iter().find(|row| row.group.is_empty() && row.kind == kind).expect("a built-in row");
         let (namespaces, configmaps) = (row("Namespace"), row("ConfigMap"));
@@ -245,25 +283,32 @@ mod tests {
         let known = Lifecycles::default();
         let active = json!({"metadata": {"name": "dev"}, "status": {"phase": "Active"}});
         let deleting = json!({"metadata": {"name": "dev", "deletionTimestamp": "2026-11-28T10:00:00Z"}, "status": {"phase": "Active"}});
-        assert_eq!(known.terminating(&space, "dev"), None, "unknown: read from the store");
 
         known.written(namespaces, &space, "dev", Some(&active), Revision(5));
-        known.written(configmaps, &space, "dev", Some(&deleting), Revision(6));
-        assert_eq!(known.terminating(&space, "dev"), Some(false), "only namespaces count");
+        assert_eq!(known.terminating(&space, "dev"), None, "an active namespace nobody creates in is not held");
+        let before = known.before_read();
+        known.keep(&space, "dev", false, Revision(5), before);
+        assert_eq!(known.terminating(&space, "dev"), Some(false), "what a create read is kept");
         assert_eq!(known.terminating(&other, "dev"), None, "each space its own");
 
+        known.written(configmaps, &space, "dev", Some(&deleting), Revision(6));
+        assert_eq!(known.terminating(&space, "dev"), Some(false), "only namespaces count");
         known.written(namespaces, &space, "dev", Some(&deleting), Revision(7));
-        known.record(&space, "dev", Some(false), Revision(6));
-        assert_eq!(known.terminating(&space, "dev"), Some(true), "a read older than the last write does not undo it");
+        assert_eq!(known.terminating(&space, "dev"), Some(true));
+        known.written(namespaces, &space, "dev", Some(&active), Revision(6));
+        assert_eq!(known.terminating(&space, "dev"), Some(true), "older news does not undo newer");
 
+        let before = known.before_read();
         known.written(namespaces, &space, "dev", None, Revision(9));
-        assert_eq!(known.terminating(&space, "dev"), None, "deleted: read from the store (it may exist again elsewhere)");
-        known.written(namespaces, &space, "dev", Some(&active), Revision(12));
-        assert_eq!(known.terminating(&space, "dev"), Some(false), "made again");
+        assert_eq!(known.terminating(&space, "dev"), None, "deleted: dropped");
+        known.keep(&space, "dev", true, Revision(7), before);
+        assert_eq!(known.terminating(&space, "dev"), None, "a read that started before a namespace write keeps nothing");
 
-        known.written(namespaces, &space, "odd", Some(&json!({"metadata": "not an object"})), Revision(13));
-        assert_eq!(known.terminating(&space, "odd"), None, "unreadable: the store read reports it");
+        known.written(namespaces, &other, "doomed", Some(&deleting), Revision(3));
+        assert_eq!(known.terminating(&other, "doomed"), Some(true), "a terminating namespace is held, read or not");
+        known.written(namespaces, &other, "odd", Some(&json!({"metadata": "not an object"})), Revision(13));
+        assert_eq!(known.terminating(&other, "odd"), None, "unreadable: the store read reports it");
         known.resync();
-        assert_eq!(known.terminating(&space, "dev"), None, "after lost history, everything is read again");
+        assert_eq!(known.terminating(&other, "doomed"), None, "after lost history, everything is read again");
     }
 }
