@@ -95,7 +95,7 @@ impl Strategy for NamespaceStrategy {
 pub struct NamespaceLifecycle {
     /// The Namespace resource, whose objects a create's namespace is looked up as.
     pub namespaces: Arc<ResourceInfo>,
-    /// Whether the namespaces this process has heard of are being terminated.
+    /// Whether the namespaces this process holds are being terminated.
     known: Arc<Lifecycles>,
 }
 
