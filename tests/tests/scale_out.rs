@@ -1,6 +1,7 @@
 //! Scale-out: three `kspaces serve --storage-backend etcd` replicas sharing one data dir (CA, service-account keys)
 //! and one real 3-member etcd cluster. What one replica writes the others serve (tenants, CRDs, RBAC, namespaces,
-//! workspaces) within a short delay, printed; a watch on one replica sees what the others write, once each, in
+//! workspaces) within a short delay, printed, and a namespace terminating through one replica refuses creates through
+//! the others; a watch on one replica sees what the others write, once each, in
 //! resourceVersion order, and resumes on another replica; the controllers run on the replica holding the
 //! `kspaces-controllers` Lease and move to another when it is killed. Faults: with one etcd member of three down
 //! (a follower, then the leader) every request through every replica still succeeds; every create a replica
@@ -300,6 +301,46 @@ fn tenants_crds_rbac_namespaces_and_workspaces_made_through_one_replica_are_serv
 }
 
 // ---- 2. Watches across replicas ----
+
+/// NamespaceLifecycle holds what it knows of the namespaces creates go to (`kinds/namespace.rs`). A namespace
+/// another replica starts terminating refuses creates on this one once the caches' feed has told it (until then
+/// one may be admitted, as kube's informer lag allows); once the namespace is gone, creates get 404.
+#[test]
+fn a_namespace_terminating_through_one_replica_refuses_creates_through_the_others() {
+    let f = fixture();
+    let (r1, r2) = (&f.replicas[0], &f.replicas[1]);
+    let (namespace, path) = ("held-across", "/api/v1/namespaces/held-across/configmaps");
+    create_namespace(r1, namespace);
+    // The first create through replica 2 reads the namespace and holds it as active; the finalizer keeps the
+    // namespace terminating once it is deleted.
+    let pinned = json!({"metadata": {"name": "pin", "finalizers": ["example.com/hold"]}});
+    let (code, body) = call(r2, Http::Two, ROOT, "POST", path, Some(&pinned));
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = call(r1, Http::Two, ROOT, "DELETE", &format!("/api/v1/namespaces/{namespace}"), None);
+    assert_eq!(code, 200, "{body}");
+    let attempt = AtomicUsize::new(0);
+    let create_through_r2 = || {
+        let name = format!("late-{}", attempt.fetch_add(1, Ordering::Relaxed));
+        call(r2, Http::Two, ROOT, "POST", path, Some(&json!({"metadata": {"name": name}})))
+    };
+    wait_for("replica 2 refuses creates in a namespace terminating through replica 1", VISIBLE_WITHIN, || {
+        let (code, body) = create_through_r2();
+        assert!(code == 201 || code == 403, "a create while the namespace terminates: {code} {body}");
+        code == 403 && body["message"].as_str().is_some_and(|m| m.contains("because it is being terminated"))
+    });
+    // Lifting the finalizer (an update through replica 1) lets the namespace go.
+    let pin = format!("{path}/pin");
+    let (code, mut lifted) = get(r1, ROOT, &pin);
+    assert_eq!(code, 200, "{lifted}");
+    lifted["metadata"]["finalizers"] = json!([]);
+    let (code, body) = call(r1, Http::One, ROOT, "PUT", &pin, Some(&lifted));
+    assert_eq!(code, 200, "{body}");
+    wait_for("replica 2 answers 404 for a create in the namespace once it is gone", CONTROLLERS_WITHIN, || {
+        let (code, body) = create_through_r2();
+        assert!(code == 403 || code == 404, "a create while the namespace goes: {code} {body}");
+        code == 404
+    });
+}
 
 #[test]
 fn a_watch_on_one_replica_sees_what_the_others_write_once_each_in_order_and_resumes_on_another() {
