@@ -445,8 +445,7 @@ impl EtcdBackend {
             // The leader was lost while the transaction was in flight: it may have been applied. A create or
             // update that was is recognized by its bytes; any other is sent again (its comparisons then decide).
             Err(StorageError::Unavailable(why)) if outcome_unknown(&why) => {
-                let read = self.range(key.as_str(), "", 0, 1).await.map_err(|_| StorageError::Unavailable(why.clone()))?;
-                let current = read.kvs.first().map(|kv| self.record(kv)).transpose()?;
+                let current = self.get(&key).await.map_err(|_| StorageError::Unavailable(why.clone()))?;
                 if let Some(written) = ours(current, value.as_ref()) {
                     return Ok(Ok(written));
                 }
