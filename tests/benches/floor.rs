@@ -206,15 +206,12 @@ fn serve(dir: &Path) -> Result<()> {
     let log = preallocated_log(&dir.join("log"))?;
     let feed = events.clone();
     std::thread::Builder::new().name("floor-commit".into()).spawn(move || commit_thread(log, queue, feed))?;
-    let seed = serde_json::json!({
+    let mut seed = serde_json::json!({
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "seed", "namespace": "default", "uid": "00000000-0000-0000-0000-000000000001",
-            "resourceVersion": "1", "creationTimestamp": "2026-11-28T00:00:00Z", "annotations": {"kcp.io/cluster": "root"},
-            "tenant": "system", "managedFields": [{"apiVersion": "v1", "fieldsType": "FieldsV1",
-                "fieldsV1": {"f:data": {".": {}, "f:key": {}}}, "manager": "kube-rs", "operation": "Update",
-                "time": "2026-11-28T00:00:00Z"}]},
+        "metadata": {"name": "seed", "namespace": "default"},
         "data": {"key": "a small value"},
     });
+    as_stored(&mut seed, 1).ok_or("the seed has no metadata")?;
     let floor = web::Data::new(Floor { commits, events, revision: AtomicU64::new(1), seed: serde_json::to_vec(&seed)?.into() });
 
     actix_web::rt::System::new().block_on(async move {
@@ -298,25 +295,12 @@ async fn create(floor: web::Data<Floor>, request: HttpRequest, body: web::Bytes)
     };
     let namespace = request.match_info().get("namespace").map(str::to_owned);
     let revision = floor.revision.fetch_add(1, Ordering::Relaxed) + 1;
-    // What kspaces adds to every object it answers, so that clients decode objects of the same size: the writer's
-    // managedFields entry (here for the top-level `data` keys, which are all the benches' objects have), the
-    // logical cluster annotation and the tenant.
-    let mut data = serde_json::Map::from_iter([(".".to_owned(), serde_json::json!({}))]);
-    data.extend(object.get("data").and_then(Value::as_object).into_iter().flatten().map(|(key, _)| (format!("f:{key}"), serde_json::json!({}))));
-    let managed = serde_json::json!([{"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": data},
-        "manager": "kube-rs", "operation": "Update", "time": "2026-11-28T00:00:00Z"}]);
-    let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
-        return status(422, "Invalid", "metadata is required");
-    };
-    if let Some(namespace) = &namespace {
+    if let (Some(namespace), Some(metadata)) = (&namespace, object.get_mut("metadata").and_then(Value::as_object_mut)) {
         metadata.insert("namespace".into(), namespace.as_str().into());
     }
-    metadata.insert("uid".into(), format!("00000000-0000-0000-0000-{revision:012}").into());
-    metadata.insert("resourceVersion".into(), revision.to_string().into());
-    metadata.insert("creationTimestamp".into(), "2026-11-28T00:00:00Z".into());
-    metadata.insert("managedFields".into(), managed);
-    metadata.insert("annotations".into(), serde_json::json!({"kcp.io/cluster": "root"}));
-    metadata.insert("tenant".into(), "system".into());
+    if as_stored(&mut object, revision).is_none() {
+        return status(422, "Invalid", "metadata is required");
+    }
     let Ok(bytes) = serde_json::to_vec(&object) else {
         return status(500, "InternalError", "the object could not be encoded");
     };
@@ -330,6 +314,24 @@ async fn create(floor: web::Data<Floor>, request: HttpRequest, body: web::Bytes)
         return status(500, "InternalError", "the commit thread has stopped");
     }
     HttpResponse::Created().content_type("application/json").body(bytes)
+}
+
+/// Sets the metadata a server sets on a create, and what kspaces adds to every object it answers, so that clients
+/// decode objects of the same size: the writer's managedFields entry (here for the top-level `data` keys, which are
+/// all the benches' objects have), the logical cluster annotation and the tenant. `None` without `metadata`.
+fn as_stored(object: &mut Value, revision: u64) -> Option<()> {
+    let mut data = serde_json::Map::from_iter([(".".to_owned(), serde_json::json!({}))]);
+    data.extend(object.get("data").and_then(Value::as_object).into_iter().flatten().map(|(key, _)| (format!("f:{key}"), serde_json::json!({}))));
+    let managed = serde_json::json!([{"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": data},
+        "manager": "kube-rs", "operation": "Update", "time": "2026-11-28T00:00:00Z"}]);
+    let metadata = object.get_mut("metadata").and_then(Value::as_object_mut)?;
+    metadata.insert("uid".into(), format!("00000000-0000-0000-0000-{revision:012}").into());
+    metadata.insert("resourceVersion".into(), revision.to_string().into());
+    metadata.insert("creationTimestamp".into(), "2026-11-28T00:00:00Z".into());
+    metadata.insert("managedFields".into(), managed);
+    metadata.insert("annotations".into(), serde_json::json!({"kcp.io/cluster": "root"}));
+    metadata.insert("tenant".into(), "system".into());
+    Some(())
 }
 
 /// GET of one ConfigMap: always the seed.
