@@ -93,11 +93,19 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     if let Some(why) = &info.invalid_path {
         return Err(ApiError::bad_request(why.clone()));
     }
-    let mut caller = authenticate(req, &server).await?.map(|user| server.caller(user));
+    let user = authenticate(req, &server).await?;
+    if let Some(why) = user.as_ref().and_then(|user| tenancy::reserved_tenant(user, &server.tree)) {
+        tracing::debug!(why, "credentials refused");
+        return Err(ApiError::unauthorized());
+    }
+    let mut caller = user.map(|user| server.caller(user));
     trail.user = caller.as_ref().map(|c| c.user.clone());
     if let Some(requested) = impersonate::requested(req.headers())? {
         let impersonator = caller.take().ok_or_else(ApiError::unauthorized)?;
         let impersonated = impersonate::impersonate(&server.authorizer, &server.tenants, &impersonator, requested).await?;
+        if let Some(why) = tenancy::reserved_tenant(&impersonated, &server.tree) {
+            return Err(ApiError::forbidden(format!("User \"{}\" cannot impersonate: {why}", impersonator.user.name)));
+        }
         trail.impersonator = Some(impersonator.user);
         trail.user = Some(impersonated.clone());
         caller = Some(server.caller(impersonated));

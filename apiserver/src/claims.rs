@@ -84,6 +84,55 @@ impl Claim {
     }
 }
 
+/// Which of an export's claims (`spec.permissionClaims`) a binding's claims (`spec.permissionClaims`, each with a
+/// `state`) apply, and the acceptances that do not match the export's claim.
+///
+/// An acceptance applies a claim only when it names the same resource (group, resource, identity hash) with the same
+/// scope (`all`, or the same `resourceSelector` entries in any order). What is applied is the export's claim as
+/// the export states it, so a binding never widens what the export asked for; an acceptance of another scope is
+/// not applied, and reported.
+pub fn applied(export_claims: &[Value], binding_claims: &[Value]) -> (Vec<Value>, Vec<String>) {
+    let accepted = || binding_claims.iter().filter(|c| c.get("state").and_then(Value::as_str) == Some("Accepted"));
+    let mut applied = Vec::new();
+    let mut mismatched = Vec::new();
+    for acceptance in accepted() {
+        let Some(claimed) = export_claims.iter().find(|e| same_resource(e, acceptance)) else { continue };
+        if same_scope(claimed, acceptance) {
+            if !applied.contains(claimed) {
+                applied.push(claimed.clone());
+            }
+        } else {
+            mismatched.push(format!("the accepted claim on {} does not match the scope the APIExport claims", group_resource(acceptance)));
+        }
+    }
+    (applied, mismatched)
+}
+
+/// Whether two claims name the same resource: group (empty for core), resource and identity hash.
+pub fn same_resource(a: &Value, b: &Value) -> bool {
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    ["group", "resource", "identityHash"].iter().all(|key| text(a, key) == text(b, key))
+}
+
+/// Whether two claims have the same scope: both `all`, or the same `resourceSelector` entries.
+fn same_scope(a: &Value, b: &Value) -> bool {
+    let nowhere = (String::new(), String::new());
+    let (a, b) = (Claim::parse(a, &nowhere), Claim::parse(b, &nowhere));
+    let sorted = |claim: &Claim| {
+        let mut selector = claim.selector.clone();
+        selector.sort();
+        selector.dedup();
+        selector
+    };
+    a.all == b.all && sorted(&a) == sorted(&b)
+}
+
+/// `resource.group` (`resource` for the core group), as kcp names a claim.
+fn group_resource(claim: &Value) -> String {
+    let text = |key: &str| claim.get(key).and_then(Value::as_str).unwrap_or_default();
+    if text("group").is_empty() { text("resource").to_owned() } else { format!("{}.{}", text("resource"), text("group")) }
+}
+
 /// The label key of export `name` of logical cluster `cluster`'s claims.
 pub fn label_key(cluster: &str, name: &str) -> String {
     format!("{CLAIMED_LABEL_PREFIX}{}", export_hash(cluster, name))
@@ -255,5 +304,33 @@ mod tests {
         assert!(claims.accepted(&space, ("p1", "gadgets"), &row).is_none());
         assert!(Claims::relabel(&mut object, &labels));
         assert!(!Claims::relabel(&mut object, &labels), "already true");
+    }
+
+    #[test]
+    fn an_acceptance_applies_exactly_the_export_claim() {
+        let one = json!({"resource": "configmaps", "resourceSelector": [{"name": "a", "namespace": "ns"}]});
+        let export = [one.clone(), json!({"group": "apps", "resource": "deployments", "all": true})];
+        let accept = |claim: &Value| {
+            let mut claim = claim.clone();
+            claim["state"] = json!("Accepted");
+            claim
+        };
+        // A wider acceptance (`all`, as kcp's plugin sends) of a selected claim applies nothing.
+        let wide = accept(&json!({"resource": "configmaps", "all": true}));
+        let (applied, mismatched) = super::applied(&export, &[wide]);
+        assert!(applied.is_empty());
+        assert_eq!(mismatched, ["the accepted claim on configmaps does not match the scope the APIExport claims"]);
+        // Another selector, or a narrower one, neither.
+        let other = accept(&json!({"resource": "configmaps", "resourceSelector": [{"name": "b", "namespace": "ns"}]}));
+        assert!(super::applied(&export, &[other]).0.is_empty());
+        // The same scope applies the export's claim; a rejected or unknown claim applies nothing.
+        let same = accept(&json!({"resource": "configmaps", "resourceSelector": [{"namespace": "ns", "name": "a"}]}));
+        let rejected = json!({"group": "apps", "resource": "deployments", "all": true, "state": "Rejected"});
+        let unknown = accept(&json!({"resource": "secrets", "all": true}));
+        let (applied, mismatched) = super::applied(&export, &[same, rejected, unknown]);
+        assert_eq!(applied, [one]);
+        assert!(mismatched.is_empty());
+        let deployments = accept(&json!({"group": "apps", "resource": "deployments", "all": true}));
+        assert_eq!(super::applied(&export, &[deployments]).0, [export[1].clone()]);
     }
 }

@@ -15,6 +15,10 @@ pub fn print(args: &KubeconfigArgs) -> Result<(), String> {
             .map(|s| s.trim().to_owned())
             .unwrap_or_else(|_| "https://127.0.0.1:6443".to_owned()),
     };
+    if crate::tenancy::RESERVED_IN_CREDENTIALS.contains(&args.tenant.as_str()) {
+        return Err(format!("tenant {:?} is reserved: no credential may name it (root:users holds the system users' homes; \
+            \"all\" names every tenant)", args.tenant));
+    }
     let mut organizations = args.groups.clone();
     organizations.push(format!("tenant:{}", args.tenant));
     let (cert, key) = ca.client_cert(&args.user, &organizations).map_err(|e| e.to_string())?;

@@ -436,6 +436,16 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
     let failed = |err: ApiError| ServeError::Bootstrap(err.message);
     let tenants = server.resources.by_kind("", "Tenant").cloned().ok_or_else(|| ServeError::Bootstrap("no Tenant resource".into()))?;
     let system = Scope::one(SpaceName::system(), None);
+    // `root:users` holds the system users' homes and is no tenant: a tenant of that name made by an earlier
+    // version is refused rather than silently given system users' homes (docs/workspaces.md).
+    match server.registry.reader().get(&tenants, &system, tenancy::HOME_ROOT).await {
+        Ok(tenant) if !tenancy::tree::is_home_root(&tenant) => return Err(ServeError::Bootstrap(format!(
+            "a tenant named {:?} exists, but root:{} holds the system users' home workspaces and is no tenant: move its \
+             objects to another tenant and delete it with an earlier kspaces, then start again",
+            tenancy::HOME_ROOT, tenancy::HOME_ROOT))),
+        Ok(_) | Err(ApiError { code: 404, .. }) => {}
+        Err(err) => return Err(failed(err)),
+    }
     let mut wanted = vec![tenancy::SYSTEM.to_owned()];
     wanted.extend(server.default_tenant.clone());
     for name in wanted {
@@ -524,9 +534,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         None => Auditor::disabled(),
     };
     if let Some(tenant) = &args.default_tenant {
-        if tenant == tenancy::SYSTEM || tenant == tenancy::ALL || !crate::registry::validate::is_dns_label(tenant) {
+        if tenant == tenancy::SYSTEM || tenancy::RESERVED_IN_CREDENTIALS.contains(&tenant.as_str()) || !crate::registry::validate::is_dns_label(tenant) {
             return Err(ServeError::Config(format!(
-                "--default-tenant {tenant:?}: must be a DNS label other than \"system\" and \"all\"")));
+                "--default-tenant {tenant:?}: must be a DNS label other than \"system\", \"all\" and \"users\"")));
         }
     }
     if !(args.leader_elect_retry_period < args.leader_elect_renew_deadline && args.leader_elect_renew_deadline < args.leader_elect_lease_duration) {

@@ -29,6 +29,9 @@ pub const SYSTEM: &str = "system";
 pub const ALL: &str = "all";
 /// The workspace path of the system space.
 pub const ROOT: &str = "root";
+/// Root's workspace of the system users' homes (`root:users`, type `homeroot`): no tenant, and no credential
+/// may name it as one.
+pub const HOME_ROOT: &str = "users";
 /// The system workspace of the server's own objects (leases), for system users only.
 pub const SYSTEM_ADMIN: &str = "system:admin";
 
@@ -40,6 +43,17 @@ pub fn home_tenant<'a>(user: &'a UserInfo, default_tenant: Option<&'a str>) -> O
         None if user.in_group(MASTERS) => Some(SYSTEM),
         None => default_tenant,
     }
+}
+
+/// Tenant names no credential may carry: `all` names every tenant, `users` is root's home root (no tenant).
+pub const RESERVED_IN_CREDENTIALS: [&str; 2] = [ALL, HOME_ROOT];
+
+/// Why `user`'s credentials are refused, if they name a reserved tenant or a home root of root (made under
+/// another name by `--home-workspaces-root-prefix`).
+pub fn reserved_tenant(user: &UserInfo, tree: &Tree) -> Option<String> {
+    let tenant = user.tenant.as_deref()?;
+    let home_root = || tree.resolve(&format!("{ROOT}:{tenant}")).is_some_and(|node| node.kind == tree::HOME_ROOT_TYPE);
+    (RESERVED_IN_CREDENTIALS.contains(&tenant) || home_root()).then(|| format!("tenant {tenant:?} is reserved: no credential may name it"))
 }
 
 /// The caller a request's (authenticated, possibly impersonated) user is: its tenant, and whether it is a

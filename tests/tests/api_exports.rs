@@ -1053,6 +1053,97 @@ fn accepted_permission_claims_reach_the_provider_and_rejected_ones_do_not() {
     assert_eq!((code, list_names(&listed)), (200, Vec::<String>::new()), "{listed}");
 }
 
+/// Issue 45 (security): an acceptance wider than the export's claim (`all: true` for a claim of one named
+/// configmap, as kcp's plugin writes it) grants nothing; the plugin accepts the export's own scope, and then the
+/// provider reaches exactly the selected configmap through its virtual workspace: in `*` lists and watches, by name,
+/// by create and by deletecollection.
+#[test]
+fn an_accepted_claim_never_grants_more_than_the_export_claims() {
+    let f = fixture();
+    let prov = "root:t-a:narrow-provider";
+    create_workspace("a-token", "root:t-a", "narrow-provider");
+    let mut claiming = export("widgets", &[SCHEMA]);
+    claiming["spec"]["permissionClaims"] = json!([{"resource": "configmaps", "resourceSelector": [{"name": "shared", "namespace": "default"}]}]);
+    publish("a-token", prov, &widget_schema(SCHEMA), &claiming);
+    let url = wait_virtual_workspace_url("a-token", prov, "widgets");
+    let vw = url.strip_prefix(&f.server.url).expect("on this server").to_owned();
+    let configmap = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"secret": name}});
+
+    // A hand-written binding accepting `all` (what kcp's plugin sends), and one bound by our plugin.
+    create_workspace("a-token", "root:t-a", "narrow-wide");
+    let mut wide = binding("widgets", prov, "widgets");
+    wide["spec"]["permissionClaims"] = json!([{"resource": "configmaps", "all": true, "state": "Accepted"}]);
+    assert_eq!(post("a-token", &apis("root:t-a:narrow-wide", "apibindings"), &wide).0, 201);
+    create_workspace("a-token", "root:t-a", "narrow-ok");
+    let (plugin, _kubeconfig, _dir) = plugin_kubectl(&f.admin);
+    plugin.ok(&["ws", ":root:t-a:narrow-ok"]);
+    plugin.ok(&["kcp", "bind", "apiexport", &format!("{prov}:widgets"), "--accept-permission-claim", "configmaps.core"]);
+    let (code, ok) = get("a-token", &apis("root:t-a:narrow-ok", "apibindings/widgets"));
+    assert_eq!((code, &ok["spec"]["permissionClaims"]), (200, &json!([{"resource": "configmaps",
+        "resourceSelector": [{"name": "shared", "namespace": "default"}], "state": "Accepted"}])), "the plugin accepts the export's scope: {ok}");
+    for ws in ["narrow-wide", "narrow-ok"] {
+        for name in ["shared", "private"] {
+            let (code, made) = post("a-token", &format!("/clusters/root:t-a:{ws}/api/v1/namespaces/default/configmaps"), &configmap(name));
+            assert_eq!(code, 201, "{made}");
+        }
+    }
+    let (wide_cluster, ok_cluster) = (cluster_of("root:t-a", "narrow-wide"), cluster_of("root:t-a", "narrow-ok"));
+
+    // The wide acceptance is not applied, and the binding says why.
+    let wide_bound = wait_bound("a-token", "root:t-a:narrow-wide", "widgets");
+    let mut status = Value::Null;
+    assert!(eventually(TIMEOUT, || {
+        status = get("a-token", &apis("root:t-a:narrow-wide", "apibindings/widgets")).1["status"].clone();
+        status["conditions"].as_array().into_iter().flatten()
+            .any(|c| c["type"] == "PermissionClaimsValid" && c["status"] == "False" && c["reason"] == "PermissionClaimsMismatch")
+    }), "PermissionClaimsValid False: {status} (bound: {wide_bound})");
+    assert_eq!(status["appliedPermissionClaims"], json!([]), "{status}");
+    let ok_bound = wait_bound("a-token", "root:t-a:narrow-ok", "widgets");
+    let applied = json!([{"resource": "configmaps", "resourceSelector": [{"name": "shared", "namespace": "default"}]}]);
+    let mut applied_now = Value::Null;
+    assert!(eventually(TIMEOUT, || {
+        applied_now = get("a-token", &apis("root:t-a:narrow-ok", "apibindings/widgets")).1["status"]["appliedPermissionClaims"].clone();
+        applied_now == applied
+    }), "the export's claim is applied as the export states it: {applied_now} ({ok_bound})");
+
+    // Across every workspace, over HTTP/1.1 and HTTP/2: only the selected configmap of the workspace that accepted it.
+    let all = format!("{vw}/clusters/*/api/v1/configmaps");
+    for http in [Http::One, Http::Two] {
+        let mut listed = Value::Null;
+        assert!(eventually(TIMEOUT, || {
+            listed = call(http, "a-token", "GET", &all, None).1;
+            names_and_clusters(&listed) == vec![("shared".to_owned(), ok_cluster.clone())]
+        }), "{http:?}: {listed}");
+    }
+    let in_ns = |cluster: &str, rest: &str| format!("{vw}/clusters/{cluster}/api/v1/namespaces/default/configmaps{rest}");
+    // In the wide workspace nothing is reachable, not even the selected name.
+    for name in ["shared", "private"] {
+        let refused = get("a-token", &in_ns(&wide_cluster, &format!("/{name}")));
+        assert_status(&refused, 403, "is not accepted", &format!("{name} through a mismatched acceptance"));
+    }
+    let refused = get("a-token", &in_ns(&wide_cluster, ""));
+    assert_eq!(refused.0, 403, "a list through a mismatched acceptance: {refused:?}");
+    // In the accepted workspace: the selected configmap by name and in lists, nothing else by any verb.
+    let (code, one) = get("a-token", &in_ns(&ok_cluster, "/shared"));
+    assert_eq!((code, &one["data"]), (200, &json!({"secret": "shared"})), "{one}");
+    let refused = get("a-token", &in_ns(&ok_cluster, "/private"));
+    assert_status(&refused, 403, "does not cover", "a configmap outside the selector");
+    let (code, listed) = get("a-token", &in_ns(&ok_cluster, ""));
+    assert_eq!((code, list_names(&listed)), (200, vec!["shared".to_owned()]), "{listed}");
+    let (code, made) = post("a-token", &in_ns(&ok_cluster, ""), &configmap("sneaky"));
+    assert_eq!(code, 403, "a create outside the selector: {made}");
+    let (code, made) = call(Http::Two, "a-token", "DELETE", &in_ns(&ok_cluster, ""), None);
+    assert_eq!(code, 200, "deletecollection: {made}");
+    for (name, expected) in [("shared", 404), ("private", 200), ("sneaky", 404)] {
+        let (code, _) = get("a-token", &format!("/clusters/root:t-a:narrow-ok/api/v1/namespaces/default/configmaps/{name}"));
+        assert_eq!(code, expected, "{name} after the provider's deletecollection");
+    }
+    for name in ["shared", "private"] {
+        let (code, _) = get("a-token", &format!("/clusters/root:t-a:narrow-wide/api/v1/namespaces/default/configmaps/{name}"));
+        assert_eq!(code, 200, "{name} in the wide workspace is untouched");
+    }
+}
+
 #[test]
 fn a_workspace_type_with_default_api_bindings_binds_its_new_workspaces() {
     let _ = provider();

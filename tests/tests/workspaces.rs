@@ -6,6 +6,7 @@
 //! kube-rs against a nested workspace URL. The crash and storage checks of a deletion are `workspaces_crash.rs`.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -26,11 +27,12 @@ const WORKSPACES: &str = "apis/tenancy.kcp.io/v1alpha1/workspaces";
 const WORKSPACE_TYPES: &str = "apis/tenancy.kcp.io/v1alpha1/workspacetypes";
 
 /// Static tokens: the system administrator, the `admin` of t-a and of t-b, and `carol` of t-a (no grants).
-const TOKENS: [&str; 4] = [
+const TOKENS: [&str; 5] = [
     "root-token,root,u-root,\"system:masters\"",
     "a-token,admin,u-a,\"tenant-admins\",,t-a",
     "b-token,admin,u-b,\"tenant-admins\",,t-b",
     "carol-token,carol,u-carol,\"\",,t-a",
+    "users-token,admin,u-users,\"\",,users",
 ];
 
 /// The file's one server, with tenants t-a and t-b. Each test works in workspaces of its own names.
@@ -750,6 +752,70 @@ fn a_system_users_home_is_made_at_the_bucketed_path_and_is_theirs() {
     assert_eq!(home.ok(&["get", "clusterrolebinding", "workspace-admin", "-o", "jsonpath={.subjects[0].name}"]), "kcp-admin");
     assert_eq!(home.ok(&["auth", "can-i", "create", "configmaps"]), "yes\n", "the home's owner administers it");
     home.ok(&["create", "configmap", "mine"]);
+}
+
+/// Issue 45 (security): root's home root `root:users` is no tenant. After a system user's home is made there,
+/// `users` is no Tenant, has no tenant administrator, and no credential or impersonation may name it as a tenant;
+/// nobody makes a tenant or a root workspace of that name.
+#[test]
+fn roots_home_root_is_no_tenant_and_no_credential_reaches_it() {
+    let f = fixture();
+    let (code, home) = get("root-token", &format!("/clusters/root/{WORKSPACES}/~"));
+    assert_eq!(code, 200, "{home}");
+    assert!(home["spec"]["URL"].as_str().unwrap_or_default().contains("/clusters/root:users:"), "{home}");
+
+    // No Tenant view, over both protocols and with kubectl.
+    for http in [Http::One, Http::Two] {
+        let (code, tenants) = call(http, "root-token", "GET", "/api/v1/tenants", None);
+        assert_eq!(code, 200, "{tenants}");
+        assert!(!list_names(&tenants).contains(&"users".to_owned()), "{http:?}: {tenants}");
+        let (code, one) = call(http, "root-token", "GET", "/api/v1/tenants/users", None);
+        assert_eq!(code, 404, "{http:?}: {one}");
+    }
+    let names = f.system.ok(&["get", "tenants", "-o", "name"]);
+    assert!(!names.lines().any(|l| l == "tenant/users"), "{names}");
+    let (code, deleted) = call(Http::One, "root-token", "DELETE", "/api/v1/tenants/users", None);
+    assert_eq!(code, 404, "{deleted}");
+    // Still root's workspace, of type homeroot, with no tenant administrator in it.
+    let (code, ws) = get("root-token", &format!("{}/users", workspaces_of("root")));
+    assert_eq!((code, &ws["spec"]["type"]["name"]), (200, &json!("homeroot")), "{ws}");
+    for what in ["clusterroles/admin-role", "clusterrolebindings/admin-role-binding"] {
+        let (code, found) = get("root-token", &format!("/clusters/root:users/apis/rbac.authorization.k8s.io/v1/{what}"));
+        assert_eq!(code, 404, "{what} in root:users: {found}");
+    }
+
+    // `users` is reserved: as a new Tenant, as a root workspace of another type, in a minted certificate.
+    let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": "users"}});
+    let (code, refused) = post("root-token", "/api/v1/tenants", &tenant);
+    assert_eq!(code, 422, "{refused}");
+    let (code, refused) = post("root-token", &workspaces_of("root"), &workspace("users", Some(("root", "organization"))));
+    assert!(code == 422 || code == 409, "{refused}");
+    let minted = std::process::Command::new(kspaces_tests::kspaces_binary())
+        .args(["kubeconfig", "--data-dir"]).arg(f.server.data_dir.path()).args(["--tenant", "users", "--user", "admin"])
+        .output().expect("kspaces kubeconfig");
+    assert!(!minted.status.success(), "a certificate for tenant users was minted");
+    assert!(String::from_utf8_lossy(&minted.stderr).contains("reserved"), "{}", String::from_utf8_lossy(&minted.stderr));
+
+    // A token naming tenant `users` is refused everywhere, and so is impersonating into it.
+    for path in ["/api/v1/namespaces", "/clusters/root:users/apis/tenancy.kcp.io/v1alpha1/workspaces", "/api/v1/tenants/users/namespaces"] {
+        for http in [Http::One, Http::Two] {
+            let (code, answer) = call(http, "users-token", "GET", path, None);
+            assert_eq!(code, 401, "{http:?} {path}: {answer}");
+        }
+    }
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "delete", "group": "tenancy.kcp.io", "resource": "workspaces"}}});
+    let (code, answer) = post("users-token", "/clusters/root:users/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", &review);
+    assert_eq!(code, 401, "can-i as tenant users: {answer}");
+    let impersonating = Command::new("curl")
+        .args(["-sk", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer root-token"])
+        .args(["-H", "Impersonate-User: admin", "-H", "Impersonate-Group: tenant:users"])
+        .arg(format!("{}/clusters/root:users/api/v1/namespaces", f.server.url))
+        .output().expect("curl");
+    assert_eq!(String::from_utf8_lossy(&impersonating.stdout), "403", "impersonating tenant users");
+    // A tenant's users reach nothing there.
+    let (code, answer) = get("a-token", "/clusters/root:users/api/v1/namespaces");
+    assert_eq!(code, 403, "{answer}");
 }
 
 #[test]

@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
-use crate::claims::{Claim, Claims};
+use crate::claims::{self, Claim, Claims};
 use crate::kinds::api_binding::{self, export_of};
 use crate::kinds::api_export::{self, identity_hash, IDENTITY_KEY, IDENTITY_NAMESPACE};
 use crate::kinds::api_export_endpoint_slice;
@@ -513,17 +513,13 @@ impl ApisController {
         };
         let ready = if initial && conflicts.is_empty() { condition("Ready", true, "", "") } else { condition("Ready", false, "NamingConflicts", "not every resource is bound") };
         let export_claims = export.pointer("/spec/permissionClaims").cloned().unwrap_or_else(|| json!([]));
-        let applied: Vec<Value> = binding.pointer("/spec/permissionClaims").and_then(Value::as_array).into_iter().flatten()
-            .filter(|c| c.get("state").and_then(Value::as_str) == Some("Accepted"))
-            .filter(|c| export_claims.as_array().into_iter().flatten().any(|e| same_resource(e, c)))
-            .map(|c| {
-                let mut claim = c.clone();
-                if let Some(map) = claim.as_object_mut() {
-                    map.remove("state");
-                }
-                claim
-            })
-            .collect();
+        let binding_claims = binding.pointer("/spec/permissionClaims").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let (applied, mismatched) = claims::applied(export_claims.as_array().map(Vec::as_slice).unwrap_or_default(), binding_claims);
+        let claims_valid = if mismatched.is_empty() {
+            condition("PermissionClaimsValid", true, "", "")
+        } else {
+            condition("PermissionClaimsValid", false, "PermissionClaimsMismatch", &mismatched.join("; "))
+        };
         Ok(json!({
             "phase": phase,
             "apiExportClusterName": cluster,
@@ -534,16 +530,11 @@ impl ApisController {
                 condition("APIExportValid", true, "", ""),
                 condition("InitialBindingCompleted", initial, if initial { "" } else { "NamingConflicts" }, ""),
                 up_to_date,
+                claims_valid,
                 ready,
             ],
         }))
     }
-}
-
-/// Whether two claims name the same resource: group (empty for core), resource and identity hash.
-fn same_resource(a: &Value, b: &Value) -> bool {
-    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-    ["group", "resource", "identityHash"].iter().all(|key| text(a, key) == text(b, key))
 }
 
 /// A condition without its transition time (`set_conditions` adds it).

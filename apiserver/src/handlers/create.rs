@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{field_manager, options, Ctx};
 use crate::registry::WriteContext;
-use crate::status::ApiResult;
+use crate::status::{ApiError, ApiResult};
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let validation = ctx.write_options()?.field_validation;
@@ -19,5 +19,10 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
 
 /// Stores a new object (a POST, or an apply of an object that is not there yet).
 pub async fn create_object(ctx: &Ctx, object: Value, write: &WriteContext) -> ApiResult<Value> {
+    // A virtual workspace that reaches only some objects (a permission claim's) creates only those.
+    if ctx.only.as_ref().is_some_and(|only| !(only.0)(&object)) {
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        return Err(ApiError::forbidden(format!("{} {name:?} is not within what this virtual workspace may reach", ctx.resource.plural)));
+    }
     ctx.server.registry.create(&ctx.resource, &ctx.scope, object, write).await
 }

@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 
 use super::{kind_schema, string, verbs, Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation, Question};
-use crate::registry::strategy::{Part, Strategy};
+use crate::registry::strategy::{Part, Strategy, View};
+use crate::tenancy::tree::is_home_root;
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy::{self, Phase, TenantCache, ALL};
@@ -89,8 +90,19 @@ pub struct TenantStrategy {
     pub types: Arc<crate::tenancy::types::WorkspaceTypes>,
 }
 
+/// Root's home root (`root:users`) is stored as a Tenant, as every workspace of root is, but is no tenant.
+impl View for TenantStrategy {
+    fn visible(&self, _resource: &ResourceInfo, stored: &Value) -> bool {
+        !is_home_root(stored)
+    }
+}
+
 #[async_trait]
 impl Strategy for TenantStrategy {
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
+    }
+
     fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         let Some(map) = object.as_object_mut() else { return };
         let spec = map.entry("spec").or_insert_with(|| json!({}));
@@ -165,6 +177,10 @@ impl Admission for TenantLifecycle {
         if attributes.caller.is_none() {
             return Ok(());
         }
+        // Root's home root has no Tenant view: what a Tenant request would change there is not found.
+        if attributes.resource.is("", "Tenant") && attributes.old.is_some_and(is_home_root) {
+            return Err(ApiError::not_found("", "tenants", attributes.name));
+        }
         if attributes.operation == Operation::Delete {
             if attributes.name == tenancy::SYSTEM {
                 return Err(ApiError::forbidden(format!("tenants \"{}\" is forbidden: this tenant may not be deleted", attributes.name)));
@@ -184,6 +200,10 @@ impl Admission for TenantLifecycle {
 fn check_tenant(object: &Value, causes: &mut Vec<Cause>) {
     if object.pointer("/metadata/name").and_then(Value::as_str) == Some(ALL) {
         causes.push(Cause::invalid("metadata.name", ALL, "\"all\" is reserved: it names every tenant in /api/v1/tenants/all/..."));
+    }
+    if object.pointer("/metadata/name").and_then(Value::as_str) == Some(tenancy::HOME_ROOT) && !is_home_root(object) {
+        causes.push(Cause::invalid("metadata.name", tenancy::HOME_ROOT,
+            "\"users\" is reserved: root:users holds the system users' home workspaces"));
     }
     if let Some(spec) = object.get("spec").filter(|spec| !spec.is_object()) {
         causes.push(Cause::invalid("spec", &spec.to_string(), "must be an object"));

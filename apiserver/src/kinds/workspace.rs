@@ -463,6 +463,11 @@ impl Admission for WorkspaceAdmission {
         if child.is_a(&[TypeName::new(ROOT, "homeroot")]) && parent.path.matches(':').count() > 1 {
             return Err(forbidden(name, &format!("workspace type root:homeroot is allowed only in root or a tenant's workspace, not in {}", parent.path)));
         }
+        // In root, `users` is the system users' home root, never a tenant.
+        if attributes.space.is_system() && name == crate::tenancy::HOME_ROOT && !child.is_a(&[TypeName::new(ROOT, "homeroot")]) {
+            return Err(ApiError::invalid(GROUP, NAME, name, vec![Cause::invalid("metadata.name", name,
+                "\"users\" is reserved in root: root:users holds the system users' home workspaces")]));
+        }
         Ok(())
     }
 }

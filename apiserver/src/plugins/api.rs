@@ -117,6 +117,10 @@ pub struct PermissionClaim {
     pub identity_hash: String,
     /// `Accepted` or `Rejected`.
     pub state: String,
+    /// Every object of the resource (v1alpha1).
+    pub all: bool,
+    /// The objects claimed, by name and namespace, when not `all` (v1alpha1).
+    pub resource_selector: Vec<serde_json::Value>,
 }
 
 impl PermissionClaim {

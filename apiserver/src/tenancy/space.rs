@@ -13,7 +13,7 @@
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
-use super::tree::{Tree, TENANT_DEFAULT_TYPE};
+use super::tree::{Tree, HOME_ROOT_TYPE, TENANT_DEFAULT_TYPE};
 use super::types::WorkspaceTypes;
 use super::{space_of, SYSTEM};
 use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
@@ -35,15 +35,16 @@ pub const ADMIN_ROLE_BINDING: &str = "admin-role-binding";
 /// The user a tenant's `admin-role-binding` names.
 pub const TENANT_ADMIN: &str = "admin";
 
-/// The objects a new space holds, in creation order.
-pub fn initial_objects(tenant: &str) -> Vec<Value> {
+/// The objects a new space holds, in creation order; `home_root`: root's workspace of system users' homes, which
+/// has no tenant administrator.
+pub fn initial_objects(tenant: &str, home_root: bool) -> Vec<Value> {
     let system = tenant == SYSTEM;
     let namespaces: &[&str] = if system { &SYSTEM_NAMESPACES } else { &TENANT_NAMESPACES };
     let mut objects: Vec<Value> = namespaces
         .iter()
         .map(|name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
         .collect();
-    if !system {
+    if !system && !home_root {
         objects.push(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
@@ -335,12 +336,12 @@ pub async fn set_logical_cluster_phase(registry: &GenericStore, resources: &Reso
 /// written at once (one group commit, not one per object); the LogicalCluster goes last.
 pub async fn initialize(registry: &GenericStore, resources: &ResourceTable, types: &WorkspaceTypes, tree: &Tree, tenant: &str) -> ApiResult<()> {
     let space = space_of(tenant)?;
-    let mut objects = initial_objects(tenant);
+    // A tenant made as a root Workspace of another type than organization says so in its annotation.
+    let kind = tenant_type(registry, resources, tenant).await?;
+    let mut objects = initial_objects(tenant, kind.as_deref() == Some(HOME_ROOT_TYPE));
     let last = objects.pop();
     futures::future::try_join_all(objects.into_iter().map(|object| create(registry, resources, &space, object))).await?;
     if let Some(mut logical_cluster) = last {
-        // A tenant made as a root Workspace of another type than organization says so in its annotation.
-        let kind = tenant_type(registry, resources, tenant).await?;
         if let Some(kind) = &kind {
             logical_cluster["metadata"]["annotations"][TYPE_ANNOTATION] = json!(kind);
         }
@@ -400,7 +401,7 @@ mod tests {
 
     #[test]
     fn tenant_spaces_get_arktos_admin_objects_and_a_logical_cluster() {
-        let objects = initial_objects("t1");
+        let objects = initial_objects("t1", false);
         let names: Vec<String> = objects.iter().map(|o| format!("{}/{}", o["kind"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or(""))).collect();
         assert_eq!(names[..5], ["Namespace/default", "Namespace/kube-system", "Namespace/kube-public", "ClusterRole/admin-role",
             "ClusterRoleBinding/admin-role-binding"]);
@@ -412,10 +413,13 @@ mod tests {
         assert_eq!(last["kind"], "LogicalCluster", "the LogicalCluster comes last: its presence means the space is complete");
         assert_eq!(last["spec"]["crdPolicy"], "LocalCRDFirst");
         assert_eq!(last["metadata"]["annotations"]["kcp.io/path"], "root:t1");
-        let system = initial_objects("system");
+        let system = initial_objects("system", false);
         let system_names: Vec<String> = system.iter().map(|o| format!("{}/{}", o["kind"].as_str().unwrap_or(""), o["metadata"]["name"].as_str().unwrap_or(""))).collect();
         assert!(system_names.iter().any(|n| n == "ClusterRoleBinding/cluster-admin"));
         assert!(!system_names.iter().any(|n| n == "ClusterRole/admin-role"));
         assert_eq!(system.last().expect("objects")["metadata"]["annotations"]["kcp.io/path"], "root");
+        let homes = initial_objects("users", true);
+        assert!(!homes.iter().any(|o| o["metadata"]["name"] == "admin-role" || o["metadata"]["name"] == "admin-role-binding"),
+            "root's home root has no tenant administrator");
     }
 }

@@ -26,6 +26,14 @@ pub const ROOT: &str = "root";
 pub const TENANT_TYPE_ANNOTATION: &str = "tenancy.kspaces.io/workspace-type";
 /// The type of tenants that name none (tenants made through `/api/v1/tenants`).
 pub const TENANT_DEFAULT_TYPE: &str = "root:organization";
+/// The type of root's workspace holding system users' homes (`root:users`): stored as a Tenant like every
+/// workspace of root, but no tenant (no Tenant view, no admin, no credential names it).
+pub const HOME_ROOT_TYPE: &str = "root:homeroot";
+
+/// Whether a stored Tenant is root's home root, not a tenant.
+pub fn is_home_root(tenant: &Value) -> bool {
+    at(tenant, &format!("/metadata/annotations/{}", TENANT_TYPE_ANNOTATION.replace('/', "~1"))).and_then(Value::as_str) == Some(HOME_ROOT_TYPE)
+}
 
 /// One workspace, as its parent holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]

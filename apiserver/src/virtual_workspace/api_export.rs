@@ -10,7 +10,8 @@
 //! - `apibindings`, read only, narrowed to the bindings to this export by their `internal.apis.kcp.io/export`
 //!   label;
 //! - the resources the export claims, only where a binding accepted the claim and only the objects it covers
-//!   (selected by the claim label `claims::ClaimLabels` keeps; in one workspace, a named object must be covered);
+//!   (selected by the claim label `claims::ClaimLabels` keeps; in one workspace, a named object, and the object a
+//!   create makes, must be covered);
 //! - discovery shows the exported resources.
 //!
 //! The request then goes on as the caller, with RBAC already judged here.
@@ -110,7 +111,12 @@ impl VirtualWorkspaces {
                 return Err(ApiError::forbidden(format!(
                     "the permission claim of APIExport {cluster}:{export} on {what} does not cover {:?} in logical cluster {target:?}", info.name)));
             }
-            return Ok(access(Spaces::One(space), Some(claim_label()?), None));
+            // What a create makes must be covered too (its name is only in the body).
+            let covered = ObjectFilter(Arc::new(move |object: &Value| {
+                let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+                claim.covers(text("/metadata/name"), text("/metadata/namespace"))
+            }));
+            return Ok(access(Spaces::One(space), Some(claim_label()?), Some(covered)));
         }
         let labels = if is_bindings { Some(bindings_label()?) } else { None };
         Ok(access(Spaces::One(space), labels, None))

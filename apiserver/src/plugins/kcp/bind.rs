@@ -99,8 +99,8 @@ fn parse_claims(flags: &[String], state: &str, which: &str) -> PluginResult<Vec<
             Some((resource, group)) => claims.push(PermissionClaim {
                 group: if group == "core" { String::new() } else { group.to_owned() },
                 resource: resource.to_owned(),
-                identity_hash: String::new(),
                 state: state.to_owned(),
+                ..PermissionClaim::default()
             }),
             None => errors.push(format!("invalid permission claim {flag:?}")),
         }
@@ -139,13 +139,19 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     (!text.is_empty()).then(|| Duration::from_secs_f64(total))
 }
 
-/// The APIBinding kcp's plugin sends for `apis.kcp.io/v1alpha1`: each claim for all objects (`all: true`), empty
-/// group and identity hash left out.
+/// The APIBinding for `apis.kcp.io/v1alpha1`: each claim with the scope the export claims (its
+/// `resourceSelector`), else for all objects (`all: true`, as kcp's plugin sends every claim); empty group and
+/// identity hash left out.
 pub fn binding_body(plan: &Plan, claims: &[PermissionClaim]) -> Value {
     let claims: Vec<Value> = claims
         .iter()
         .map(|claim| {
-            let mut json = json!({"resource": claim.resource, "all": true, "state": claim.state});
+            let mut json = json!({"resource": claim.resource, "state": claim.state});
+            if claim.resource_selector.is_empty() {
+                json["all"] = json!(true);
+            } else {
+                json["resourceSelector"] = json!(claim.resource_selector);
+            }
             if !claim.group.is_empty() {
                 json["group"] = json!(claim.group);
             }
@@ -162,6 +168,16 @@ pub fn binding_body(plan: &Plan, claims: &[PermissionClaim]) -> Value {
     json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIBinding", "metadata": {"name": plan.binding}, "spec": spec})
 }
 
+/// `claim` with the scope (and identity hash) of the export's claim on the same resource, if it makes one.
+fn with_export_scope(claim: PermissionClaim, export_claims: &[PermissionClaim]) -> PermissionClaim {
+    let same = |e: &&PermissionClaim| e.group == claim.group && e.resource == claim.resource
+        && (claim.identity_hash.is_empty() || e.identity_hash == claim.identity_hash);
+    match export_claims.iter().find(same) {
+        Some(export) => PermissionClaim { state: claim.state, ..export.clone() },
+        None => claim,
+    }
+}
+
 /// Runs `kubectl kcp bind apiexport`.
 pub async fn run(args: BindArgs, io: &mut Io<'_>) -> PluginResult {
     let plan = plan(&args)?;
@@ -175,6 +191,12 @@ pub async fn run(args: BindArgs, io: &mut Io<'_>) -> PluginResult {
             .await
             .map_err(|e| PluginError::Failed(format!("failed to get APIExport {:?}: {e}", plan.export)))?;
         claims = export.spec.permission_claims.into_iter().map(|claim| PermissionClaim { state: state.to_owned(), ..claim }).collect();
+    } else if !claims.is_empty() {
+        // A claim is accepted with the scope the export claims (the server applies nothing wider); an export the
+        // caller cannot read leaves kcp's `all: true`.
+        if let Ok(export) = client.api_export(&plan.export_path, &plan.export).await {
+            claims = claims.into_iter().map(|claim| with_export_scope(claim, &export.spec.permission_claims)).collect();
+        }
     }
     let created = client
         .create_api_binding(&current.path, &binding_body(&plan, &claims))
