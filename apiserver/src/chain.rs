@@ -13,6 +13,7 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures::FutureExt;
 use kspaces_authz::policy::Decision;
+use kspaces_authz::rbac::Attributes;
 use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::{ApiIdentity, SpaceName};
 use serde_json::Value;
@@ -163,12 +164,18 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
                 // A caller with no space (no tenant, no --default-tenant) still reaches /version, health and
                 // discovery, so kubectl gets as far as the resource request and its explanation.
                 Err(_) if (route.is_public() || route.is_discovery()) && info.space == SpacePath::Short => {}
+                // A path is refused as kube refuses one: `cannot get path "/api"`.
+                Err(err) if err.code == 403 => {
+                    let attributes = Attributes::NonResource { verb: info.verb.clone(), path: info.path.clone() };
+                    return Err(authorization::forbidden(&caller.user, &attributes, "a user may only reach their own tenant"));
+                }
                 Err(err) => return Err(err),
             },
         }
         return serve_non_resource(req, &server, caller.as_ref(), space, route);
     }
     let caller = caller.ok_or_else(ApiError::unauthorized)?;
+    handlers::home::first_access(&server, info, &caller).await?;
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
     serve_resource(req, payload, server, info, trail, caller, Served { spaces, narrowed: None, resources: None, only: None }).await

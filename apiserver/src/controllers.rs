@@ -20,7 +20,9 @@ use serde_json::{json, Value};
 use crate::authorization::RBAC_GROUP;
 use crate::registry::deletion::has_finalizers;
 use crate::registry::stored;
-use crate::registry::{is_deleting, DeleteOptions, DeleteOutcome, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
+use crate::kinds::logical_cluster::LOGICAL_CLUSTER_NAME;
+use crate::registry::{is_deleting, DeleteOptions, DeleteOutcome, GenericStore, ListOptions, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
+use crate::tenancy::space::LOGICAL_CLUSTER_FINALIZER;
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
 
@@ -167,6 +169,23 @@ pub async fn empty_space(registry: &GenericStore, resources: &ResourceTable, res
     let purge = |stage: Stage| async move {
         let mut gone = true;
         for resource in of(stage) {
+            // The LogicalCluster of a deleted space is held by the server's finalizer (it carries its
+            // deletionTimestamp meanwhile): lifting it, last, removes it.
+            if stage == Stage::LogicalCluster {
+                let held = match registry.reader().get(resource, scope_ref, LOGICAL_CLUSTER_NAME).await {
+                    Ok(logical_cluster) => stored::at(&logical_cluster, "/metadata/finalizers").and_then(Value::as_array)
+                        .is_some_and(|f| f.iter().any(|f| f == LOGICAL_CLUSTER_FINALIZER)),
+                    Err(ApiError { code: 404, .. }) => false,
+                    Err(err) => return Err(err),
+                };
+                let write = WriteContext::server(SERVER_MANAGER, "");
+                if held {
+                    match registry.lift_finalizer(resource, scope_ref, LOGICAL_CLUSTER_NAME, &write, LOGICAL_CLUSTER_FINALIZER).await {
+                        Ok(()) | Err(ApiError { code: 404, .. }) => {}
+                        Err(err) => return Err(err),
+                    }
+                }
+            }
             gone &= registry.purge(resource, scope_ref).await?;
         }
         ApiResult::Ok(gone)

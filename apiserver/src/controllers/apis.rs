@@ -215,9 +215,15 @@ impl ApisController {
                     Work::Relabel(space, group, resource, identity) => self.relabel(space, group, resource, identity).await,
                     Work::Release(space) => self.release(space).await,
                 };
-                if let Err(err) = done {
-                    tracing::warn!(%err, ?item, "APIs controller");
-                    self.queue.lock().dirty.insert(item);
+                match done {
+                    // A conflict or a passing failure is tried again; an object the server refuses (invalid,
+                    // forbidden, gone) stays refused until it is written again, which queues it anew.
+                    Err(err) if err.code >= 500 || err.code == 409 || err.code == 429 => {
+                        tracing::warn!(%err, ?item, "APIs controller");
+                        self.queue.lock().dirty.insert(item);
+                    }
+                    Err(err) => tracing::warn!(%err, ?item, "APIs controller: not retried until the object changes"),
+                    Ok(()) => {}
                 }
             }
         }

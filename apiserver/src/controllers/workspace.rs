@@ -68,7 +68,7 @@ pub struct PendingWorkspaces {
     /// brings the workspace back `COALESCE` later (else it comes back after `CONTENT_RECHECK`).
     emptying: Mutex<HashMap<SpaceName, (Key, Emptying)>>,
     wake: Notify,
-    /// A LogicalCluster's last initializer or terminator is gone, a deleted workspace or a Terminating namespace
+    /// A waiting LogicalCluster's initializers or terminators changed, a deleted workspace or a Terminating namespace
     /// is gone: what waited for it moves on now, not at the next tick.
     advance: Notify,
 }
@@ -235,7 +235,12 @@ impl WriteObserver for PendingWorkspaces {
                 let had_entries = at(object, &format!("/spec/{}", l.field())).and_then(Value::as_array).is_some_and(|e| !e.is_empty());
                 at(object, "/status/phase").and_then(Value::as_str) == Some(l.phase()) && l.entries(object).is_empty() && had_entries
             });
-            if let Some((parent, name)) = owner(object).filter(|_| done) {
+            // While it waits, every entry removed is mirrored to the Workspace, not only the last.
+            let removed = Lifecycle::ALL.into_iter().any(|l| {
+                let had = at(object, &format!("/spec/{}", l.field())).and_then(Value::as_array).map_or(0, Vec::len);
+                at(object, "/status/phase").and_then(Value::as_str) == Some(l.phase()) && l.entries(object).len() < had
+            });
+            if let Some((parent, name)) = owner(object).filter(|_| done || removed) {
                 self.set(&parent, &name, true, None);
                 self.advance.notify_one();
             }

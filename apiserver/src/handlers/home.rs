@@ -38,10 +38,60 @@ pub async fn get(server: Arc<ApiServer>, req: &HttpRequest, info: &RequestInfo, 
         // As kcp without home workspaces: `~` is a name like any other, and no workspace has it.
         return Err(ApiError::not_found("tenancy.kcp.io", "workspaces", "~"));
     }
-    if !config.may_have_home(&caller) {
-        return Err(forbidden(&caller, "home workspaces are for the home-creator groups only"));
+    let (parent, home_name) = ensure(&server, &caller).await?;
+    let workspaces = server.resources.by_kind("tenancy.kcp.io", "Workspace").cloned()
+        .ok_or_else(|| ApiError::internal("no Workspace resource"))?;
+    let scope = Scope::one(parent, None);
+    let home = server.registry.get(&workspaces, &scope, &home_name).await?;
+    let ctx = Ctx::new(server, req, info.clone(), workspaces, scope, caller);
+    ctx.respond_object(200, &home)
+}
+
+/// The path of `caller`'s home (`root[:<tenant>]:<prefix>:<buckets>:<user>`), if it may have one.
+fn home_path(server: &ApiServer, caller: &Caller) -> Option<String> {
+    let tenant = caller.tenant.as_deref()?;
+    let config = &server.homes;
+    if !config.may_have_home(caller) {
+        return None;
     }
-    let names = config.home_names(&caller.user.name).ok_or_else(|| forbidden(&caller, "the user's name makes no workspace name"))?;
+    let names = config.home_names(&caller.user.name)?;
+    let top = if tenant == SYSTEM { ROOT.to_owned() } else { format!("{ROOT}:{tenant}") };
+    Some(format!("{top}:{}", names.join(":")))
+}
+
+/// A request to `/clusters/<path>` where no workspace is yet: the caller's own home is made now, on its owner's
+/// first request (seed 001), as `~` makes it. Under a home root, a path that is not the caller's own home is
+/// refused whether or not it exists (a home's existence is its owner's business).
+pub async fn first_access(server: &Arc<ApiServer>, info: &RequestInfo, caller: &Caller) -> ApiResult<()> {
+    let SpacePath::Workspace(path) = &info.space else { return Ok(()) };
+    if !server.homes.enabled || server.tree.resolve(path).is_some() {
+        return Ok(());
+    }
+    let Some(tenant) = caller.tenant.as_deref() else { return Ok(()) };
+    let own = home_path(server, caller);
+    if own.as_deref() == Some(path.as_str()) {
+        return ensure(server, caller).await.map(drop);
+    }
+    if caller.system {
+        return Ok(());
+    }
+    let home_root = format!("{ROOT}:{tenant}:{}", server.homes.prefix.join(":"));
+    if path.starts_with(&format!("{home_root}:")) && !own.is_some_and(|own| own.starts_with(&format!("{path}:"))) {
+        return Err(ApiError::forbidden(format!(
+            "{} is forbidden: User {:?} cannot {} resource {:?} in workspace {path:?}: a home workspace is its owner's",
+            info.resource, caller.user.name, info.verb, info.resource)));
+    }
+    Ok(())
+}
+
+/// Makes `caller`'s home if it is not there yet: its parent space and its name.
+async fn ensure(server: &Arc<ApiServer>, caller: &Caller) -> ApiResult<(SpaceName, String)> {
+    let tenant = caller.tenant.clone().ok_or_else(|| forbidden(caller, "the user's credentials name no tenant"))?;
+    let config = &server.homes;
+    if !config.may_have_home(caller) {
+        return Err(forbidden(caller, "home workspaces are for the home-creator groups only"));
+    }
+    let names = config.home_names(&caller.user.name).ok_or_else(|| forbidden(caller, "the user's name makes no workspace name"))?;
     let workspaces = server.resources.by_kind("tenancy.kcp.io", "Workspace").cloned()
         .ok_or_else(|| ApiError::internal("no Workspace resource"))?;
     let mut parent = if tenant == SYSTEM { SpaceName::system() } else { tenancy::space_of(&tenant)? };
@@ -77,11 +127,7 @@ pub async fn get(server: Arc<ApiServer>, req: &HttpRequest, info: &RequestInfo, 
             path = child_path;
         }
     }
-    let home_name = names.last().cloned().unwrap_or_default();
-    let scope = Scope::one(parent, None);
-    let home = server.registry.get(&workspaces, &scope, &home_name).await?;
-    let ctx = Ctx::new(server, req, info.clone(), workspaces, scope, caller);
-    ctx.respond_object(200, &home)
+    Ok((parent, names.last().cloned().unwrap_or_default()))
 }
 
 fn forbidden(caller: &Caller, why: &str) -> ApiError {

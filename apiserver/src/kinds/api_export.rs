@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::workspace::BaseUrl;
-use super::workspace_type::{is_path, is_type_name};
+use super::workspace_type::is_path;
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::registry::strategy::{Strategy, View};
 use crate::registry::ResourceInfo;
@@ -129,8 +129,10 @@ impl View for ExportStrategy {
 pub(crate) fn check_export_reference(object: &Value, old: Option<&Value>, field: &str, whole: &str, causes: &mut Vec<Cause>) {
     let pointer = |field: &str| format!("/{}", field.replace('.', "/"));
     match object.pointer(&format!("{}/name", pointer(field))).and_then(Value::as_str) {
-        Some(name) if is_type_name(name) => {}
-        Some(name) => causes.push(Cause::invalid(format!("{field}.name"), name, "must be an APIExport's name")),
+        // Export names are DNS subdomains, as kcp's own (`tenancy.kcp.io`).
+        Some(name) if crate::registry::validate::is_dns_subdomain(name) => {}
+        Some(name) => causes.push(Cause::invalid(format!("{field}.name"), name,
+            "must be an APIExport's name: a DNS subdomain (lowercase letters, digits, '-' and '.')")),
         None => causes.push(Cause::required(format!("{field}.name"))),
     }
     if let Some(path) = object.pointer(&format!("{}/path", pointer(field))).and_then(Value::as_str).filter(|p| !p.is_empty() && !is_path(p)) {

@@ -18,7 +18,8 @@ use super::types::WorkspaceTypes;
 use super::{space_of, SYSTEM};
 use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
 use crate::kinds::workspace::OWNER_ANNOTATION;
-use crate::registry::{GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
+use crate::registry::deletion::DeleteOptions;
+use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::status::{ApiError, ApiResult};
 use crate::registry::stored::at;
 
@@ -237,8 +238,14 @@ pub async fn await_terminators(registry: &GenericStore, resources: &ResourceTabl
     }
 }
 
+/// The finalizer that keeps a deleted space's LogicalCluster, with its `deletionTimestamp`, until everything else
+/// in the space is gone (`controllers::empty_space` lifts it last, which removes it).
+pub const LOGICAL_CLUSTER_FINALIZER: &str = "tenancy.kspaces.io/logical-cluster";
+
 /// The LogicalCluster of `space`, made `Terminating`, while it lists terminators; `None` once none is left (or
-/// there is none). A deleted tenant waits on this alone: its Tenant is already Arktos' `Terminating`.
+/// there is none). A deleted tenant waits on this alone: its Tenant is already Arktos' `Terminating`. The
+/// LogicalCluster of a deleted space carries a `deletionTimestamp` from the first call on (kcp's terminators
+/// select by it).
 pub async fn hold_for_terminators(registry: &GenericStore, resources: &ResourceTable, space: &SpaceName) -> ApiResult<Option<Value>> {
     let logical_clusters = row(resources, "core.kcp.io", "LogicalCluster")?;
     let scope = Scope::one(space.clone(), None);
@@ -246,6 +253,14 @@ pub async fn hold_for_terminators(registry: &GenericStore, resources: &ResourceT
         Ok(logical_cluster) => logical_cluster,
         Err(ApiError { code: 404, .. }) => return Ok(None),
         Err(err) => return Err(err),
+    };
+    let logical_cluster = if is_deleting(&logical_cluster) {
+        logical_cluster
+    } else {
+        match mark_deleted(registry, &logical_clusters, &scope).await? {
+            Some(marked) => marked,
+            None => return Ok(None),
+        }
     };
     let left = at(&logical_cluster, "/status/terminators").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
     if !left {
@@ -255,6 +270,37 @@ pub async fn hold_for_terminators(registry: &GenericStore, resources: &ResourceT
         return Ok(Some(logical_cluster));
     }
     set_status(registry, &logical_clusters, &scope, LOGICAL_CLUSTER_NAME, |status| status["phase"] = json!("Terminating")).await.map(Some)
+}
+
+/// Deletes a space's LogicalCluster as kube deletes an object held by a finalizer: it gets its
+/// `deletionTimestamp` and stays. `None` if it is gone.
+async fn mark_deleted(registry: &GenericStore, logical_clusters: &ResourceInfo, scope: &Scope) -> ApiResult<Option<Value>> {
+    let write = WriteContext::server(SERVER_MANAGER, "");
+    let held = registry.guaranteed_update(logical_clusters, scope, LOGICAL_CLUSTER_NAME, Part::Main, &write, |current| {
+        let mut held = current.clone();
+        let finalizers = held["metadata"].as_object_mut().map(|m| m.entry("finalizers").or_insert_with(|| json!([])));
+        if let Some(list) = finalizers.and_then(Value::as_array_mut) {
+            if !list.iter().any(|f| f == LOGICAL_CLUSTER_FINALIZER) {
+                list.push(json!(LOGICAL_CLUSTER_FINALIZER));
+            }
+        }
+        Ok(held)
+    }).await;
+    match held {
+        Ok(_) => {}
+        Err(ApiError { code: 404, .. }) => return Ok(None),
+        Err(err) => return Err(err),
+    }
+    match registry.delete(logical_clusters, scope, LOGICAL_CLUSTER_NAME, &DeleteOptions::default(), None).await {
+        Ok(_) => {}
+        Err(ApiError { code: 404, .. }) => return Ok(None),
+        Err(err) => return Err(err),
+    }
+    match registry.reader().get(logical_clusters, scope, LOGICAL_CLUSTER_NAME).await {
+        Ok(marked) => Ok(Some(marked)),
+        Err(ApiError { code: 404, .. }) => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// Sets a Workspace's `status.phase`, `status.initializers` and `status.terminators` to its LogicalCluster's
