@@ -146,6 +146,10 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
         let caller = caller.ok_or_else(ApiError::unauthorized)?;
         return handlers::home::get(server, req, info, caller).await;
     }
+    // A home is made on its owner's first request to its path (kubectl's discovery comes first).
+    if let Some(caller) = &caller {
+        handlers::home::first_access(&server, info, caller).await?;
+    }
     if !info.is_resource {
         let route = routes::route(&info.path);
         let mut space = None;
@@ -175,7 +179,6 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
         return serve_non_resource(req, &server, caller.as_ref(), space, route);
     }
     let caller = caller.ok_or_else(ApiError::unauthorized)?;
-    handlers::home::first_access(&server, info, &caller).await?;
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
     serve_resource(req, payload, server, info, trail, caller, Served { spaces, narrowed: None, resources: None, only: None }).await

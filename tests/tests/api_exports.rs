@@ -32,11 +32,12 @@ const CONSUMER: &str = "root:t-a:consumer";
 const SCHEMA: &str = "v1.widgets.example.io";
 
 /// Static tokens: the system administrator, the `admin` of t-a and of t-b, and `carol` of t-a (no grants).
-const TOKENS: [&str; 4] = [
+const TOKENS: [&str; 5] = [
     "root-token,root,u-root,\"system:masters\"",
     "a-token,admin,u-a,\"tenant-admins\",,t-a",
     "b-token,admin,u-b,\"tenant-admins\",,t-b",
     "carol-token,carol,u-carol,\"\",,t-a",
+    "gone-token,admin,u-gone,\"tenant-admins\",,t-gone",
 ];
 
 // ---- Shared state: the server, the provider, the bound consumer ----
@@ -1142,6 +1143,111 @@ fn an_accepted_claim_never_grants_more_than_the_export_claims() {
         let (code, _) = get("a-token", &format!("/clusters/root:t-a:narrow-wide/api/v1/namespaces/default/configmaps/{name}"));
         assert_eq!(code, 200, "{name} in the wide workspace is untouched");
     }
+}
+
+/// Issue 45 (3): an export named as kcp names its own (`example.kcp.io`, a DNS subdomain) is bound with the
+/// plugin and by hand, gets its endpoint slice and virtual workspace, and a WorkspaceType may bind it by default.
+#[test]
+fn an_export_with_a_dotted_name_is_bound_and_served() {
+    let f = fixture();
+    let prov = "root:t-a:dotted-provider";
+    create_workspace("a-token", "root:t-a", "dotted-provider");
+    publish("a-token", prov, &widget_schema(SCHEMA), &export("example.kcp.io", &[SCHEMA]));
+    wait_identity_hash("a-token", prov, "example.kcp.io");
+    let url = wait_virtual_workspace_url("a-token", prov, "example.kcp.io");
+    assert!(url.ends_with("/example.kcp.io"), "{url}");
+
+    create_workspace("a-token", "root:t-a", "dotted-plugin");
+    let (plugin, _kubeconfig, _dir) = plugin_kubectl(&f.admin);
+    plugin.ok(&["ws", ":root:t-a:dotted-plugin"]);
+    plugin.ok(&["kcp", "bind", "apiexport", &format!("{prov}:example.kcp.io")]);
+    wait_served("a-token", "root:t-a:dotted-plugin");
+    create_widget("a-token", "root:t-a:dotted-plugin", "w1", json!({}));
+
+    create_workspace("a-token", "root:t-a", "dotted-hand");
+    for http in [Http::One, Http::Two] {
+        let body = binding(&format!("by-hand-{}", if http == Http::One { 1 } else { 2 }), prov, "example.kcp.io");
+        let (code, made) = call(http, "a-token", "POST", &apis("root:t-a:dotted-hand", "apibindings"), Some(&body));
+        assert!(code == 201, "{http:?}: {made}");
+    }
+    wait_bound("a-token", "root:t-a:dotted-hand", "by-hand-1");
+    // A bad reference is still refused, with the rule in the message.
+    let (code, refused) = bind("a-token", "root:t-a:dotted-hand", "bad", prov, "Example..io");
+    assert_eq!(code, 422, "{refused}");
+    assert!(status_message(&(code, refused.clone())).contains("DNS subdomain"), "{refused}");
+
+    // The provider's controller sees both consumers' widgets through the virtual workspace.
+    let vw = url.strip_prefix(&f.server.url).expect("on this server").to_owned();
+    let mut listed = Value::Null;
+    assert!(eventually(TIMEOUT, || {
+        listed = call(Http::Two, "a-token", "GET", &format!("{vw}/clusters/*/apis/example.io/v1/widgets"), None).1;
+        list_names(&listed) == ["w1"]
+    }), "{listed}");
+
+    // A type's default binding to it.
+    let kind = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceType", "metadata": {"name": "dotted-type"},
+        "spec": {"extend": {"with": [{"name": "universal", "path": "root"}]}, "defaultAPIBindings": [{"path": prov, "export": "example.kcp.io"}]}});
+    let (code, made) = post("a-token", "/clusters/root:t-a/apis/tenancy.kcp.io/v1alpha1/workspacetypes", &kind);
+    assert_eq!(code, 201, "{made}");
+    let body = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": "dotted-typed"},
+        "spec": {"type": {"name": "dotted-type", "path": "root:t-a"}}});
+    let (code, made) = post("a-token", &workspaces_of("root:t-a"), &body);
+    assert_eq!(code, 201, "{made}");
+    wait_ready("a-token", "root:t-a", "dotted-typed");
+    wait_served("a-token", "root:t-a:dotted-typed");
+}
+
+/// Issue 45 (8): deleting a subtree finishes whatever kcp kinds it holds: a provider workspace with its schema,
+/// export (its identity secret and endpoint slice, and a slice made by hand), a consumer with a binding and bound
+/// objects, and a whole tenant holding both.
+#[test]
+fn deleting_a_subtree_finishes_with_every_kcp_kind_in_it() {
+    let _ = fixture();
+    let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": "t-gone"}});
+    assert_eq!(post("root-token", "/api/v1/tenants", &tenant).0, 201);
+    let export_of = |prov: &str| {
+        publish("gone-token", prov, &widget_schema(SCHEMA), &export("widgets.gone.io", &[SCHEMA]));
+        wait_identity_hash("gone-token", prov, "widgets.gone.io");
+        wait_virtual_workspace_url("gone-token", prov, "widgets.gone.io");
+        let slice = json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice", "metadata": {"name": "extra"},
+            "spec": {"export": {"path": prov, "name": "widgets.gone.io"}}});
+        assert_eq!(post("gone-token", &apis(prov, "apiexportendpointslices"), &slice).0, 201);
+        let (code, secret) = get("gone-token", &format!("/clusters/{prov}/api/v1/namespaces/kcp-system/secrets/widgets.gone.io"));
+        assert_eq!(code, 200, "the identity secret: {secret}");
+    };
+    let consume = |cons: &str, prov: &str| {
+        assert_eq!(bind("gone-token", cons, "widgets", prov, "widgets.gone.io").0, 201);
+        wait_bound("gone-token", cons, "widgets");
+        wait_served("gone-token", cons);
+        create_widget("gone-token", cons, "w", json!({}));
+    };
+    for name in ["p1", "c1", "p2", "c2"] {
+        create_workspace("gone-token", "root:t-gone", name);
+    }
+    export_of("root:t-gone:p1");
+    consume("root:t-gone:c1", "root:t-gone:p1");
+    export_of("root:t-gone:p2");
+    consume("root:t-gone:c2", "root:t-gone:p2");
+
+    // A consumer alone (its binding and bound widgets), then a provider alone (its export still bound elsewhere).
+    for name in ["c1", "p2"] {
+        let path = format!("{}/{name}", workspaces_of("root:t-gone"));
+        let (code, deleted) = call(Http::Two, "gone-token", "DELETE", &path, None);
+        assert_eq!(code, 200, "{deleted}");
+        let mut last = (0, Value::Null);
+        assert!(eventually(TIMEOUT, || {
+            last = get("gone-token", &path);
+            last.0 == 404
+        }), "root:t-gone:{name} never went: {last:?}");
+    }
+    // The whole tenant, with a provider and the consumer of the export that went.
+    assert_eq!(call(Http::One, "root-token", "DELETE", "/api/v1/tenants/t-gone", None).0, 200);
+    let mut last = (0, Value::Null);
+    assert!(eventually(Duration::from_secs(40), || {
+        last = get("root-token", "/api/v1/tenants/t-gone");
+        last.0 == 404
+    }), "the tenant never went: {last:?}");
+    assert_eq!(get("root-token", "/clusters/root:t-gone/apis/core.kcp.io/v1alpha1/logicalclusters/cluster").0, 404);
 }
 
 #[test]

@@ -1137,6 +1137,114 @@ fn initializers_and_terminators_hold_a_workspace_until_removed() {
     assert!(eventually(TIMEOUT, || get("a-token", &path).0 == 404), "gone once terminated");
 }
 
+/// Issue 45 (4, 5): every change of a waiting LogicalCluster's entries shows on its Workspace at once (one of two
+/// removed), and a deleted workspace's LogicalCluster carries a `deletionTimestamp` from the moment it is
+/// Terminating, through the workspace's path and through the terminating virtual workspace (kcp's terminators select
+/// by it), over HTTP/1.1 and HTTP/2.
+#[test]
+fn a_waiting_workspace_mirrors_every_entry_and_its_logical_cluster_is_marked_deleted() {
+    let f = fixture();
+    let admin = kubectl_at(&certificate_kubeconfig(&f.server, "t-a", "admin", &[]), "root:t-a");
+    admin.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata: {name: two-a}\n\
+        spec: {initializer: true, terminator: true, extend: {with: [{name: universal, path: root}]}}\n---\n\
+        apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata: {name: two-b}\n\
+        spec: {initializer: true, terminator: true, extend: {with: [{name: two-a, path: root:t-a}]}}\n");
+    let (code, created) = post("a-token", &workspaces_of("root:t-a"), &workspace("two-held", Some(("root:t-a", "two-b"))));
+    assert_eq!(code, 201, "{created}");
+    let path = format!("{}/two-held", workspaces_of("root:t-a"));
+    let seen = wait_phase("a-token", &path, "Initializing");
+    let mut both: Vec<String> = seen["status"]["initializers"].as_array().into_iter().flatten().filter_map(|e| e.as_str().map(str::to_owned)).collect();
+    both.sort();
+    assert_eq!(both, ["t-a:two-a", "t-a:two-b"], "{seen}");
+    let base = "/clusters/root:t-a:two-held";
+    let status = format!("{base}/{LOGICAL_CLUSTERS}/cluster/status");
+    let logical_cluster = format!("{base}/{LOGICAL_CLUSTERS}/cluster");
+
+    // One of two initializers removed: the Workspace lists the other at once, still Initializing.
+    assert_eq!(merge_patch("a-token", &status, &json!({"status": {"initializers": ["t-a:two-b"]}})).0, 200);
+    let mut last = Value::Null;
+    assert!(eventually(Duration::from_secs(5), || {
+        last = get("a-token", &path).1;
+        last["status"]["initializers"] == json!(["t-a:two-b"])
+    }), "the Workspace mirrors the removal: {last}");
+    assert_eq!(last["status"]["phase"], "Initializing", "{last}");
+    assert_eq!(merge_patch("a-token", &status, &json!({"status": {"initializers": []}})).0, 200);
+    wait_phase("a-token", &path, "Ready");
+    assert!(get("a-token", &logical_cluster).1["metadata"].get("deletionTimestamp").is_none(), "not deleted yet");
+
+    // Deleted: Terminating, and its LogicalCluster has a deletionTimestamp wherever it is read.
+    assert_eq!(call(Http::One, "a-token", "DELETE", &path, None).0, 200);
+    wait_phase("a-token", &path, "Terminating");
+    for http in [Http::One, Http::Two] {
+        let (code, lc) = call(http, "a-token", "GET", &logical_cluster, None);
+        assert_eq!(code, 200, "{lc}");
+        assert!(lc["metadata"]["deletionTimestamp"].is_string(), "{http:?}: {lc}");
+        assert_eq!(lc["status"]["phase"], "Terminating", "{lc}");
+        let terminating = virtual_path("terminatingworkspaces", "t-a:two-a", "*", LOGICAL_CLUSTERS);
+        let (code, listed) = call(http, "a-token", "GET", &terminating, None);
+        assert_eq!(code, 200, "{listed}");
+        let items = listed["items"].as_array().cloned().unwrap_or_default();
+        let ours: Vec<&Value> = items.iter().filter(|i| i["metadata"]["annotations"]["kcp.io/path"] == "root:t-a:two-held").collect();
+        assert_eq!(ours.len(), 1, "{listed}");
+        assert!(ours[0]["metadata"]["deletionTimestamp"].is_string(), "{http:?} through the virtual workspace: {listed}");
+    }
+    // One of two terminators removed: mirrored at once, still Terminating.
+    assert_eq!(merge_patch("a-token", &status, &json!({"status": {"terminators": ["t-a:two-b"]}})).0, 200);
+    assert!(eventually(Duration::from_secs(5), || {
+        last = get("a-token", &path).1;
+        last["status"]["terminators"] == json!(["t-a:two-b"])
+    }), "the Workspace mirrors the removal: {last}");
+    assert_eq!(last["status"]["phase"], "Terminating", "{last}");
+    assert_eq!(merge_patch("a-token", &status, &json!({"status": {"terminators": []}})).0, 200);
+    assert!(eventually(TIMEOUT, || get("a-token", &path).0 == 404), "gone once terminated");
+    assert_eq!(get("root-token", &logical_cluster).0, 404, "its LogicalCluster with it");
+}
+
+/// Issue 45 (6): a home is made on its owner's first request to its own path (seed 001), not only through `~`
+/// (kubectl's discovery comes first); another user of the tenant gets the same 403 for a home that does not exist
+/// as for one that does, and learns nothing.
+#[test]
+fn a_home_is_made_on_its_owners_first_request_to_its_path() {
+    let f = fixture();
+    // kcp's vector: `kcp-admin`'s buckets are zu:yc.
+    let home = "root:t-a:users:zu:yc:kcp-admin";
+    let url = format!("{}/clusters/{home}", f.server.url);
+    let owner = Kubectl::new(&certificate_kubeconfig_with(&f.server, "t-a", "kcp-admin", &[], Some(&url)));
+    let stranger = Kubectl::new(&certificate_kubeconfig_with(&f.server, "t-a", "gina", &[], Some(&url)));
+    // kubectl's own log lines carry times and pids: its verdict is the last line.
+    let verdict = |printed: String| printed.lines().last().unwrap_or_default().to_owned();
+    let raw = format!("/clusters/{home}/api/v1/namespaces/default/configmaps");
+    let before = verdict(stranger.fails(&["get", "configmaps"]));
+    let raw_before = get("carol-token", &raw);
+    assert!(before.contains("(Forbidden)"), "a stranger, before the home exists: {before}");
+    assert_eq!(raw_before.0, 403, "{raw_before:?}");
+    assert_eq!(owner.ok(&["get", "configmaps", "-o", "name"]), "", "the owner's first request makes the home");
+    owner.ok(&["create", "configmap", "first"]);
+    let (code, ws) = get("root-token", &format!("/clusters/root:t-a:users:zu:yc/{WORKSPACES}/kcp-admin"));
+    assert_eq!((code, &ws["spec"]["type"]["name"]), (200, &json!("home")), "{ws}");
+    let after = verdict(stranger.fails(&["get", "configmaps"]));
+    assert_eq!(before, after, "the same answer whether the home exists or not");
+    assert_eq!(raw_before, get("carol-token", &raw), "the same Status whether the home exists or not");
+    // Over HTTP/1.1 and HTTP/2 with a token: carol's own home path works, another missing one is 403, not 404.
+    for http in [Http::One, Http::Two] {
+        let (code, answer) = call(http, "carol-token", "GET", "/clusters/root:t-a:users:zz:zz:nobody/api/v1/namespaces", None);
+        assert_eq!(code, 403, "{http:?}: {answer}");
+    }
+}
+
+/// Issue 45 (9): a path another tenant's user may not reach is refused as kube refuses a path.
+#[test]
+fn a_refused_path_is_worded_as_kube_words_it() {
+    let _ = fixture();
+    for http in [Http::One, Http::Two] {
+        let (code, answer) = call(http, "b-token", "GET", "/clusters/root:t-a/api", None);
+        assert_eq!(code, 403, "{answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(message.contains("cannot get path \"/api\""), "{http:?}: {message}");
+        assert!(!message.contains("resource \"\""), "{message}");
+    }
+}
+
 // ---- Issue 17: the initializing and terminating virtual workspaces ----
 
 const LOGICAL_CLUSTERS: &str = "apis/core.kcp.io/v1alpha1/logicalclusters";

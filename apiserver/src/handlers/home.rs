@@ -59,29 +59,34 @@ fn home_path(server: &ApiServer, caller: &Caller) -> Option<String> {
     Some(format!("{top}:{}", names.join(":")))
 }
 
-/// A request to `/clusters/<path>` where no workspace is yet: the caller's own home is made now, on its owner's
-/// first request (seed 001), as `~` makes it. Under a home root, a path that is not the caller's own home is
-/// refused whether or not it exists (a home's existence is its owner's business).
+/// A request to `/clusters/<path>` under a home root (`root[:<tenant>]:users:...`). The caller's own home is made
+/// on its owner's first request (seed 001), as `~` makes it. A home is its owner's: a tenant's user other than the
+/// owner is refused in it and below it whether it exists or not, in RBAC's words, so nothing tells whether it
+/// exists (a bucket on the way to the caller's own home is left to RBAC). System users reach every home.
 pub async fn first_access(server: &Arc<ApiServer>, info: &RequestInfo, caller: &Caller) -> ApiResult<()> {
     let SpacePath::Workspace(path) = &info.space else { return Ok(()) };
-    if !server.homes.enabled || server.tree.resolve(path).is_some() {
+    let Some(tenant) = caller.tenant.as_deref().filter(|_| server.homes.enabled) else { return Ok(()) };
+    let top = if tenant == SYSTEM { ROOT.to_owned() } else { format!("{ROOT}:{tenant}") };
+    let Some(below_home_root) = path.strip_prefix(&top).and_then(|rest| rest.strip_prefix(':'))
+        .and_then(|rest| rest.strip_prefix(server.homes.prefix.join(":").as_str())).and_then(|rest| rest.strip_prefix(':')) else {
+        return Ok(());
+    };
+    if below_home_root.is_empty() {
         return Ok(());
     }
-    let Some(tenant) = caller.tenant.as_deref() else { return Ok(()) };
     let own = home_path(server, caller);
     if own.as_deref() == Some(path.as_str()) {
-        return ensure(server, caller).await.map(drop);
-    }
-    if caller.system {
+        if server.tree.resolve(path).is_none() {
+            ensure(server, caller).await?;
+        }
         return Ok(());
     }
-    let home_root = format!("{ROOT}:{tenant}:{}", server.homes.prefix.join(":"));
-    if path.starts_with(&format!("{home_root}:")) && !own.is_some_and(|own| own.starts_with(&format!("{path}:"))) {
-        return Err(ApiError::forbidden(format!(
-            "{} is forbidden: User {:?} cannot {} resource {:?} in workspace {path:?}: a home workspace is its owner's",
-            info.resource, caller.user.name, info.verb, info.resource)));
+    let in_own = own.as_deref().is_some_and(|own| path.starts_with(&format!("{own}:")) || own.starts_with(&format!("{path}:")));
+    if caller.system || in_own {
+        return Ok(());
     }
-    Ok(())
+    // Word for word what RBAC answers where the caller has no grant.
+    Err(crate::authorization::forbidden(&caller.user, &crate::authorization::attributes(info), ""))
 }
 
 /// Makes `caller`'s home if it is not there yet: its parent space and its name.
