@@ -314,3 +314,43 @@ fn a_waiting_workspace_resumes_after_a_restart_in_each_phase() {
     assert!(eventually(Duration::from_secs(30), || request(&server, "a-token", "GET", &path, None).0 == 404), "gone once terminated");
     drop(server.stop());
 }
+
+/// Issue 45 (2): a data dir from before `users` was reserved, holding a Tenant named `users` (here written into the
+/// stopped server's store as an earlier kspaces would have stored it), is refused at startup with a message saying
+/// why and what to do, rather than giving that tenant's admin the buckets of the system users' homes.
+#[test]
+fn a_tenant_named_users_from_before_is_refused_at_startup() {
+    let server = Server::start();
+    create_tenant(&server.kubectl(), "was-users");
+    let dir = server.stop();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    runtime.block_on(async {
+        let config = StoreConfig { bookmark_interval: None, ..StoreConfig::default() };
+        let store = Store::open_sled(&SledConfig::new(dir.path().join("db")), config).expect("open the stopped server's store");
+        let layout = KeyLayout::default();
+        let page = store.list(&layout.everything(), &ListRequest::default()).await.expect("list the store");
+        let record = page.items.iter().find(|r| r.key.parts(&layout).is_ok_and(|p| p.resource == "tenants" && p.name == "was-users"))
+            .expect("the Tenant was-users");
+        let mut tenant: Value = serde_json::from_slice(&record.value).expect("a stored Tenant");
+        tenant["metadata"]["name"] = json!("users");
+        let raw = record.key.as_str().strip_suffix("/was-users").expect("a key ending in the name");
+        let key = kspaces_storage::Key::parse(&layout, &format!("{raw}/users")).expect("the key of Tenant users");
+        let created = store.create(&key, serde_json::to_vec(&tenant).expect("json").into()).await.expect("write");
+        assert!(created.is_ok(), "the key was free");
+    });
+    let mut child = std::process::Command::new(kspaces_tests::kspaces_binary())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start kspaces");
+    let exited = eventually(Duration::from_secs(20), || child.try_wait().ok().flatten().is_some());
+    if !exited {
+        let _ = child.kill();
+    }
+    let output = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(exited && !output.status.success(), "a data dir with a Tenant named users was served: {stderr}");
+    assert!(stderr.contains("a tenant named \"users\" exists") && stderr.contains("home workspaces"), "{stderr}");
+}
