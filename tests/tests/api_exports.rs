@@ -1206,17 +1206,17 @@ fn deleting_a_subtree_finishes_with_every_kcp_kind_in_it() {
     let tenant = json!({"apiVersion": "v1", "kind": "Tenant", "metadata": {"name": "t-gone"}});
     assert_eq!(post("root-token", "/api/v1/tenants", &tenant).0, 201);
     let export_of = |prov: &str| {
-        publish("gone-token", prov, &widget_schema(SCHEMA), &export("widgets.gone.io", &[SCHEMA]));
-        wait_identity_hash("gone-token", prov, "widgets.gone.io");
-        wait_virtual_workspace_url("gone-token", prov, "widgets.gone.io");
+        publish("gone-token", prov, &widget_schema(SCHEMA), &export("gone-widgets", &[SCHEMA]));
+        wait_identity_hash("gone-token", prov, "gone-widgets");
+        wait_virtual_workspace_url("gone-token", prov, "gone-widgets");
         let slice = json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExportEndpointSlice", "metadata": {"name": "extra"},
-            "spec": {"export": {"path": prov, "name": "widgets.gone.io"}}});
+            "spec": {"export": {"path": prov, "name": "gone-widgets"}}});
         assert_eq!(post("gone-token", &apis(prov, "apiexportendpointslices"), &slice).0, 201);
-        let (code, secret) = get("gone-token", &format!("/clusters/{prov}/api/v1/namespaces/kcp-system/secrets/widgets.gone.io"));
+        let (code, secret) = get("gone-token", &format!("/clusters/{prov}/api/v1/namespaces/kcp-system/secrets/gone-widgets"));
         assert_eq!(code, 200, "the identity secret: {secret}");
     };
     let consume = |cons: &str, prov: &str| {
-        assert_eq!(bind("gone-token", cons, "widgets", prov, "widgets.gone.io").0, 201);
+        assert_eq!(bind("gone-token", cons, "widgets", prov, "gone-widgets").0, 201);
         wait_bound("gone-token", cons, "widgets");
         wait_served("gone-token", cons);
         create_widget("gone-token", cons, "w", json!({}));
