@@ -13,6 +13,7 @@ pub mod limit_range;
 pub mod logical_cluster;
 pub mod namespace;
 pub mod pod;
+pub mod pod_disruption_budget;
 mod pod_template;
 pub mod rbac;
 pub mod resource_quota;
@@ -72,6 +73,7 @@ const KINDS: &[Kind] = &[
     api_binding::KIND,
     rbac::KIND,
     pod::KIND,
+    pod_disruption_budget::KIND,
     service::KIND,
     secret::KIND,
     limit_range::KIND,

@@ -302,7 +302,76 @@ impl From<StorageError> for ApiError {
     }
 }
 
+/// A `Status` as kube-apiserver's JSON encoder writes it: Go's field order (`kind, apiVersion, metadata, status,
+/// message, reason, details{name, group, kind, causes, retryAfterSeconds}, code`), empty fields left out as Go's
+/// `omitempty` leaves them. Clients compare error bodies as text (the Python client's own tests do).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusBody<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    metadata: EmptyMeta,
+    status: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    message: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<DetailsBody<'a>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    code: u16,
+}
+
+#[derive(serde::Serialize)]
+struct EmptyMeta {}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DetailsBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    group: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    causes: Vec<CauseBody<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_seconds: Option<u32>,
+}
+
+#[derive(serde::Serialize)]
+struct CauseBody<'a> {
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reason: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    message: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    field: &'a str,
+}
+
+fn is_zero(code: &u16) -> bool {
+    *code == 0
+}
+
 impl ApiError {
+    /// The `Status` as kube's JSON encoder writes it, with its trailing newline (see `StatusBody`).
+    pub fn status_json(&self) -> Vec<u8> {
+        let given = self.details.as_deref();
+        let details = given.map(|d| DetailsBody {
+            name: d.name.as_deref().filter(|s| !s.is_empty()),
+            group: d.group.as_deref().filter(|s| !s.is_empty()),
+            kind: d.kind.as_deref().filter(|s| !s.is_empty()),
+            causes: d.causes.iter().map(|c| CauseBody { reason: c.reason, message: &c.message, field: &c.field }).collect(),
+            retry_after_seconds: d.retry_after_seconds,
+        }).filter(|d| d.name.is_some() || d.group.is_some() || d.kind.is_some() || !d.causes.is_empty() || d.retry_after_seconds.is_some());
+        let body = StatusBody { kind: "Status", api_version: "v1", metadata: EmptyMeta {}, status: "Failure", message: &self.message,
+            reason: self.reason, details, code: self.code };
+        let mut bytes = serde_json::to_vec(&body).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes
+    }
+
     /// The `Status` response in the format `accept` asks for (protobuf for client-go), JSON when none fits.
     pub fn response_for(&self, accept: Option<&str>) -> HttpResponse {
         let status = self.to_status();
@@ -325,7 +394,7 @@ impl ApiError {
             }
             Format::Json => {}
         }
-        response.content_type("application/json").body(status.to_string())
+        response.content_type("application/json").body(self.status_json())
     }
 }
 

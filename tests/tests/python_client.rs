@@ -31,6 +31,11 @@ fn run_script(script: &str) -> String {
     let server = Server::start();
     create_tenant(&server.kubectl(), "t-a");
     let kubeconfig = certificate_kubeconfig(&server, "t-a", "admin", &[]);
+    run_script_as(script, &server, &kubeconfig)
+}
+
+/// Runs `tests/python/<script>` with `kubeconfig`'s user against `server`.
+fn run_script_as(script: &str, _server: &Server, kubeconfig: &Path) -> String {
     let output = Command::new(python())
         .arg(repo_root().join("tests/python").join(script))
         .arg("--kubeconfig")
@@ -68,6 +73,17 @@ fn custom_resources_through_the_dynamic_client_and_custom_objects_api() {
 fn percent_encoded_names_malformed_selectors_and_mismatched_namespaces() {
     let stdout = run_script("hardening.py");
     assert_passed(&stdout, &["percent-encoded names", "malformed label selectors", "namespace mismatch", "namespaced Role with nonResourceURLs"]);
+}
+
+/// Issue 46: every built-in kind round-trips through the client's typed models (create, read, list, watch,
+/// patch), with the status fields kube always writes, kube's field labels, and error bodies byte for byte. As the
+/// system administrator: DaemonSets live in the system space.
+#[test]
+fn every_built_in_kind_through_the_typed_models() {
+    let server = Server::start();
+    let stdout = run_script_as("every_kind.py", &server, &server.kubeconfig);
+    assert_passed(&stdout, &["namespace", "every kind through its typed API", "status as kube writes it",
+        "field selectors as kube reads them", "error bodies byte for byte"]);
 }
 
 #[test]

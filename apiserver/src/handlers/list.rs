@@ -55,7 +55,7 @@ impl Decoded {
     /// conversion, a 400).
     pub fn selectors(&self, ctx: &Ctx) -> ApiResult<ListOptions> {
         let fields = if self.fields.is_empty() { FieldSelector::default() } else {
-            FieldSelector::parse(ctx.query.get("fieldSelector").map(String::as_str).unwrap_or_default(), &ctx.resource.kind)?
+            FieldSelector::parse(ctx.query.get("fieldSelector").map(String::as_str).unwrap_or_default(), &ctx.resource.group, &ctx.resource.kind)?
         };
         let labels = match &ctx.narrowed {
             Some(narrowed) => self.labels.and(narrowed),

@@ -12,6 +12,24 @@ pub(crate) fn set_default(object: &mut Map<String, Value>, field: &str, value: V
     object.entry(field.to_owned()).or_insert(value);
 }
 
+/// Sets each of `fields` of `object.status` that is missing to 0, as Go writes a status field without `omitempty`
+/// (a status that is not an object is left to validation).
+pub(crate) fn zero_status(object: &mut Value, fields: &[&str]) {
+    if fields.is_empty() {
+        return;
+    }
+    let Some(map) = object.as_object_mut() else { return };
+    let status = map.entry("status").or_insert_with(|| json!({}));
+    if status.is_null() {
+        *status = json!({});
+    }
+    if let Some(status) = status.as_object_mut() {
+        for field in fields {
+            set_default(status, field, json!(0));
+        }
+    }
+}
+
 /// kube's defaults of a pod spec and its containers.
 pub(crate) fn default_pod_spec(spec: &mut Value) {
     let Some(spec) = spec.as_object_mut() else { return };

@@ -12,7 +12,7 @@ use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
-use super::pod_template::{check_pod_spec, check_selector_matches, default_pod_spec, default_template, invalid_value, set_default};
+use super::pod_template::{check_pod_spec, check_selector_matches, default_pod_spec, default_template, invalid_value, set_default, zero_status};
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation, Question};
 use crate::registry::strategy::{Part, Strategy};
@@ -61,6 +61,18 @@ impl Workload {
     /// Whether the kind has `spec.replicas` and a selector its template must match.
     fn replicated(self) -> bool {
         matches!(self, Workload::Deployment | Workload::ReplicaSet | Workload::StatefulSet | Workload::DaemonSet | Workload::ReplicationController)
+    }
+
+    /// The status fields kube always writes (Go's status fields without `omitempty`), zero until a controller
+    /// counts: clients' typed models require them (the Python client cannot read a ReplicaSet without
+    /// `status.replicas`).
+    fn required_status(self) -> &'static [&'static str] {
+        match self {
+            Workload::ReplicaSet | Workload::ReplicationController => &["replicas"],
+            Workload::StatefulSet => &["replicas", "availableReplicas"],
+            Workload::DaemonSet => &["currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady"],
+            Workload::Deployment | Workload::Job | Workload::CronJob => &[],
+        }
     }
 
     fn defaults(self, object: &mut Value) {
@@ -112,10 +124,12 @@ impl Workload {
 impl Strategy for Workload {
     fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         self.defaults(object);
+        zero_status(object, self.required_status());
     }
 
     fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, _old: &Value, new: &mut Value, _part: Part) {
         self.defaults(new);
+        zero_status(new, self.required_status());
     }
 
     fn validate(&self, resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {

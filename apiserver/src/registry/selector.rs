@@ -1,6 +1,7 @@
 //! Label and field selectors, parsed from the query string as apimachinery parses them (`label.rs` holds the
 //! label selector grammar) and matched against JSON objects.
 
+mod fields;
 mod label;
 
 use serde_json::Value;
@@ -59,29 +60,18 @@ impl LabelSelector {
 /// A parsed field selector (`metadata.name=x,status.phase!=Running`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FieldSelector {
-    requirements: Vec<(String, bool, String)>,
+    requirements: Vec<FieldTerm>,
 }
 
-/// Fields every resource supports, plus the common per-type ones kube-apiserver supports.
-fn supported_field(kind: &str, field: &str) -> bool {
-    if matches!(field, "metadata.name" | "metadata.namespace") {
-        return true;
-    }
-    let per_kind: &[&str] = match kind {
-        "Pod" => &["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-            "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"],
-        "Event" => &["involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
-            "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
-            "reportingComponent", "source", "type", "regarding.kind", "regarding.name", "regarding.namespace"],
-        "Secret" => &["type"],
-        "Namespace" => &["status.phase"],
-        "Node" => &["spec.unschedulable"],
-        "Job" => &["status.successful"],
-        "ReplicaSet" | "ReplicationController" => &["status.replicas"],
-        "PersistentVolume" | "PersistentVolumeClaim" => &["status.phase"],
-        _ => &[],
-    };
-    per_kind.contains(&field)
+/// One term: the field label, equality or not, the value; and what it reads (a kind's field label's field, and
+/// what an absent one compares as).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FieldTerm {
+    field: String,
+    equal: bool,
+    value: String,
+    pointer: String,
+    zero: &'static str,
 }
 
 /// Splits a field selector into terms at the commas no backslash escapes (apimachinery's `splitTerms`).
@@ -149,21 +139,27 @@ impl FieldSelector {
                 return Err(ApiError::bad_request(format!("invalid selector: '{text}'; can't understand '{term}'")));
             };
             let value = unescape_value(value).map_err(ApiError::bad_request)?;
-            requirements.push((field.to_owned(), op != "!=", value));
+            let pointer = format!("/{}", field.replace('.', "/"));
+            requirements.push(FieldTerm { field: field.to_owned(), equal: op != "!=", value, pointer, zero: "" });
         }
         Ok(FieldSelector { requirements })
     }
 
     /// `metadata.name=<name>`, for a name that comes from the path.
     pub fn name_equals(name: &str) -> FieldSelector {
-        FieldSelector { requirements: vec![("metadata.name".to_owned(), true, name.to_owned())] }
+        let term = FieldTerm { field: "metadata.name".into(), equal: true, value: name.to_owned(), pointer: "/metadata/name".into(), zero: "" };
+        FieldSelector { requirements: vec![term] }
     }
 
-    /// Parses a field selector for `kind`: every field must be one kube-apiserver supports for it.
-    pub fn parse(text: &str, kind: &str) -> Result<FieldSelector, ApiError> {
-        let selector = FieldSelector::parse_generic(text)?;
-        if let Some((field, _, _)) = selector.requirements.iter().find(|(field, _, _)| !supported_field(kind, field)) {
-            return Err(ApiError::bad_request(format!("field label not supported: {field}")));
+    /// Parses a field selector for `group`/`kind`: every field must be one of its field labels (`fields.rs`),
+    /// each read where kube reads it.
+    pub fn parse(text: &str, group: &str, kind: &str) -> Result<FieldSelector, ApiError> {
+        let mut selector = FieldSelector::parse_generic(text)?;
+        for term in &mut selector.requirements {
+            let label = fields::find(group, kind, &term.field)
+                .ok_or_else(|| ApiError::bad_request(format!("field label not supported: {}", term.field)))?;
+            term.pointer = label.pointer.to_owned();
+            term.zero = label.zero;
         }
         Ok(selector)
     }
@@ -174,24 +170,24 @@ impl FieldSelector {
 
     /// Whether every requirement is on a `metadata.` field.
     pub fn reads_metadata_only(&self) -> bool {
-        self.requirements.iter().all(|(field, _, _)| field.starts_with("metadata."))
+        self.requirements.iter().all(|term| term.pointer.starts_with("/metadata/"))
     }
 
     /// The name an equality on `metadata.name` pins, if any (lets a list read one key).
     pub fn name(&self) -> Option<&str> {
-        self.requirements.iter().find(|(f, eq, _)| f == "metadata.name" && *eq).map(|(_, _, v)| v.as_str())
+        self.requirements.iter().find(|t| t.field == "metadata.name" && t.equal).map(|t| t.value.as_str())
     }
 
+    /// Whether `object` matches: each field as Go's conversion prints it, an absent one as its zero value.
     pub fn matches(&self, object: &Value) -> bool {
-        self.requirements.iter().all(|(field, equal, value)| {
-            let pointer = format!("/{}", field.replace('.', "/"));
-            let actual = match object.pointer(&pointer) {
+        self.requirements.iter().all(|term| {
+            let actual = match object.pointer(&term.pointer) {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Bool(b)) => b.to_string(),
                 Some(Value::Number(n)) => n.to_string(),
-                _ => String::new(),
+                _ => term.zero.to_owned(),
             };
-            (actual == *value) == *equal
+            (actual == term.value) == term.equal
         })
     }
 }
@@ -221,16 +217,17 @@ mod tests {
     #[test]
     fn field_selectors_are_per_kind() {
         let pod = json!({"metadata": {"name": "p", "namespace": "n"}, "status": {"phase": "Running"}});
-        assert!(FieldSelector::parse("status.phase=Running", "Pod").expect("ok").matches(&pod));
-        assert!(!FieldSelector::parse("metadata.name!=p", "Pod").expect("ok").matches(&pod));
-        assert_eq!(FieldSelector::parse("metadata.name=p", "Pod").expect("ok").name(), Some("p"));
-        assert!(FieldSelector::parse("status.phase=Running", "ConfigMap").is_err());
-        assert!(FieldSelector::parse("garbage", "Pod").is_err());
+        assert!(FieldSelector::parse("status.phase=Running", "", "Pod").expect("ok").matches(&pod));
+        assert!(!FieldSelector::parse("metadata.name!=p", "", "Pod").expect("ok").matches(&pod));
+        assert_eq!(FieldSelector::parse("metadata.name=p", "", "Pod").expect("ok").name(), Some("p"));
+        assert!(FieldSelector::parse("status.phase=Running", "", "ConfigMap").is_err());
+        assert!(FieldSelector::parse("garbage", "", "Pod").is_err());
     }
 
     #[test]
     fn field_selectors_parse_as_apimachinery_does() {
-        let message = |text: &str| FieldSelector::parse_generic(text).map(|s| s.requirements).map_err(|e| e.message);
+        let message = |text: &str| FieldSelector::parse_generic(text)
+            .map(|s| s.requirements.into_iter().map(|t| (t.field, t.equal, t.value)).collect::<Vec<_>>()).map_err(|e| e.message);
         assert_eq!(message("metadata.name==a\\,b,,x!=y"), Ok(vec![
             ("metadata.name".to_owned(), true, "a,b".to_owned()),
             ("x".to_owned(), false, "y".to_owned()),
@@ -239,6 +236,6 @@ mod tests {
         assert_eq!(message("a=b=c"), Err("invalid field selector: unescaped character in value: 61".to_owned()));
         assert_eq!(message("a=b\\x"), Err("invalid field selector: invalid escape sequence: \\x".to_owned()));
         assert_eq!(FieldSelector::parse_generic("metadata.name=b,metadata.name=a").expect("ok").name(), Some("a"), "terms are sorted");
-        assert_eq!(FieldSelector::parse("metadata.name =x", "Pod").map_err(|e| e.message), Err("field label not supported: metadata.name ".to_owned()));
+        assert_eq!(FieldSelector::parse("metadata.name =x", "", "Pod").map_err(|e| e.message), Err("field label not supported: metadata.name ".to_owned()));
     }
 }

@@ -1,0 +1,217 @@
+"""Every built-in kind kspaces serves, through the Python client's typed API: create, read, list, a watch that
+reads the object back, and a patch, each answer deserialized into the client's models (which refuse objects
+without the fields kube always writes, e.g. a ReplicaSet's `status.replicas`). One row per kind: a kind added to
+the server gets a row here. Then what kube writes on create (pods `Pending` with their QoS class), field selectors
+read as kube reads them, and error bodies byte for byte as kube-apiserver writes them.
+
+Runs as the system administrator (DaemonSets live in the system space only).
+
+Usage: every_kind.py --kubeconfig FILE [--namespace NS]
+"""
+
+import json
+
+from kubernetes import watch
+from kubernetes.client.rest import ApiException
+
+from checks import CheckFailed, api_client, client, expect, expect_equal, run
+
+API, NAMESPACE = api_client()
+NS = "py-every-kind"
+
+TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}
+SELECTOR = {"matchLabels": {"app": "x"}}
+RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+SUBJECTS = [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"}]
+ROLE_REF = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+
+# (API class, the method suffix after create_/read_/list_/patch_, namespaced, API version, kind, the body's other
+# fields). `read_<suffix>` gives the typed model back; lists and watches deserialize every item.
+ROWS = [
+    ("CoreV1Api", "config_map", True, "v1", "ConfigMap", {"data": {"a": "1"}}),
+    ("CoreV1Api", "secret", True, "v1", "Secret", {"stringData": {"a": "1"}}),
+    ("CoreV1Api", "service_account", True, "v1", "ServiceAccount", {}),
+    ("CoreV1Api", "event", True, "v1", "Event", {"involvedObject": {"kind": "Pod", "name": "p"}, "reason": "R", "message": "m"}),
+    ("CoreV1Api", "limit_range", True, "v1", "LimitRange", {"spec": {"limits": [{"type": "PersistentVolumeClaim", "max": {"storage": "10Gi"}}]}}),
+    ("CoreV1Api", "resource_quota", True, "v1", "ResourceQuota", {"spec": {"hard": {"pods": "100"}}}),
+    ("CoreV1Api", "service", True, "v1", "Service", {"spec": {"ports": [{"port": 80}], "selector": {"app": "x"}}}),
+    ("CoreV1Api", "endpoints", True, "v1", "Endpoints", {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]}),
+    ("CoreV1Api", "pod", True, "v1", "Pod", {"spec": TEMPLATE["spec"]}),
+    ("CoreV1Api", "pod_template", True, "v1", "PodTemplate", {"template": TEMPLATE}),
+    ("CoreV1Api", "replication_controller", True, "v1", "ReplicationController", {"spec": {"selector": {"app": "x"}, "template": TEMPLATE}}),
+    ("CoreV1Api", "persistent_volume_claim", True, "v1", "PersistentVolumeClaim",
+     {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+    ("CoreV1Api", "persistent_volume", False, "v1", "PersistentVolume",
+     {"spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/x"}}}),
+    ("CoreV1Api", "namespace", False, "v1", "Namespace", {}),
+    ("CoreV1Api", "node", False, "v1", "Node", {}),
+    ("AppsV1Api", "deployment", True, "apps/v1", "Deployment", {"spec": {"selector": SELECTOR, "template": TEMPLATE}}),
+    ("AppsV1Api", "replica_set", True, "apps/v1", "ReplicaSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE}}),
+    ("AppsV1Api", "stateful_set", True, "apps/v1", "StatefulSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE, "serviceName": "s"}}),
+    ("AppsV1Api", "daemon_set", True, "apps/v1", "DaemonSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE}}),
+    ("AppsV1Api", "controller_revision", True, "apps/v1", "ControllerRevision", {"revision": 1, "data": {"a": 1}}),
+    ("BatchV1Api", "job", True, "batch/v1", "Job",
+     {"spec": {"template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}}),
+    ("BatchV1Api", "cron_job", True, "batch/v1", "CronJob", {"spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {
+        "template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}}}}),
+    ("CoordinationV1Api", "lease", True, "coordination.k8s.io/v1", "Lease", {"spec": {"holderIdentity": "me"}}),
+    ("EventsV1Api", "event", True, "events.k8s.io/v1", "Event",
+     {"eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "c", "reportingInstance": "i", "action": "A", "reason": "R",
+      "regarding": {"kind": "Pod", "name": "p"}, "type": "Normal"}),
+    ("DiscoveryV1Api", "endpoint_slice", True, "discovery.k8s.io/v1", "EndpointSlice", {"addressType": "IPv4", "endpoints": []}),
+    ("NetworkingV1Api", "ingress", True, "networking.k8s.io/v1", "Ingress",
+     {"spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}}}),
+    ("NetworkingV1Api", "ingress_class", False, "networking.k8s.io/v1", "IngressClass", {"spec": {"controller": "example.com/c"}}),
+    ("NetworkingV1Api", "network_policy", True, "networking.k8s.io/v1", "NetworkPolicy", {"spec": {"podSelector": {}}}),
+    ("PolicyV1Api", "pod_disruption_budget", True, "policy/v1", "PodDisruptionBudget", {"spec": {"minAvailable": 1, "selector": SELECTOR}}),
+    ("StorageV1Api", "storage_class", False, "storage.k8s.io/v1", "StorageClass", {"provisioner": "example.com/p"}),
+    ("StorageV1Api", "csi_driver", False, "storage.k8s.io/v1", "CSIDriver", {"spec": {}}),
+    ("StorageV1Api", "csi_node", False, "storage.k8s.io/v1", "CSINode", {"spec": {"drivers": []}}),
+    ("SchedulingV1Api", "priority_class", False, "scheduling.k8s.io/v1", "PriorityClass", {"value": 1000}),
+    ("NodeV1Api", "runtime_class", False, "node.k8s.io/v1", "RuntimeClass", {"handler": "runc"}),
+    ("AdmissionregistrationV1Api", "validating_webhook_configuration", False, "admissionregistration.k8s.io/v1",
+     "ValidatingWebhookConfiguration", {"webhooks": []}),
+    ("AdmissionregistrationV1Api", "mutating_webhook_configuration", False, "admissionregistration.k8s.io/v1",
+     "MutatingWebhookConfiguration", {"webhooks": []}),
+    ("RbacAuthorizationV1Api", "role", True, "rbac.authorization.k8s.io/v1", "Role", {"rules": RULES}),
+    ("RbacAuthorizationV1Api", "role_binding", True, "rbac.authorization.k8s.io/v1", "RoleBinding", {"subjects": SUBJECTS, "roleRef": ROLE_REF}),
+    ("RbacAuthorizationV1Api", "cluster_role", False, "rbac.authorization.k8s.io/v1", "ClusterRole", {"rules": RULES}),
+    ("RbacAuthorizationV1Api", "cluster_role_binding", False, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
+     {"subjects": SUBJECTS, "roleRef": ROLE_REF}),
+    ("FlowcontrolApiserverV1Api", "priority_level_configuration", False, "flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration",
+     {"spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 1, "limitResponse": {"type": "Reject"}}}}),
+    ("FlowcontrolApiserverV1Api", "flow_schema", False, "flowcontrol.apiserver.k8s.io/v1", "FlowSchema",
+     {"spec": {"priorityLevelConfiguration": {"name": "global-default"}, "matchingPrecedence": 9000}}),
+]
+
+
+def name_of(suffix):
+    return "py-" + suffix.replace("_", "-")
+
+
+def namespace():
+    core = client.CoreV1Api(API)
+    try:
+        core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    except ApiException as error:
+        if error.status != 409:
+            raise
+
+
+def every_kind():
+    for api_class, suffix, namespaced, api_version, kind, fields in ROWS:
+        api = getattr(client, api_class)(API)
+        name = name_of(suffix)
+        body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "labels": {"row": suffix}}, **fields}
+        where = (NS,) if namespaced else ()
+        kinds = "namespaced_" if namespaced else ""
+        what = f"{kind} ({api_version})"
+        try:
+            created = getattr(api, f"create_{kinds}{suffix}")(*where, body)
+            expect_equal(created.metadata.name, name, f"{what}: created")
+            read = getattr(api, f"read_{kinds}{suffix}")(name, *where)
+            expect_equal(read.metadata.uid, created.metadata.uid, f"{what}: read")
+            listing = getattr(api, f"list_{kinds}{suffix}")(*where, label_selector=f"row={suffix}")
+            expect_equal([i.metadata.name for i in listing.items], [name], f"{what}: list")
+            seen = []
+            stream = watch.Watch()
+            for event in stream.stream(getattr(api, f"list_{kinds}{suffix}"), *where, label_selector=f"row={suffix}",
+                                       resource_version="0", timeout_seconds=5):
+                seen.append((event["type"], event["object"].metadata.name))
+                stream.stop()
+            expect_equal(seen, [("ADDED", name)], f"{what}: watch")
+            patched = getattr(api, f"patch_{kinds}{suffix}")(name, *where, {"metadata": {"annotations": {"patched": "yes"}}})
+            expect_equal(patched.metadata.annotations.get("patched"), "yes", f"{what}: patch")
+        except (ValueError, TypeError) as error:
+            raise CheckFailed(f"{what}: the client's model refused the answer: {error}") from error
+        except ApiException as error:
+            raise CheckFailed(f"{what}: API error {error.status}: {error.body}") from error
+
+
+def status_as_kube_writes_it():
+    """What kube writes on create: workloads' required status counts, pods Pending with their QoS class."""
+    apps = client.AppsV1Api(API)
+    expect_equal(apps.read_namespaced_replica_set(name_of("replica_set"), NS).status.replicas, 0, "ReplicaSet status.replicas")
+    sts = apps.read_namespaced_stateful_set(name_of("stateful_set"), NS).status
+    expect_equal((sts.replicas, sts.available_replicas), (0, 0), "StatefulSet status")
+    ds = apps.read_namespaced_daemon_set(name_of("daemon_set"), NS).status
+    expect_equal((ds.current_number_scheduled, ds.number_misscheduled, ds.desired_number_scheduled, ds.number_ready), (0, 0, 0, 0),
+                 "DaemonSet status")
+    core = client.CoreV1Api(API)
+    expect_equal(core.read_namespaced_replication_controller(name_of("replication_controller"), NS).status.replicas, 0, "RC status.replicas")
+    pdb = client.PolicyV1Api(API).read_namespaced_pod_disruption_budget(name_of("pod_disruption_budget"), NS).status
+    expect_equal((pdb.current_healthy, pdb.desired_healthy, pdb.disruptions_allowed, pdb.expected_pods), (0, 0, 0, 0), "PDB status")
+    pod = core.read_namespaced_pod(name_of("pod"), NS)
+    expect_equal((pod.status.phase, pod.status.qos_class), ("Pending", "BestEffort"), "Pod status")
+    limits = {"cpu": "500m", "memory": "64Mi"}
+    guaranteed = core.create_namespaced_pod(NS, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "py-guaranteed"}, "spec": {
+        "containers": [{"name": "c", "image": "nginx:1.27", "resources": {"limits": limits}}]}})
+    expect_equal(guaranteed.status.qos_class, "Guaranteed", "limits alone make a Guaranteed pod")
+    expect_equal(guaranteed.spec.containers[0].resources.requests, limits, "requests default to limits")
+    burstable = core.create_namespaced_pod(NS, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "py-burstable"}, "spec": {
+        "containers": [{"name": "c", "image": "nginx:1.27", "resources": {"requests": {"cpu": "100m"}}}]}})
+    expect_equal(burstable.status.qos_class, "Burstable", "a request without limits")
+    # A status write that leaves a required count out gets it back as 0, as Go's decoding would.
+    rs = apps.patch_namespaced_replica_set_status(name_of("replica_set"), NS, {"status": {"readyReplicas": 0, "replicas": None}})
+    expect_equal(rs.status.replicas, 0, "status.replicas after a status patch")
+
+
+def field_selectors():
+    """Each kind's field labels as kube reads them; an absent field compares as its zero value."""
+    core = client.CoreV1Api(API)
+    pods = lambda selector: sorted(p.metadata.name for p in core.list_namespaced_pod(NS, field_selector=selector).items)
+    everyone = ["py-burstable", "py-guaranteed", name_of("pod")]
+    expect_equal(pods("status.phase=Pending"), everyone, "status.phase=Pending")
+    expect_equal(pods("spec.hostNetwork=false"), everyone, "an absent spec.hostNetwork is false")
+    expect_equal(pods("spec.nodeName="), everyone, "an absent spec.nodeName is empty")
+    expect_equal(pods("spec.restartPolicy=Always,spec.schedulerName=default-scheduler"), everyone, "defaulted fields")
+    expect_equal(pods("spec.serviceAccountName=nobody"), [], "spec.serviceAccountName")
+    expect_equal(pods("metadata.name=py-guaranteed"), ["py-guaranteed"], "metadata.name")
+    rcs = core.list_namespaced_replication_controller(NS, field_selector="status.replicas=0").items
+    expect_equal([r.metadata.name for r in rcs], [name_of("replication_controller")], "RC status.replicas")
+    jobs = client.BatchV1Api(API).list_namespaced_job(NS, field_selector="status.successful=0").items
+    expect_equal([j.metadata.name for j in jobs], [name_of("job")], "Job status.successful reads status.succeeded")
+    events = core.list_namespaced_event(NS, field_selector="involvedObject.kind=Pod,involvedObject.name=p,reason=R").items
+    expect_equal([e.metadata.name for e in events], [name_of("event")], "Event involvedObject.*")
+    nodes = core.list_node(field_selector="spec.unschedulable=false").items
+    expect(name_of("node") in [n.metadata.name for n in nodes], "an absent spec.unschedulable is false")
+    try:
+        core.list_namespaced_config_map(NS, field_selector="status.phase=x")
+    except ApiException as error:
+        expect_equal(error.status, 400, "an unsupported field label")
+        expect_equal(json.loads(error.body)["message"], "field label not supported: status.phase", "its message")
+    else:
+        raise CheckFailed("a ConfigMap field selector on status.phase was accepted")
+
+
+def errors_byte_for_byte():
+    """A Status body in Go's field order, empty fields left out, with kube's trailing newline."""
+    core = client.CoreV1Api(API)
+    try:
+        core.read_namespaced_config_map("py-missing", NS)
+    except ApiException as error:
+        wanted = ('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+                  '"message":"configmaps \\"py-missing\\" not found","reason":"NotFound",'
+                  '"details":{"name":"py-missing","kind":"configmaps"},"code":404}\n')
+        expect_equal(error.body if isinstance(error.body, str) else error.body.decode(), wanted, "a 404 body")
+    else:
+        raise CheckFailed("a missing configmap was found")
+    try:
+        core.create_namespaced_config_map(NS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name"}})
+    except ApiException as error:
+        body = error.body if isinstance(error.body, str) else error.body.decode()
+        expect(body.startswith('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'), f"field order: {body}")
+        expect('"reason":"Invalid","details":{"name":"Bad_Name","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":'
+               in body, f"details and causes in Go's order: {body}")
+        expect(body.endswith('}],"code":422}\n') or body.endswith('},"code":422}\n'), f"code last, then a newline: {body}")
+    else:
+        raise CheckFailed("an invalid name was accepted")
+
+
+run([
+    ("namespace", namespace),
+    ("every kind through its typed API", every_kind),
+    ("status as kube writes it", status_as_kube_writes_it),
+    ("field selectors as kube reads them", field_selectors),
+    ("error bodies byte for byte", errors_byte_for_byte),
+])
