@@ -100,6 +100,12 @@ pub struct ServeArgs {
     /// How many letters each bucket's name has (the seed's "length").
     #[arg(long, default_value_t = 2)]
     pub home_workspaces_bucket_size: usize,
+    /// The IPv4 range Services' cluster IPs come from, in every space (each space is a cluster of its own).
+    #[arg(long, default_value = "10.0.0.0/24")]
+    pub service_cluster_ip_range: String,
+    /// The ports NodePort and LoadBalancer Services' node ports come from.
+    #[arg(long, default_value = "30000-32767")]
+    pub service_node_port_range: String,
     /// Users in one of these groups get a home workspace.
     #[arg(long, value_delimiter = ',', default_value = "system:authenticated")]
     pub home_workspaces_home_creator_groups: Vec<String>,

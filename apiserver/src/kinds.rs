@@ -99,6 +99,8 @@ pub struct Context {
     pub flowcontrol: Arc<crate::flowcontrol::FlowControl>,
     /// The storage clusters this server has (`--storage-cluster`; 0, the default, always).
     pub storage_clusters: Arc<[kspaces_storage::ClusterId]>,
+    /// What each space's Services hold of the service ranges.
+    pub services: Arc<service::ServiceAllocations>,
 }
 
 /// The kinds' strategies, admission plugins and the caches those plugins keep, as they register them.

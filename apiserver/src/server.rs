@@ -118,6 +118,8 @@ pub struct Settings {
     /// The controllers' Lease, when replicas share the store.
     pub leader_election: Timing,
     pub flowcontrol: crate::flowcontrol::Settings,
+    /// `--service-cluster-ip-range` and `--service-node-port-range`.
+    pub service_ranges: crate::kinds::service::Ranges,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
@@ -194,6 +196,8 @@ pub struct Core {
     /// Each limited space's usage (the registry's limits).
     pub quotas: Arc<Quotas>,
     pub flowcontrol: Arc<FlowControl>,
+    /// What each space's Services hold of the service ranges.
+    pub services: Arc<crate::kinds::service::ServiceAllocations>,
 }
 
 impl Core {
@@ -219,6 +223,7 @@ impl Core {
         let claims = Arc::new(Claims::default());
         let quotas = Quotas::new(crate::registry::Reader::new(store.clone()));
         let flowcontrol = Arc::new(FlowControl::default());
+        let services = Arc::new(kinds::service::ServiceAllocations::default());
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -231,6 +236,7 @@ impl Core {
             quotas: quotas.clone(),
             flowcontrol: flowcontrol.clone(),
             storage_clusters: store.ids().collect(),
+            services: services.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
@@ -238,7 +244,7 @@ impl Core {
         let kinds = kinds::rules(&context);
         let mut observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
             pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(),
-            quotas.clone(), flowcontrol.clone()];
+            quotas.clone(), flowcontrol.clone(), services.clone()];
         observers.extend(kinds.observers);
         let registry = GenericStore::new(store, Wiring {
             strategies: kinds.strategies,
@@ -248,7 +254,7 @@ impl Core {
             limits: quotas.clone(),
         });
         Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
-            quotas, flowcontrol }
+            quotas, flowcontrol, services }
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
@@ -260,7 +266,7 @@ impl Core {
 
     fn primed(&self) -> Vec<Arc<dyn WriteObserver>> {
         vec![self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(), self.authorizer.clone(),
-            self.claims.clone(), self.quotas.clone(), self.flowcontrol.clone()]
+            self.claims.clone(), self.quotas.clone(), self.flowcontrol.clone(), self.services.clone()]
     }
 
     /// Primes the caches, then, when other processes write the store too (replicas on one etcd), keeps every
@@ -287,9 +293,10 @@ impl Core {
 pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc<ApiServer>, Controllers), ServeError> {
     let store: Clusters = store.into();
     let core = Core::new(store.clone(), settings.authorization_modes);
+    core.services.set_ranges(settings.service_ranges);
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
-        quotas: _, flowcontrol } = core;
+        quotas: _, flowcontrol, services: _ } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let mut metrics = Metrics::default();
     flowcontrol.configure(settings.flowcontrol);
@@ -563,6 +570,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             total_seats: args.max_requests_inflight.saturating_add(args.max_mutating_requests_inflight).max(1),
             ..crate::flowcontrol::Settings::default()
         },
+        service_ranges: crate::kinds::service::Ranges::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
+            .map_err(ServeError::Config)?,
     };
     let (server, controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;

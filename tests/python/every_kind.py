@@ -184,6 +184,44 @@ def field_selectors():
         raise CheckFailed("a ConfigMap field selector on status.phase was accepted")
 
 
+def services_as_kube_allocates_them():
+    """Cluster IPs from --service-cluster-ip-range (kube's 10.0.0.0/24), node ports from 30000-32767, each once."""
+    core = client.CoreV1Api(API)
+    plain = core.read_namespaced_service(name_of("service"), NS).spec
+    expect(plain.cluster_ip.startswith("10.0.0.") and plain.cluster_ips == [plain.cluster_ip], f"a cluster IP: {plain}")
+    expect_equal((plain.ip_families, plain.ip_family_policy, plain.internal_traffic_policy, plain.session_affinity),
+                 (["IPv4"], "SingleStack", "Cluster", "None"), "a Service's defaults")
+    node_port = core.create_namespaced_service(NS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "py-nodeport"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80}]}}).spec
+    expect(node_port.cluster_ip != plain.cluster_ip, "another address")
+    expect(30000 <= node_port.ports[0].node_port <= 32767, f"a node port: {node_port.ports[0]}")
+    expect_equal(node_port.external_traffic_policy, "Cluster", "externalTrafficPolicy")
+    headless = core.create_namespaced_service(NS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "py-headless"},
+        "spec": {"clusterIP": "None", "ports": [{"port": 80}]}}).spec
+    expect_equal((headless.cluster_ip, headless.cluster_ips), ("None", ["None"]), "a headless Service")
+    for what, spec, field, words in [
+        ("a taken address", {"clusterIP": plain.cluster_ip, "ports": [{"port": 80}]}, "spec.clusterIPs", "provided IP is already allocated"),
+        ("an address outside the range", {"clusterIP": "10.9.9.9", "ports": [{"port": 80}]}, "spec.clusterIPs",
+         "The range of valid IPs is 10.0.0.0/24"),
+        ("a taken node port", {"type": "NodePort", "ports": [{"port": 80, "nodePort": node_port.ports[0].node_port}]},
+         "spec.ports[0].nodePort", "provided port is already allocated"),
+    ]:
+        try:
+            core.create_namespaced_service(NS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "py-refused"}, "spec": spec})
+        except ApiException as error:
+            body = json.loads(error.body)
+            expect_equal(error.status, 422, what)
+            causes = body.get("details", {}).get("causes", [])
+            expect(any(c.get("field") == field and words in c.get("message", "") for c in causes), f"{what}: {body}")
+        else:
+            raise CheckFailed(f"{what} was accepted")
+    # An update that leaves the address out keeps it (kubectl apply of a manifest without one).
+    replaced = core.replace_namespaced_service("py-nodeport", NS, {"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "py-nodeport", "resourceVersion": core.read_namespaced_service("py-nodeport", NS).metadata.resource_version},
+        "spec": {"type": "NodePort", "ports": [{"port": 80}]}}).spec
+    expect_equal((replaced.cluster_ip, replaced.ports[0].node_port), (node_port.cluster_ip, node_port.ports[0].node_port), "kept on update")
+
+
 def errors_byte_for_byte():
     """A Status body in Go's field order, empty fields left out, with kube's trailing newline."""
     core = client.CoreV1Api(API)
@@ -213,5 +251,6 @@ run([
     ("every kind through its typed API", every_kind),
     ("status as kube writes it", status_as_kube_writes_it),
     ("field selectors as kube reads them", field_selectors),
+    ("services as kube allocates them", services_as_kube_allocates_them),
     ("error bodies byte for byte", errors_byte_for_byte),
 ])

@@ -235,7 +235,7 @@ async fn workloads_pods_services_and_secrets() {
         and checked
           422 Invalid: Pod "q" is invalid: spec.containers[1].name: Duplicate value: "c"
         a Service
-          ok /spec={"ports":[{"port":80,"protocol":"TCP","targetPort":80}],"sessionAffinity":"None","type":"ClusterIP"}
+          ok /spec={"clusterIP":"10.0.0.2","clusterIPs":["10.0.0.2"],"internalTrafficPolicy":"Cluster","ipFamilies":["IPv4"],"ipFamilyPolicy":"SingleStack","ports":[{"port":80,"protocol":"TCP","targetPort":80}],"sessionAffinity":"None","type":"ClusterIP"}
         a Secret
           ok /type="Opaque"
     "#]]).await;
