@@ -21,6 +21,7 @@ mod roles;
 pub mod secret;
 pub mod service;
 pub mod tenant;
+pub mod volume_attachment;
 #[cfg(test)]
 mod tests;
 pub mod workloads;
@@ -74,6 +75,7 @@ const KINDS: &[Kind] = &[
     rbac::KIND,
     pod::KIND,
     pod_disruption_budget::KIND,
+    volume_attachment::KIND,
     service::KIND,
     secret::KIND,
     limit_range::KIND,

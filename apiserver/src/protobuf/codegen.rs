@@ -107,6 +107,7 @@ fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
         resource::<policy::v1::PodDisruptionBudget>(g),
         resource::<storage::v1::CSIDriver>(g),
         resource::<storage::v1::CSINode>(g),
+        resource::<storage::v1::CSIStorageCapacity>(g),
         resource::<storage::v1::StorageClass>(g),
         resource::<storage::v1::VolumeAttachment>(g),
         resource::<scheduling::v1::PriorityClass>(g),

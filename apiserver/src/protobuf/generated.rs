@@ -50,6 +50,7 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
         ("policy/v1", "PodDisruptionBudget") => decode::<k8s_pb::api::policy::v1::PodDisruptionBudget>,
         ("storage.k8s.io/v1", "CSIDriver") => decode::<k8s_pb::api::storage::v1::CSIDriver>,
         ("storage.k8s.io/v1", "CSINode") => decode::<k8s_pb::api::storage::v1::CSINode>,
+        ("storage.k8s.io/v1", "CSIStorageCapacity") => decode::<k8s_pb::api::storage::v1::CSIStorageCapacity>,
         ("storage.k8s.io/v1", "StorageClass") => decode::<k8s_pb::api::storage::v1::StorageClass>,
         ("storage.k8s.io/v1", "VolumeAttachment") => decode::<k8s_pb::api::storage::v1::VolumeAttachment>,
         ("scheduling.k8s.io/v1", "PriorityClass") => decode::<k8s_pb::api::scheduling::v1::PriorityClass>,
@@ -113,6 +114,7 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
         ("policy/v1", "PodDisruptionBudgetList") => decode::<k8s_pb::api::policy::v1::PodDisruptionBudgetList>,
         ("storage.k8s.io/v1", "CSIDriverList") => decode::<k8s_pb::api::storage::v1::CSIDriverList>,
         ("storage.k8s.io/v1", "CSINodeList") => decode::<k8s_pb::api::storage::v1::CSINodeList>,
+        ("storage.k8s.io/v1", "CSIStorageCapacityList") => decode::<k8s_pb::api::storage::v1::CSIStorageCapacityList>,
         ("storage.k8s.io/v1", "StorageClassList") => decode::<k8s_pb::api::storage::v1::StorageClassList>,
         ("storage.k8s.io/v1", "VolumeAttachmentList") => decode::<k8s_pb::api::storage::v1::VolumeAttachmentList>,
         ("scheduling.k8s.io/v1", "PriorityClassList") => decode::<k8s_pb::api::scheduling::v1::PriorityClassList>,
@@ -171,6 +173,7 @@ pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
         ("policy/v1", "PodDisruptionBudget") => encode::<k8s_pb::api::policy::v1::PodDisruptionBudget>,
         ("storage.k8s.io/v1", "CSIDriver") => encode::<k8s_pb::api::storage::v1::CSIDriver>,
         ("storage.k8s.io/v1", "CSINode") => encode::<k8s_pb::api::storage::v1::CSINode>,
+        ("storage.k8s.io/v1", "CSIStorageCapacity") => encode::<k8s_pb::api::storage::v1::CSIStorageCapacity>,
         ("storage.k8s.io/v1", "StorageClass") => encode::<k8s_pb::api::storage::v1::StorageClass>,
         ("storage.k8s.io/v1", "VolumeAttachment") => encode::<k8s_pb::api::storage::v1::VolumeAttachment>,
         ("scheduling.k8s.io/v1", "PriorityClass") => encode::<k8s_pb::api::scheduling::v1::PriorityClass>,
@@ -234,6 +237,7 @@ pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
         ("policy/v1", "PodDisruptionBudgetList") => encode::<k8s_pb::api::policy::v1::PodDisruptionBudgetList>,
         ("storage.k8s.io/v1", "CSIDriverList") => encode::<k8s_pb::api::storage::v1::CSIDriverList>,
         ("storage.k8s.io/v1", "CSINodeList") => encode::<k8s_pb::api::storage::v1::CSINodeList>,
+        ("storage.k8s.io/v1", "CSIStorageCapacityList") => encode::<k8s_pb::api::storage::v1::CSIStorageCapacityList>,
         ("storage.k8s.io/v1", "StorageClassList") => encode::<k8s_pb::api::storage::v1::StorageClassList>,
         ("storage.k8s.io/v1", "VolumeAttachmentList") => encode::<k8s_pb::api::storage::v1::VolumeAttachmentList>,
         ("scheduling.k8s.io/v1", "PriorityClassList") => encode::<k8s_pb::api::scheduling::v1::PriorityClassList>,
@@ -11675,6 +11679,58 @@ impl FromJson for k8s_pb::api::storage::v1::CSINodeSpec {
         for (key, item) in fields(value)? {
             match key.as_str() {
                 "drivers" => set(&mut message.drivers, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::storage::v1::CSIStorageCapacity {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "capacity", &self.capacity, false)?;
+        put(&mut object, "maximumVolumeSize", &self.maximum_volume_size, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        put(&mut object, "nodeTopology", &self.node_topology, false)?;
+        put(&mut object, "storageClassName", &self.storage_class_name, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::storage::v1::CSIStorageCapacity {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "capacity" => set(&mut message.capacity, key, item)?,
+                "maximumVolumeSize" => set(&mut message.maximum_volume_size, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
+                "nodeTopology" => set(&mut message.node_topology, key, item)?,
+                "storageClassName" => set(&mut message.storage_class_name, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::storage::v1::CSIStorageCapacityList {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "items", &self.items, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::storage::v1::CSIStorageCapacityList {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "items" => set(&mut message.items, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
                 _ => {}
             }
         }

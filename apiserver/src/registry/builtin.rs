@@ -272,6 +272,8 @@ const ROWS: &[Row] = &[
     system(row(NODE, "runtimeclasses", "RuntimeClass", &[], false, false, NONE)),
     system(row(STORAGE, "csidrivers", "CSIDriver", &[], false, false, NONE)),
     system(row(STORAGE, "csinodes", "CSINode", &[], false, false, NONE)),
+    system(row(STORAGE, "volumeattachments", "VolumeAttachment", &[], false, false, STATUS)),
+    system(row(STORAGE, "csistoragecapacities", "CSIStorageCapacity", &[], false, true, NONE)),
     system(row(ADMISSION, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &[], false, false, NONE)),
     system(row(ADMISSION, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", &[], false, false, NONE)),
     Row { verbs: CREATE_ONLY, ..row(AUTHENTICATION, "selfsubjectreviews", "SelfSubjectReview", &[], false, false, NONE) },
@@ -413,7 +415,7 @@ mod tests {
     #[test]
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
-        assert_eq!(resources.len(), 48);
+        assert_eq!(resources.len(), 50);
         let mut keys: Vec<_> = resources
             .iter()
             .map(|r| (r.group.clone(), r.plural.clone()))
@@ -432,8 +434,8 @@ mod tests {
     fn system_only_resources_are_arktos_non_tenanted_ones() {
         let mut system_only: Vec<_> = builtin_resources().into_iter().filter(|r| r.system_only).map(|r| r.plural).collect();
         system_only.sort();
-        assert_eq!(system_only, ["componentstatuses", "csidrivers", "csinodes", "mutatingwebhookconfigurations", "nodes",
-            "priorityclasses", "runtimeclasses", "validatingwebhookconfigurations"]);
+        assert_eq!(system_only, ["componentstatuses", "csidrivers", "csinodes", "csistoragecapacities", "mutatingwebhookconfigurations", "nodes",
+            "priorityclasses", "runtimeclasses", "validatingwebhookconfigurations", "volumeattachments"]);
     }
 
     #[test]

@@ -1,0 +1,39 @@
+//! VolumeAttachment (`storage.k8s.io/v1`, system space only): the status kube always writes (`attached`, a Go
+//! field without `omitempty`), false until an attacher says otherwise.
+
+use std::sync::Arc;
+
+use kspaces_authz::Caller;
+use kspaces_storage::SpaceName;
+use serde_json::{json, Value};
+
+use super::pod_template::set_default;
+use super::{Context, Kind, Rules};
+use crate::registry::strategy::{Part, Strategy};
+use crate::registry::ResourceInfo;
+
+/// VolumeAttachment: its strategy.
+pub const KIND: Kind = Kind::rules(|_: &Context, rules: &mut Rules| rules.strategy("storage.k8s.io", "VolumeAttachment", Arc::new(VolumeAttachmentStrategy)));
+
+pub struct VolumeAttachmentStrategy;
+
+fn attached(object: &mut Value) {
+    let Some(map) = object.as_object_mut() else { return };
+    let status = map.entry("status").or_insert_with(|| json!({}));
+    if status.is_null() {
+        *status = json!({});
+    }
+    if let Some(status) = status.as_object_mut() {
+        set_default(status, "attached", json!(false));
+    }
+}
+
+impl Strategy for VolumeAttachmentStrategy {
+    fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
+        attached(object);
+    }
+
+    fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, _old: &Value, new: &mut Value, _part: Part) {
+        attached(new);
+    }
+}
