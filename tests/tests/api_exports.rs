@@ -511,6 +511,20 @@ fn v1alpha1_objects_survive_v1alpha2_writes_and_discovery_shows_both_versions() 
     assert_eq!(admin.ok(&["get", "apiexports", "-o", "name"]), "apiexport.apis.kcp.io/selected\n");
     assert_eq!(admin.ok(&["get", "apiexport", "selected", "-o", "jsonpath={.spec.resources[0].schema}"]), SCHEMA);
     assert!(admin.ok(&["get", "apiexports"]).contains("selected"));
+
+    // kubectl apply of a v1alpha2 manifest, client-side then server-side.
+    let manifest = |verbs: &str| format!("apiVersion: apis.kcp.io/v1alpha2\nkind: APIExport\nmetadata: {{name: applied}}\nspec:\n  \
+        resources: [{{name: widgets, group: example.io, schema: {SCHEMA}, storage: {{crd: {{}}}}}}]\n  \
+        permissionClaims: [{{group: \"\", resource: configmaps, verbs: {verbs}}}]\n");
+    admin.ok_with_stdin(&["apply", "-f", "-"], &manifest("[\"*\"]"));
+    let (code, old) = get("a-token", &apis(prov, "apiexports/applied"));
+    assert_eq!((code, &old["spec"]["latestResourceSchemas"], &old["spec"]["permissionClaims"]),
+        (200, &json!([SCHEMA]), &json!([{"group": "", "resource": "configmaps", "all": true}])), "{old}");
+    admin.ok_with_stdin(&["apply", "--server-side", "--force-conflicts", "-f", "-"], &manifest("[get, list]"));
+    let (_, old) = get("a-token", &apis(prov, "apiexports/applied"));
+    assert_eq!(old["spec"]["permissionClaims"], json!([]), "narrower verbs are not stored as all: {old}");
+    let (_, new) = get("a-token", &apis_v1alpha2(prov, "apiexports/applied"));
+    assert_eq!(new["spec"]["permissionClaims"], json!([{"group": "", "resource": "configmaps", "verbs": ["get", "list"]}]), "{new}");
 }
 
 /// Step 2: the identity secret in `kcp-system`, its hash in the status, the endpoint slice and the virtual
