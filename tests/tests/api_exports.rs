@@ -463,6 +463,16 @@ fn v1alpha2_exports_and_bindings_are_views_of_the_stored_v1alpha1_objects() {
             assert_eq!(new["spec"]["permissionClaims"], body["spec"]["permissionClaims"], "{ws}: shown as sent: {new}");
         }
     }
+    // The provider reads the bindings through its virtual workspace in either version.
+    let vw = wait_virtual_workspace_url("a-token", prov, "widgets");
+    let vw = vw.strip_prefix(&fixture().server.url).expect("on this server").to_owned();
+    for (version, http) in [("v1alpha2", Http::Two), ("v1alpha1", Http::One)] {
+        let (code, listed) = call(http, "a-token", "GET", &format!("{vw}/clusters/*/apis/apis.kcp.io/{version}/apibindings"), None);
+        let items = listed["items"].as_array().cloned().unwrap_or_default();
+        assert_eq!((code, items.len()), (200, 3), "{version}: {listed}");
+        let verbs = items.iter().all(|i| i["spec"]["permissionClaims"][0]["verbs"].is_array());
+        assert_eq!(verbs, version == "v1alpha2", "{version}: {listed}");
+    }
 }
 
 /// Issue 45 item 7: an object written through `v1alpha1` and read, patched and replaced through `v1alpha2` keeps
