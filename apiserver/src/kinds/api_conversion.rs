@@ -84,6 +84,8 @@ pub fn export_to_v1alpha2(object: &mut Value) {
 pub fn export_to_v1alpha1(object: &mut Value) {
     set_api_version(object, "v1alpha1");
     if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+        // Not a `v1alpha2` field (its schema prunes it): the stored names are `resources`' alone, checked as such.
+        spec.remove("latestResourceSchemas");
         if let Some(resources) = spec.remove("resources") {
             let latest: Vec<Value> = resources.as_array().into_iter().flatten().filter_map(|r| r.get("schema")).cloned().collect();
             if !latest.is_empty() {

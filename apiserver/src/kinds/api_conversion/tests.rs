@@ -37,6 +37,11 @@ fn an_export_shows_resources_and_verbs_and_comes_back_unchanged() {
     let mut back = view.clone();
     export_to_v1alpha1(&mut back);
     assert_eq!(back, stored);
+    // A v1alpha1 field sent through v1alpha2 is not stored unchecked.
+    let mut smuggled = view.clone();
+    smuggled["spec"]["latestResourceSchemas"] = json!(["not a schema name"]);
+    export_to_v1alpha1(&mut smuggled);
+    assert_eq!(smuggled["spec"]["latestResourceSchemas"], stored["spec"]["latestResourceSchemas"]);
     // Without the annotation, the selected claim comes back as `v1alpha2` said it: every object.
     if let Some(annotations) = view["metadata"]["annotations"].as_object_mut() {
         annotations.remove("apis.v1alpha2.kcp.io/v1alpha1-permission-claims");
