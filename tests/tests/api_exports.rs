@@ -504,6 +504,40 @@ fn v1alpha1_objects_survive_v1alpha2_writes_and_discovery_shows_both_versions() 
     let (_, old) = get("a-token", &apis(prov, "apiexports/selected"));
     assert_eq!((&old["spec"]["permissionClaims"], &old["metadata"]["labels"]["patched"]), (&selected, &json!("yes")), "{old}");
 
+    // A v1alpha1 binding accepting the selected claim, replaced through v1alpha2 as read: its acceptance and the
+    // applied claim keep their selector. Replaced without the annotations that keep it, the acceptance is what
+    // v1alpha2 says (every object), which does not match the export's claim: nothing is applied.
+    let cons = "root:t-a:v2-selected";
+    create_workspace("a-token", "root:t-a", "v2-selected");
+    let mut accepting = binding("selected", prov, "selected");
+    let mut acceptance = selected.clone();
+    acceptance[0]["state"] = json!("Accepted");
+    accepting["spec"]["permissionClaims"] = acceptance.clone();
+    assert_eq!(post("a-token", &apis(cons, "apibindings"), &accepting).0, 201);
+    let mut applied = Value::Null;
+    assert!(eventually(TIMEOUT, || {
+        applied = get("a-token", &apis(cons, "apibindings/selected")).1["status"]["appliedPermissionClaims"].clone();
+        applied == selected
+    }), "{applied}");
+    let (code, mut new) = call(Http::Two, "a-token", "GET", &apis_v1alpha2(cons, "apibindings/selected"), None);
+    assert_eq!((code, &new["spec"]["permissionClaims"][0]["selector"]), (200, &json!({"matchAll": true})), "kcp's view of a selector: {new}");
+    new["metadata"]["labels"]["round"] = json!("trip");
+    let (code, put) = call(Http::Two, "a-token", "PUT", &apis_v1alpha2(cons, "apibindings/selected"), Some(&new));
+    assert_eq!(code, 200, "{put}");
+    let (_, old) = get("a-token", &apis(cons, "apibindings/selected"));
+    assert_eq!((&old["spec"]["permissionClaims"], &old["status"]["appliedPermissionClaims"], &old["metadata"]["labels"]["round"]),
+        (&acceptance, &selected, &json!("trip")), "{old}");
+    let (_, mut bare) = get("a-token", &apis_v1alpha2(cons, "apibindings/selected"));
+    bare["metadata"]["annotations"].as_object_mut().expect("annotations").retain(|k, _| !k.starts_with("apis.v1alpha2.kcp.io/"));
+    let (code, put) = call(Http::One, "a-token", "PUT", &apis_v1alpha2(cons, "apibindings/selected"), Some(&bare));
+    assert_eq!(code, 200, "{put}");
+    let (_, old) = get("a-token", &apis(cons, "apibindings/selected"));
+    assert_eq!(old["spec"]["permissionClaims"], json!([{"resource": "secrets", "all": true, "state": "Accepted"}]), "{old}");
+    assert!(eventually(TIMEOUT, || {
+        applied = get("a-token", &apis(cons, "apibindings/selected")).1["status"]["appliedPermissionClaims"].clone();
+        applied == json!([])
+    }), "an acceptance wider than the export's claim is not applied: {applied}");
+
     // Discovery and OpenAPI: both versions, v1alpha2 preferred; v1alpha2 has exports and bindings only.
     let (code, group) = get("a-token", &format!("/clusters/{prov}/apis/apis.kcp.io"));
     let versions: Vec<&str> = group["versions"].as_array().into_iter().flatten().filter_map(|v| v["version"].as_str()).collect();
