@@ -257,9 +257,14 @@ fn set_annotation(object: &mut Value, key: &str, claims: &[Value]) {
 
 /// Checks a `v1alpha2` APIExport's `spec.resources` and `spec.permissionClaims`, as kcp's CRD schema does.
 pub fn check_export(object: &Value, causes: &mut Vec<Cause>) {
+    let mut seen = Vec::new();
     for (index, resource) in object.pointer("/spec/resources").and_then(Value::as_array).into_iter().flatten().enumerate() {
         let field = format!("spec.resources[{index}]");
         let text = |key: &str| resource.get(key).and_then(Value::as_str).unwrap_or_default();
+        if seen.contains(&(text("name"), text("group"))) {
+            causes.push(duplicate(&field, &format!("{}.{}", text("name"), text("group"))));
+        }
+        seen.push((text("name"), text("group")));
         if text("name").is_empty() {
             causes.push(Cause::required(format!("{field}.name")));
         }
@@ -298,6 +303,11 @@ fn check_claims(claims: Option<&Value>, binding: bool, causes: &mut Vec<Cause>) 
         if claim.get("resource").and_then(Value::as_str).is_none_or(str::is_empty) {
             causes.push(Cause::required(format!("{field}.resource")));
         }
+        // kcp's list map keys: one claim per group, resource and identity hash.
+        if claims[..index].iter().any(|earlier| same_resource(earlier, claim)) {
+            let text = |key: &str| claim.get(key).and_then(Value::as_str).unwrap_or_default();
+            causes.push(duplicate(&field, &format!("{}.{}", text("resource"), text("group"))));
+        }
         match claim.get("verbs").and_then(Value::as_array) {
             Some(verbs) if !verbs.is_empty() && verbs.iter().all(|v| v.as_str().is_some_and(|v| !v.is_empty())) => {}
             Some(verbs) if !verbs.is_empty() => causes.push(Cause::invalid(format!("{field}.verbs"), &Value::Array(verbs.clone()).to_string(), "must be verbs")),
@@ -313,6 +323,11 @@ fn check_claims(claims: Option<&Value>, binding: bool, causes: &mut Vec<Cause>) 
             None => causes.push(Cause::required(format!("{field}.state"))),
         }
     }
+}
+
+/// kube's `field.Duplicate`.
+fn duplicate(field: &str, value: &str) -> Cause {
+    Cause { reason: "FieldValueDuplicate", message: format!("Duplicate value: {value:?}"), field: field.to_owned() }
 }
 
 fn check_selector(selector: Option<&Value>, field: &str, causes: &mut Vec<Cause>) {

@@ -126,5 +126,9 @@ fn v1alpha2_validation_names_v1alpha2_fields() {
         {"resource": "configmaps", "verbs": ["*"], "selector": {"matchAll": true, "matchLabels": {"a": "b"}}, "state": "Accepted"},
         {"resource": "configmaps", "verbs": ["*"], "selector": {"matchAll": true}}]}}), &mut causes);
     let fields: Vec<&str> = causes.iter().map(|c| c.field.as_str()).collect();
-    assert_eq!(fields, ["spec.permissionClaims[0].selector", "spec.permissionClaims[1].selector", "spec.permissionClaims[2].state"]);
+    assert_eq!(fields, ["spec.permissionClaims[0].selector", "spec.permissionClaims[1]", "spec.permissionClaims[1].selector", "spec.permissionClaims[2]",
+        "spec.permissionClaims[2].state"]);
+    let mut causes = Vec::new();
+    check_export(&json!({"spec": {"resources": [{"name": "w", "group": "g.io", "schema": "v1.w.g.io"}, {"name": "w", "group": "g.io", "schema": "v2.w.g.io"}]}}), &mut causes);
+    assert_eq!(causes.iter().map(|c| (c.reason, c.field.as_str())).collect::<Vec<_>>(), [("FieldValueDuplicate", "spec.resources[1]")]);
 }
