@@ -217,7 +217,7 @@ async fn serve_virtual(req: &HttpRequest, payload: Unread, server: Arc<ApiServer
     }
     // An export's virtual workspace discovers the exported resources and the bindings, nothing else.
     if let Some(exported) = &access.resources {
-        let table = ResourceTable::shared(exported.iter().cloned().chain([server.virtual_workspaces.bindings.clone()]).collect());
+        let table = ResourceTable::shared(exported.iter().chain(&server.virtual_workspaces.binding_versions).cloned().collect());
         let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
         let host = req.connection_info().host().to_owned();
         return routes::serve(&server, &table, server.openapi(), route, accept, req.query_string(), &host);
@@ -254,7 +254,7 @@ async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServe
     caller: Caller, served: Served) -> ApiResult<HttpResponse> {
     let Served { spaces, narrowed, resources, only } = served;
     let resource = match &resources {
-        Some(exported) => virtual_workspace::exported_row(exported, &server.virtual_workspaces.bindings, &info.group, &info.version, &info.resource),
+        Some(exported) => virtual_workspace::exported_row(exported, &server.virtual_workspaces.binding_versions, &info.group, &info.version, &info.resource),
         None => server.resource(&spaces, &info.group, &info.version, &info.resource),
     };
     let resource = resource.ok_or_else(ApiError::no_route)?;

@@ -3,6 +3,7 @@
 //! kind is a file here plus one line in it, and the generic store does not change.
 
 pub mod api_binding;
+pub mod api_conversion;
 pub mod api_export;
 pub mod api_export_endpoint_slice;
 pub mod api_resource_schema;

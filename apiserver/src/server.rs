@@ -360,6 +360,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         resolver: resolver.clone(),
         exports: row(kinds::api_export::GROUP, kinds::api_export::NAME)?,
         bindings: row(kinds::api_export::GROUP, kinds::api_binding::NAME)?,
+        binding_versions: resources.all().iter().filter(|r| r.is(kinds::api_export::GROUP, kinds::api_binding::NAME)).cloned().collect(),
         claims,
         resources: resources.clone(),
     };

@@ -56,7 +56,10 @@ pub struct VirtualWorkspaces {
     /// The exports' schemas compiled, and what each workspace binds (the APIExport virtual workspace).
     pub resolver: Arc<Resolver>,
     pub exports: Arc<ResourceInfo>,
+    /// APIBindings as stored (`v1alpha1`).
     pub bindings: Arc<ResourceInfo>,
+    /// The APIBinding rows the export's virtual workspace serves read-only: every version.
+    pub binding_versions: Vec<Arc<ResourceInfo>>,
     /// The claims each workspace accepted, and the built-in resources a claim may name.
     pub claims: Arc<Claims>,
     pub resources: ResourceTable,

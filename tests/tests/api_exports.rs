@@ -265,6 +265,16 @@ fn apis(path: &str, rest: &str) -> String {
     format!("/clusters/{path}/apis/apis.kcp.io/v1alpha1/{rest}")
 }
 
+/// `/clusters/<path>/apis/apis.kcp.io/v1alpha2/<rest>`: kcp's current version of exports and bindings.
+fn apis_v1alpha2(path: &str, rest: &str) -> String {
+    format!("/clusters/{path}/apis/apis.kcp.io/v1alpha2/{rest}")
+}
+
+/// The fields a 422's causes name.
+fn cause_fields(answer: &(u16, Value)) -> Vec<String> {
+    answer.1["details"]["causes"].as_array().into_iter().flatten().filter_map(|c| c["field"].as_str().map(str::to_owned)).collect()
+}
+
 /// An APIResourceSchema `<prefix>.<plural>.<group>`-named `name` for `plural`/`kind` of `group`, one version `v1`.
 fn resource_schema(name: &str, group: &str, plural: &str, kind: &str, scope: &str, schema: Value) -> Value {
     json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema", "metadata": {"name": name},
@@ -364,6 +374,203 @@ fn binding_label(binding: &Value) -> String {
 }
 
 // ---- Tests ----
+
+/// Issue 45 item 7: an APIExport made through `apis.kcp.io/v1alpha2` (`resources`, claims with `verbs`) is one
+/// object with its `v1alpha1` form (`latestResourceSchemas`, `all`), gets its identity and endpoint slice, and a
+/// `v1alpha2` APIBinding accepting its claim with `selector: {matchAll: true}` binds it and applies the claim;
+/// an acceptance with narrower verbs or a label selector is not applied. Over HTTP/1.1 and HTTP/2.
+#[test]
+fn v1alpha2_exports_and_bindings_are_views_of_the_stored_v1alpha1_objects() {
+    let prov = "root:t-a:v2-provider";
+    create_workspace("a-token", "root:t-a", "v2-provider");
+    let (code, made) = post("a-token", &apis(prov, "apiresourceschemas"), &widget_schema(SCHEMA));
+    assert_eq!(code, 201, "{made}");
+
+    // What v1alpha2 refuses, as kcp's schema does, naming v1alpha2's fields.
+    let refused = post("a-token", &apis_v1alpha2(prov, "apiexports"), &json!({"apiVersion": "apis.kcp.io/v1alpha2", "kind": "APIExport",
+        "metadata": {"name": "bad"}, "spec": {"resources": [{"name": "widgets", "group": "example.io", "storage": {"crd": {}}}],
+            "permissionClaims": [{"group": "", "resource": "configmaps"}]}}));
+    assert_eq!((refused.0, cause_fields(&refused)), (422, vec!["spec.resources[0].schema".to_owned(), "spec.permissionClaims[0].verbs".to_owned()]), "{}", refused.1);
+    assert_eq!(get("a-token", &apis(prov, "apiexports/bad")).0, 404, "nothing stored");
+
+    // The export, made through v1alpha2 over HTTP/2.
+    let claims = json!([{"group": "", "resource": "configmaps", "verbs": ["*"]}, {"group": "", "resource": "secrets", "verbs": ["get", "list"]}]);
+    let resources = json!([{"name": "widgets", "group": "example.io", "schema": SCHEMA, "storage": {"crd": {}}}]);
+    let sent = json!({"apiVersion": "apis.kcp.io/v1alpha2", "kind": "APIExport", "metadata": {"name": "widgets"},
+        "spec": {"resources": resources, "permissionClaims": claims}});
+    let (code, created) = call(Http::Two, "a-token", "POST", &apis_v1alpha2(prov, "apiexports"), Some(&sent));
+    assert_eq!((code, &created["apiVersion"], &created["spec"]["resources"], &created["spec"]["permissionClaims"]),
+        (201, &json!("apis.kcp.io/v1alpha2"), &resources, &claims), "{created}");
+
+    // Read through v1alpha1: the same object in its form; the claim v1alpha1 cannot say is kept aside, not in effect.
+    let hash = wait_identity_hash("a-token", prov, "widgets");
+    assert!(is_identity_hash(&hash), "{hash}");
+    let (code, old) = get("a-token", &apis(prov, "apiexports/widgets"));
+    assert_eq!((code, &old["apiVersion"], &old["spec"]["latestResourceSchemas"], &old["spec"]["permissionClaims"]),
+        (200, &json!("apis.kcp.io/v1alpha1"), &json!([SCHEMA]), &json!([{"group": "", "resource": "configmaps", "all": true}])), "{old}");
+    assert_eq!(old["metadata"]["uid"], created["metadata"]["uid"], "one object");
+    let kept = old["metadata"]["annotations"]["apis.v1alpha2.kcp.io/permission-claims"].as_str().unwrap_or_default();
+    assert_eq!(serde_json::from_str::<Value>(kept).ok(), Some(json!([claims[1]])), "{old}");
+    // Through v1alpha2 over both protocols: the identity, the endpoint slice, the claims as sent.
+    for http in [Http::One, Http::Two] {
+        let (code, new) = call(http, "a-token", "GET", &apis_v1alpha2(prov, "apiexports/widgets"), None);
+        assert_eq!((code, &new["status"]["identityHash"], &new["spec"]["permissionClaims"], &new["spec"]["resources"]),
+            (200, &json!(hash), &claims, &resources), "{http:?}: {new}");
+        assert_eq!(new["metadata"]["annotations"].get("apis.v1alpha2.kcp.io/permission-claims"), None, "{new}");
+        let (code, listed) = call(http, "a-token", "GET", &apis_v1alpha2(prov, "apiexports"), None);
+        assert_eq!((code, list_names(&listed), &listed["items"][0]["spec"]["resources"]), (200, vec!["widgets".to_owned()], &resources), "{listed}");
+    }
+    assert!(wait_virtual_workspace_url("a-token", prov, "widgets").ends_with("/widgets"));
+    let (code, text) = curl(&fixture().server, Http::Two, Some("a-token"), "GET", &format!("{}?watch=1&timeoutSeconds=1", apis_v1alpha2(prov, "apiexports")), None);
+    let event: Value = serde_json::from_str(text.lines().next().unwrap_or_default()).unwrap_or_default();
+    assert_eq!((code, &event["type"], &event["object"]["apiVersion"], &event["object"]["spec"]["resources"]),
+        (200, &json!("ADDED"), &json!("apis.kcp.io/v1alpha2"), &resources), "a watch through v1alpha2: {text}");
+
+    // Bindings through v1alpha2: `verbs: ["*"]` with `matchAll` is the v1alpha1 `all` acceptance and applies; a
+    // narrower verb list or a label selector is kept, shown, and not applied.
+    let accept = |verbs: Value, selector: Value| json!({"apiVersion": "apis.kcp.io/v1alpha2", "kind": "APIBinding", "metadata": {"name": "widgets"},
+        "spec": {"reference": {"export": {"path": prov, "name": "widgets"}},
+            "permissionClaims": [{"group": "", "resource": "configmaps", "verbs": verbs, "selector": selector, "state": "Accepted"}]}});
+    let refused = post("a-token", &apis_v1alpha2("root:t-a:v2-provider", "apibindings"), &json!({"apiVersion": "apis.kcp.io/v1alpha2", "kind": "APIBinding",
+        "metadata": {"name": "bad"}, "spec": {"reference": {"export": {"name": "widgets"}},
+            "permissionClaims": [{"group": "", "resource": "configmaps", "selector": {"matchAll": true}, "state": "Accepted"}]}}));
+    assert_eq!((refused.0, cause_fields(&refused)), (422, vec!["spec.permissionClaims[0].verbs".to_owned()]), "{}", refused.1);
+    for (ws, verbs, selector, applies) in [
+        ("v2-consumer", json!(["*"]), json!({"matchAll": true}), true),
+        ("v2-verbs", json!(["get"]), json!({"matchAll": true}), false),
+        ("v2-labels", json!(["*"]), json!({"matchLabels": {"team": "a"}}), false),
+    ] {
+        create_workspace("a-token", "root:t-a", ws);
+        let path = format!("root:t-a:{ws}");
+        let body = accept(verbs, selector);
+        let (code, made) = call(Http::Two, "a-token", "POST", &apis_v1alpha2(&path, "apibindings"), Some(&body));
+        assert_eq!((code, &made["spec"]["permissionClaims"]), (201, &body["spec"]["permissionClaims"]), "{ws}: {made}");
+        let mut new = Value::Null;
+        assert!(eventually(TIMEOUT, || {
+            new = get("a-token", &apis_v1alpha2(&path, "apibindings/widgets")).1;
+            new["status"]["phase"] == "Bound" && new["status"]["exportPermissionClaims"].is_array()
+        }), "{ws}: Bound through v1alpha2: {new}");
+        let old = wait_bound("a-token", &path, "widgets");
+        assert_eq!(new["status"]["exportPermissionClaims"], json!([{"group": "", "resource": "configmaps", "verbs": ["*"]}]), "{ws}: {new}");
+        assert_eq!(old["status"]["boundResources"][0]["schema"]["identityHash"], hash.as_str(), "{ws}: {old}");
+        if applies {
+            assert_eq!(old["spec"]["permissionClaims"], json!([{"group": "", "resource": "configmaps", "all": true, "state": "Accepted"}]), "{old}");
+            assert_eq!(old["status"]["appliedPermissionClaims"], json!([{"group": "", "resource": "configmaps", "all": true}]), "{old}");
+            assert_eq!(new["status"]["appliedPermissionClaims"], json!([{"group": "", "resource": "configmaps", "verbs": ["*"], "selector": {"matchAll": true}}]), "{new}");
+            wait_served("a-token", &path);
+            create_widget("a-token", &path, "w1", json!({"size": 2}));
+        } else {
+            assert_eq!((&old["spec"]["permissionClaims"], &old["status"]["appliedPermissionClaims"]), (&json!([]), &json!([])), "{ws}: not all: {old}");
+            assert_eq!(new["spec"]["permissionClaims"], body["spec"]["permissionClaims"], "{ws}: shown as sent: {new}");
+        }
+    }
+    // The provider reads the bindings through its virtual workspace in either version.
+    let vw = wait_virtual_workspace_url("a-token", prov, "widgets");
+    let vw = vw.strip_prefix(&fixture().server.url).expect("on this server").to_owned();
+    for (version, http) in [("v1alpha2", Http::Two), ("v1alpha1", Http::One)] {
+        let (code, listed) = call(http, "a-token", "GET", &format!("{vw}/clusters/*/apis/apis.kcp.io/{version}/apibindings"), None);
+        let items = listed["items"].as_array().cloned().unwrap_or_default();
+        assert_eq!((code, items.len()), (200, 3), "{version}: {listed}");
+        let verbs = items.iter().all(|i| i["spec"]["permissionClaims"][0]["verbs"].is_array());
+        assert_eq!(verbs, version == "v1alpha2", "{version}: {listed}");
+    }
+}
+
+/// Issue 45 item 7: an object written through `v1alpha1` and read, patched and replaced through `v1alpha2` keeps
+/// what only `v1alpha1` says (a claim's `resourceSelector`); discovery (kubectl 1.32's and `/apis/apis.kcp.io`)
+/// and OpenAPI show both versions, `v1alpha2` preferred as in kcp, and kubectl reads exports through it.
+#[test]
+fn v1alpha1_objects_survive_v1alpha2_writes_and_discovery_shows_both_versions() {
+    let f = fixture();
+    let prov = "root:t-a:v2-roundtrip";
+    create_workspace("a-token", "root:t-a", "v2-roundtrip");
+    let selected = json!([{"resource": "secrets", "resourceSelector": [{"name": "a", "namespace": "default"}]}]);
+    let mut claiming = export("selected", &[SCHEMA]);
+    claiming["spec"]["permissionClaims"] = selected.clone();
+    publish("a-token", prov, &widget_schema(SCHEMA), &claiming);
+    wait_identity_hash("a-token", prov, "selected");
+
+    for http in [Http::One, Http::Two] {
+        let (code, mut new) = call(http, "a-token", "GET", &apis_v1alpha2(prov, "apiexports/selected"), None);
+        assert_eq!((code, &new["spec"]["permissionClaims"]), (200, &json!([{"resource": "secrets", "verbs": ["*"]}])), "{new}");
+        new["metadata"]["labels"] = json!({"through": format!("{http:?}")});
+        let (code, put) = call(http, "a-token", "PUT", &apis_v1alpha2(prov, "apiexports/selected"), Some(&new));
+        assert_eq!((code, &put["spec"]["permissionClaims"]), (200, &new["spec"]["permissionClaims"]), "{http:?}: {put}");
+        let (code, old) = get("a-token", &apis(prov, "apiexports/selected"));
+        assert_eq!((code, &old["spec"]["permissionClaims"], &old["metadata"]["labels"]["through"]), (200, &selected, &json!(format!("{http:?}"))), "{old}");
+        assert!(old["metadata"]["annotations"].as_object().into_iter().flatten().all(|(k, _)| !k.starts_with("apis.v1alpha2.kcp.io/")), "{old}");
+    }
+    let (code, patched) = merge_patch("a-token", &apis_v1alpha2(prov, "apiexports/selected"), &json!({"metadata": {"labels": {"patched": "yes"}}}));
+    assert_eq!((code, &patched["apiVersion"]), (200, &json!("apis.kcp.io/v1alpha2")), "{patched}");
+    let (_, old) = get("a-token", &apis(prov, "apiexports/selected"));
+    assert_eq!((&old["spec"]["permissionClaims"], &old["metadata"]["labels"]["patched"]), (&selected, &json!("yes")), "{old}");
+
+    // A v1alpha1 binding accepting the selected claim, replaced through v1alpha2 as read: its acceptance and the
+    // applied claim keep their selector. Replaced without the annotations that keep it, the acceptance is what
+    // v1alpha2 says (every object), which does not match the export's claim: nothing is applied.
+    let cons = "root:t-a:v2-selected";
+    create_workspace("a-token", "root:t-a", "v2-selected");
+    let mut accepting = binding("selected", prov, "selected");
+    let mut acceptance = selected.clone();
+    acceptance[0]["state"] = json!("Accepted");
+    accepting["spec"]["permissionClaims"] = acceptance.clone();
+    assert_eq!(post("a-token", &apis(cons, "apibindings"), &accepting).0, 201);
+    let mut applied = Value::Null;
+    assert!(eventually(TIMEOUT, || {
+        applied = get("a-token", &apis(cons, "apibindings/selected")).1["status"]["appliedPermissionClaims"].clone();
+        applied == selected
+    }), "{applied}");
+    let (code, mut new) = call(Http::Two, "a-token", "GET", &apis_v1alpha2(cons, "apibindings/selected"), None);
+    assert_eq!((code, &new["spec"]["permissionClaims"][0]["selector"]), (200, &json!({"matchAll": true})), "kcp's view of a selector: {new}");
+    new["metadata"]["labels"]["round"] = json!("trip");
+    let (code, put) = call(Http::Two, "a-token", "PUT", &apis_v1alpha2(cons, "apibindings/selected"), Some(&new));
+    assert_eq!(code, 200, "{put}");
+    let (_, old) = get("a-token", &apis(cons, "apibindings/selected"));
+    assert_eq!((&old["spec"]["permissionClaims"], &old["status"]["appliedPermissionClaims"], &old["metadata"]["labels"]["round"]),
+        (&acceptance, &selected, &json!("trip")), "{old}");
+    let (_, mut bare) = get("a-token", &apis_v1alpha2(cons, "apibindings/selected"));
+    bare["metadata"]["annotations"].as_object_mut().expect("annotations").retain(|k, _| !k.starts_with("apis.v1alpha2.kcp.io/"));
+    let (code, put) = call(Http::One, "a-token", "PUT", &apis_v1alpha2(cons, "apibindings/selected"), Some(&bare));
+    assert_eq!(code, 200, "{put}");
+    let (_, old) = get("a-token", &apis(cons, "apibindings/selected"));
+    assert_eq!(old["spec"]["permissionClaims"], json!([{"resource": "secrets", "all": true, "state": "Accepted"}]), "{old}");
+    assert!(eventually(TIMEOUT, || {
+        applied = get("a-token", &apis(cons, "apibindings/selected")).1["status"]["appliedPermissionClaims"].clone();
+        applied == json!([])
+    }), "an acceptance wider than the export's claim is not applied: {applied}");
+
+    // Discovery and OpenAPI: both versions, v1alpha2 preferred; v1alpha2 has exports and bindings only.
+    let (code, group) = get("a-token", &format!("/clusters/{prov}/apis/apis.kcp.io"));
+    let versions: Vec<&str> = group["versions"].as_array().into_iter().flatten().filter_map(|v| v["version"].as_str()).collect();
+    assert_eq!((code, versions, &group["preferredVersion"]["version"]), (200, vec!["v1alpha2", "v1alpha1"], &json!("v1alpha2")), "{group}");
+    let (code, list) = call(Http::Two, "a-token", "GET", &format!("/clusters/{prov}/apis/apis.kcp.io/v1alpha2"), None);
+    let names: Vec<&str> = list["resources"].as_array().into_iter().flatten().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!((code, names), (200, vec!["apiexports", "apiexports/status", "apibindings", "apibindings/status"]), "{list}");
+    let (code, openapi) = get("a-token", &format!("/clusters/{prov}/openapi/v3/apis/apis.kcp.io/v1alpha2"));
+    assert_eq!(code, 200, "{openapi}");
+    assert!(openapi["components"]["schemas"]["io.kcp.apis.v1alpha2.APIExport"]["properties"]["spec"]["properties"]["resources"].is_object(), "{openapi}");
+    let admin = kubectl_at(&f.admin, prov);
+    let resources = admin.ok(&["api-resources", "--api-group", "apis.kcp.io", "--no-headers"]);
+    let version_of = |plural: &str| resources.lines().find(|l| l.starts_with(&format!("{plural} "))).and_then(|l| l.split_whitespace().nth(1)).unwrap_or_default().to_owned();
+    assert_eq!(["apiexports", "apibindings", "apiresourceschemas"].map(version_of), ["apis.kcp.io/v1alpha2", "apis.kcp.io/v1alpha2", "apis.kcp.io/v1alpha1"], "{resources}");
+    assert_eq!(admin.ok(&["get", "apiexports", "-o", "name"]), "apiexport.apis.kcp.io/selected\n");
+    assert_eq!(admin.ok(&["get", "apiexport", "selected", "-o", "jsonpath={.spec.resources[0].schema}"]), SCHEMA);
+    assert!(admin.ok(&["get", "apiexports"]).contains("selected"));
+
+    // kubectl apply of a v1alpha2 manifest, client-side then server-side.
+    let manifest = |verbs: &str| format!("apiVersion: apis.kcp.io/v1alpha2\nkind: APIExport\nmetadata: {{name: applied}}\nspec:\n  \
+        resources: [{{name: widgets, group: example.io, schema: {SCHEMA}, storage: {{crd: {{}}}}}}]\n  \
+        permissionClaims: [{{group: \"\", resource: configmaps, verbs: {verbs}}}]\n");
+    admin.ok_with_stdin(&["apply", "-f", "-"], &manifest("[\"*\"]"));
+    let (code, old) = get("a-token", &apis(prov, "apiexports/applied"));
+    assert_eq!((code, &old["spec"]["latestResourceSchemas"], &old["spec"]["permissionClaims"]),
+        (200, &json!([SCHEMA]), &json!([{"group": "", "resource": "configmaps", "all": true}])), "{old}");
+    admin.ok_with_stdin(&["apply", "--server-side", "--force-conflicts", "-f", "-"], &manifest("[get, list]"));
+    let (_, old) = get("a-token", &apis(prov, "apiexports/applied"));
+    assert_eq!(old["spec"]["permissionClaims"], json!([]), "narrower verbs are not stored as all: {old}");
+    let (_, new) = get("a-token", &apis_v1alpha2(prov, "apiexports/applied"));
+    assert_eq!(new["spec"]["permissionClaims"], json!([{"group": "", "resource": "configmaps", "verbs": ["get", "list"]}]), "{new}");
+}
 
 /// Step 2: the identity secret in `kcp-system`, its hash in the status, the endpoint slice and the virtual
 /// workspace URL; the kcp objects through kubectl.

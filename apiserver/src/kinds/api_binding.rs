@@ -9,6 +9,9 @@
 //! 403 whatever exists), and it must exist. The reference never changes once written. The label
 //! `internal.apis.kcp.io/export` names the export by kcp's hash, so the export's virtual workspace can select the
 //! bindings to it. The claims a binding accepts label the objects they cover (`claims::ClaimLabels`).
+//!
+//! Served as `v1alpha1` (stored) and `v1alpha2` (claims with `verbs` and a `selector`), one stored object
+//! (`api_conversion`); see `api_export` for the preferred version.
 
 use std::sync::Arc;
 
@@ -19,14 +22,15 @@ use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha224};
 
-use super::api_export::{self, check_claims, check_export_reference, claim_schema, GROUP};
+use super::api_conversion::{self, is_v1alpha2};
+use super::api_export::{self, check_claims, check_export_reference, claim_schema, claim_schema_v1alpha2, v1alpha2_row, GROUP};
 use super::workspace::base62;
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::authorization::{self, Authorizer};
 use crate::claims::ClaimLabels;
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::store::cluster_name;
-use crate::registry::strategy::{Part, Strategy};
+use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{GenericStore, ResourceInfo, Scope};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult, Cause};
@@ -39,32 +43,37 @@ pub const KIND: Kind = Kind { rows, definitions, rules };
 pub const NAME: &str = "APIBinding";
 pub const PLURAL: &str = "apibindings";
 const DEFINITION: &str = "io.kcp.apis.v1alpha1.APIBinding";
+const DEFINITION_V1ALPHA2: &str = "io.kcp.apis.v1alpha2.APIBinding";
 /// The label naming a binding's export: `Base62(Sha224("<export cluster>:<export name>"))`.
 pub const EXPORT_LABEL: &str = "internal.apis.kcp.io/export";
 
+/// `v1alpha1` first: the stored form, the row the server's own readers and writers find by kind.
 fn rows() -> Vec<ResourceInfo> {
-    vec![kcp_row(GROUP, NAME, PLURAL, DEFINITION, true)]
+    vec![kcp_row(GROUP, NAME, PLURAL, DEFINITION, true), v1alpha2_row(NAME, PLURAL, DEFINITION_V1ALPHA2)]
 }
 
 fn definitions() -> Map<String, Value> {
     let mut definitions = Map::new();
-    definitions.insert(DEFINITION.into(), kind_schema(
+    let reference = json!({"type": "object", "required": ["export"], "properties": {"export": {"type": "object", "required": ["name"], "properties": {
+        "path": {"type": "string", "description": "The workspace of the export; empty: this one."},
+        "name": {"type": "string", "description": "The export's name."}}}}});
+    let schema = |claim: &dyn Fn(&str, bool) -> Value| kind_schema(
         "APIBinding enables a set of resources and their behaviour through an external service provider in this workspace.",
         json!({"type": "object", "required": ["reference"], "properties": {
-            "reference": {"type": "object", "required": ["export"], "properties": {"export": {"type": "object", "required": ["name"], "properties": {
-                "path": {"type": "string", "description": "The workspace of the export; empty: this one."},
-                "name": {"type": "string", "description": "The export's name."}}}}},
-            "permissionClaims": {"type": "array", "items": claim_schema("A claim of the export, accepted or rejected.")},
+            "reference": reference.clone(),
+            "permissionClaims": {"type": "array", "items": claim("A claim of the export, accepted or rejected.", true)},
         }}),
         json!({"type": "object", "properties": {
             "apiExportClusterName": {"type": "string", "description": "The logical cluster of the bound export."},
             "phase": {"type": "string", "description": "Binding, then Bound."},
             "boundResources": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
             "conditions": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-            "exportPermissionClaims": {"type": "array", "items": claim_schema("A claim the export makes.")},
-            "appliedPermissionClaims": {"type": "array", "items": claim_schema("A claim in effect.")},
+            "exportPermissionClaims": {"type": "array", "items": claim("A claim the export makes.", false)},
+            "appliedPermissionClaims": {"type": "array", "items": claim("A claim in effect.", true)},
         }}),
-    ));
+    );
+    definitions.insert(DEFINITION.into(), schema(&|description, _| claim_schema(description)));
+    definitions.insert(DEFINITION_V1ALPHA2.into(), schema(&claim_schema_v1alpha2));
     definitions
 }
 
@@ -109,6 +118,10 @@ impl BindingStrategy {
 }
 
 impl Strategy for BindingStrategy {
+    fn view(&self) -> Option<&dyn View> {
+        Some(self)
+    }
+
     fn prepare_create(&self, _resource: &ResourceInfo, space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         self.label(space, object);
     }
@@ -117,9 +130,28 @@ impl Strategy for BindingStrategy {
         self.label(space, new);
     }
 
-    fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
+    fn validate(&self, resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
         check_export_reference(object, old, "spec.reference.export", "spec.reference", causes);
-        check_claims(object.pointer("/spec/permissionClaims"), true, causes);
+        if is_v1alpha2(&resource.version) {
+            api_conversion::check_binding(object, causes);
+        } else {
+            check_claims(object.pointer("/spec/permissionClaims"), true, causes);
+        }
+    }
+
+    /// A `v1alpha2` binding is stored as `v1alpha1`.
+    fn to_storage(&self, resource: &ResourceInfo, _space: &SpaceName, object: &mut Value, old: Option<&Value>) {
+        if is_v1alpha2(&resource.version) {
+            api_conversion::binding_to_v1alpha1(object, old);
+        }
+    }
+}
+
+impl View for BindingStrategy {
+    fn to_request(&self, resource: &ResourceInfo, object: &mut Value) {
+        if is_v1alpha2(&resource.version) {
+            api_conversion::binding_to_v1alpha2(object);
+        }
     }
 }
 

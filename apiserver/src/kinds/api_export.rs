@@ -6,11 +6,19 @@
 //!
 //! `status.virtualWorkspaces` is computed from the server's address when the object is read: the URL of the
 //! APIExport virtual workspace, `<server>/services/apiexport/<logical cluster>/<export>`.
+//!
+//! Served in two versions of one stored object, as kcp serves it: `v1alpha1`, the stored form, and `v1alpha2`
+//! (`spec.resources`, claims with `verbs`), converted by `api_conversion`. The preferred version is `v1alpha2`, as
+//! in kcp (since v0.28 it stores `v1alpha2`, and its CRD discovery orders versions by kube's priority), by
+//! `ResourceTable::groups`: kubectl 1.32 reads `kubectl get apiexports` through `v1alpha2`, and finds the kinds
+//! that only `v1alpha1` has (schemas, endpoint slices) in `v1alpha1`.
 
 use std::sync::Arc;
 
+use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
+use super::api_conversion::{self, is_v1alpha2, V1ALPHA2};
 use super::workspace::BaseUrl;
 use super::workspace_type::is_path;
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
@@ -26,13 +34,45 @@ pub const GROUP: &str = "apis.kcp.io";
 pub const NAME: &str = "APIExport";
 pub const PLURAL: &str = "apiexports";
 const DEFINITION: &str = "io.kcp.apis.v1alpha1.APIExport";
+const DEFINITION_V1ALPHA2: &str = "io.kcp.apis.v1alpha2.APIExport";
 /// Where an export's identity secret is made, in the export's workspace.
 pub const IDENTITY_NAMESPACE: &str = "kcp-system";
 /// The identity secret's key (kcp's `SecretKeyAPIExportIdentity`).
 pub const IDENTITY_KEY: &str = "key";
 
+/// `v1alpha1` first: the stored form, the row the server's own readers and writers find by kind.
 fn rows() -> Vec<ResourceInfo> {
-    vec![kcp_row(GROUP, NAME, PLURAL, DEFINITION, true)]
+    vec![kcp_row(GROUP, NAME, PLURAL, DEFINITION, true), v1alpha2_row(NAME, PLURAL, DEFINITION_V1ALPHA2)]
+}
+
+/// The `v1alpha2` row of one of kcp's kinds served in both versions.
+pub(crate) fn v1alpha2_row(kind: &str, plural: &str, definition: &str) -> ResourceInfo {
+    ResourceInfo { version: V1ALPHA2.into(), ..kcp_row(GROUP, kind, plural, definition, true) }
+}
+
+/// A `v1alpha2` permission claim (`scoped`: a binding's, with its selector and state).
+pub(crate) fn claim_schema_v1alpha2(description: &str, scoped: bool) -> Value {
+    let mut schema = json!({"type": "object", "description": description, "required": ["resource", "verbs"], "properties": {
+        "group": {"type": "string", "description": "The claimed resource's group; empty for the core group."},
+        "resource": {"type": "string", "description": "The claimed resource (plural)."},
+        "identityHash": {"type": "string", "description": "The identity hash of the export the claimed resource comes from."},
+        "verbs": {"type": "array", "minItems": 1, "items": {"type": "string"},
+            "description": "The verbs claimed; [\"*\"] for every verb (only that is in effect in kspaces)."},
+        "defaultSelector": selector_schema("The selector default bindings accept the claim with."),
+    }});
+    if scoped {
+        schema["properties"]["selector"] = selector_schema("Which objects of the resource the claim covers: matchAll, or labels.");
+        schema["properties"]["state"] = json!({"type": "string", "description": "Accepted or Rejected (bindings only)."});
+    }
+    schema
+}
+
+fn selector_schema(description: &str) -> Value {
+    json!({"type": "object", "description": description, "properties": {
+        "matchAll": {"type": "boolean", "description": "Every object of the resource."},
+        "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "matchExpressions": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+    }})
 }
 
 /// A permission claim, as exports and bindings write it.
@@ -60,6 +100,29 @@ fn definitions() -> Map<String, Value> {
                 "description": "The secret holding the export's identity key; made in kcp-system when unset."},
             "maximalPermissionPolicy": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
             "permissionClaims": {"type": "array", "items": claim_schema("A resource the provider claims access to in consumers' workspaces.")},
+        }}),
+        json!({"type": "object", "description": "APIExportStatus defines the observed state of APIExport.", "properties": {
+            "identityHash": {"type": "string", "description": "The hex SHA-256 of the identity key."},
+            "conditions": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+            "virtualWorkspaces": {"type": "array", "items": {"type": "object", "properties": {"url": {"type": "string"}}}},
+        }}),
+    ));
+    definitions.insert(DEFINITION_V1ALPHA2.into(), kind_schema(
+        "APIExport registers an API and implementation to allow consumption by others through APIBindings.",
+        json!({"type": "object", "description": "APIExportSpec defines the desired state of APIExport.", "properties": {
+            "resources": {"type": "array", "description": "The exported resources, each from an APIResourceSchema of this workspace.",
+                "items": {"type": "object", "required": ["name", "group", "schema"], "properties": {
+                    "name": {"type": "string", "description": "The resource's plural name."},
+                    "group": {"type": "string", "description": "The resource's group; empty for the core group."},
+                    "schema": {"type": "string", "description": "The APIResourceSchema: <version>.<name>.<group>."},
+                    "storage": {"type": "object", "description": "How objects are stored: crd (the only kind kspaces serves).",
+                        "properties": {"crd": {"type": "object"}, "virtual": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+                }}},
+            "identity": {"type": "object", "properties": {"secretRef": {"type": "object", "properties": {
+                "namespace": {"type": "string"}, "name": {"type": "string"}}}},
+                "description": "The secret holding the export's identity key; made in kcp-system when unset."},
+            "maximalPermissionPolicy": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "permissionClaims": {"type": "array", "items": claim_schema_v1alpha2("A resource the provider claims access to in consumers' workspaces.", false)},
         }}),
         json!({"type": "object", "description": "APIExportStatus defines the observed state of APIExport.", "properties": {
             "identityHash": {"type": "string", "description": "The hex SHA-256 of the identity key."},
@@ -101,7 +164,10 @@ impl Strategy for ExportStrategy {
         Some(self)
     }
 
-    fn validate(&self, _resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
+    fn validate(&self, resource: &ResourceInfo, object: &Value, _old: Option<&Value>, causes: &mut Vec<Cause>) {
+        if is_v1alpha2(&resource.version) {
+            return api_conversion::check_export(object, causes);
+        }
         for (index, schema) in object.pointer("/spec/latestResourceSchemas").and_then(Value::as_array).into_iter().flatten().enumerate() {
             let field = format!("spec.latestResourceSchemas[{index}]");
             match schema.as_str() {
@@ -111,10 +177,20 @@ impl Strategy for ExportStrategy {
         }
         check_claims(object.pointer("/spec/permissionClaims"), false, causes);
     }
+
+    /// A `v1alpha2` export is stored as `v1alpha1`.
+    fn to_storage(&self, resource: &ResourceInfo, _space: &SpaceName, object: &mut Value, _old: Option<&Value>) {
+        if is_v1alpha2(&resource.version) {
+            api_conversion::export_to_v1alpha1(object);
+        }
+    }
 }
 
 impl View for ExportStrategy {
-    fn to_request(&self, _resource: &ResourceInfo, object: &mut Value) {
+    fn to_request(&self, resource: &ResourceInfo, object: &mut Value) {
+        if is_v1alpha2(&resource.version) {
+            api_conversion::export_to_v1alpha2(object);
+        }
         let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
         let (Some(cluster), Some(name)) = (text("/metadata/annotations/kcp.io~1cluster"), text("/metadata/name")) else { return };
         if !object.get("status").is_some_and(Value::is_object) {

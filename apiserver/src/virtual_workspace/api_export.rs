@@ -160,9 +160,6 @@ impl VirtualWorkspaces {
 }
 
 /// The row a request through an export's virtual workspace reaches among `exported`, or the bindings' own.
-pub fn exported_row(exported: &[Arc<ResourceInfo>], bindings: &Arc<ResourceInfo>, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
-    if group == bindings.group && version == bindings.version && plural == bindings.plural {
-        return Some(bindings.clone());
-    }
-    exported.iter().find(|r| r.group == group && r.version == version && r.plural == plural).cloned()
+pub fn exported_row(exported: &[Arc<ResourceInfo>], bindings: &[Arc<ResourceInfo>], group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+    bindings.iter().chain(exported).find(|r| r.group == group && r.version == version && r.plural == plural).cloned()
 }
