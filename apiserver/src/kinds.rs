@@ -10,6 +10,7 @@ pub mod api_resource_schema;
 pub mod crd;
 pub mod custom_resource;
 pub mod flowcontrol;
+pub mod horizontal_pod_autoscaler;
 pub mod limit_range;
 pub mod logical_cluster;
 pub mod namespace;
@@ -68,6 +69,7 @@ const KINDS: &[Kind] = &[
     namespace::KIND,
     custom_resource::KIND,
     workloads::KIND,
+    horizontal_pod_autoscaler::KIND,
     crd::KIND,
     api_resource_schema::KIND,
     api_export::KIND,

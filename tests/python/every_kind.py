@@ -50,6 +50,11 @@ ROWS = [
     ("AppsV1Api", "stateful_set", True, "apps/v1", "StatefulSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE, "serviceName": "s"}}),
     ("AppsV1Api", "daemon_set", True, "apps/v1", "DaemonSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE}}),
     ("AppsV1Api", "controller_revision", True, "apps/v1", "ControllerRevision", {"revision": 1, "data": {"a": 1}}),
+    ("AutoscalingV2Api", "horizontal_pod_autoscaler", True, "autoscaling/v2", "HorizontalPodAutoscaler",
+     {"spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3}}),
+    ("AutoscalingV1Api", "horizontal_pod_autoscaler", True, "autoscaling/v1", "HorizontalPodAutoscaler",
+     {"spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3,
+               "targetCPUUtilizationPercentage": 50}}),
     ("BatchV1Api", "job", True, "batch/v1", "Job",
      {"spec": {"template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}}),
     ("BatchV1Api", "cron_job", True, "batch/v1", "CronJob", {"spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {
@@ -104,8 +109,10 @@ def namespace():
 def every_kind():
     for api_class, suffix, namespaced, api_version, kind, fields in ROWS:
         api = getattr(client, api_class)(API)
-        name = name_of(suffix)
-        body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "labels": {"row": suffix}}, **fields}
+        # Two versions of one kind are two rows: each its own object.
+        version = api_version.rsplit("/", 1)[-1]
+        name, row = f"{name_of(suffix)}-{version}" if kind == "HorizontalPodAutoscaler" else name_of(suffix), f"{suffix}-{version}"
+        body = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "labels": {"row": row}}, **fields}
         where = (NS,) if namespaced else ()
         kinds = "namespaced_" if namespaced else ""
         what = f"{kind} ({api_version})"
@@ -114,11 +121,11 @@ def every_kind():
             expect_equal(created.metadata.name, name, f"{what}: created")
             read = getattr(api, f"read_{kinds}{suffix}")(name, *where)
             expect_equal(read.metadata.uid, created.metadata.uid, f"{what}: read")
-            listing = getattr(api, f"list_{kinds}{suffix}")(*where, label_selector=f"row={suffix}")
+            listing = getattr(api, f"list_{kinds}{suffix}")(*where, label_selector=f"row={row}")
             expect_equal([i.metadata.name for i in listing.items], [name], f"{what}: list")
             seen = []
             stream = watch.Watch()
-            for event in stream.stream(getattr(api, f"list_{kinds}{suffix}"), *where, label_selector=f"row={suffix}",
+            for event in stream.stream(getattr(api, f"list_{kinds}{suffix}"), *where, label_selector=f"row={row}",
                                        resource_version="0", timeout_seconds=5):
                 seen.append((event["type"], event["object"].metadata.name))
                 stream.stop()
@@ -157,6 +164,20 @@ def status_as_kube_writes_it():
     # A status write that leaves a required count out gets it back as 0, as Go's decoding would.
     rs = apps.patch_namespaced_replica_set_status(name_of("replica_set"), NS, {"status": {"readyReplicas": 0, "replicas": None}})
     expect_equal(rs.status.replicas, 0, "status.replicas after a status patch")
+
+
+def autoscaling_in_two_versions():
+    """One HPA, two views: v1's CPU target is v2's CPU metric, and the other way round; v2's defaults."""
+    v1 = client.AutoscalingV1Api(API)
+    v2 = client.AutoscalingV2Api(API)
+    made_v1 = name_of("horizontal_pod_autoscaler") + "-v1"
+    seen = v2.read_namespaced_horizontal_pod_autoscaler(made_v1, NS)
+    expect_equal((seen.spec.min_replicas, seen.spec.metrics[0].resource.name, seen.spec.metrics[0].resource.target.average_utilization),
+                 (1, "cpu", 50), "a v1 HPA through v2")
+    made_v2 = name_of("horizontal_pod_autoscaler") + "-v2"
+    back = v1.read_namespaced_horizontal_pod_autoscaler(made_v2, NS)
+    expect_equal((back.spec.target_cpu_utilization_percentage, back.status.current_replicas, back.status.desired_replicas), (80, 0, 0),
+                 "a v2 HPA without metrics through v1: kube's 80% CPU default")
 
 
 def field_selectors():
@@ -253,6 +274,7 @@ run([
     ("namespace", namespace),
     ("every kind through its typed API", every_kind),
     ("status as kube writes it", status_as_kube_writes_it),
+    ("autoscaling in two versions", autoscaling_in_two_versions),
     ("field selectors as kube reads them", field_selectors),
     ("services as kube allocates them", services_as_kube_allocates_them),
     ("error bodies byte for byte", errors_byte_for_byte),

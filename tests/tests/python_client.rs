@@ -83,7 +83,7 @@ fn every_built_in_kind_through_the_typed_models() {
     let server = Server::start();
     let stdout = run_script_as("every_kind.py", &server, &server.kubeconfig);
     assert_passed(&stdout, &["namespace", "every kind through its typed API", "status as kube writes it",
-        "field selectors as kube reads them", "services as kube allocates them", "error bodies byte for byte"]);
+        "autoscaling in two versions", "field selectors as kube reads them", "services as kube allocates them", "error bodies byte for byte"]);
 }
 
 #[test]

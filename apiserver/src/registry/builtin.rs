@@ -80,6 +80,8 @@ const CREATE_ONLY: &[&str] = &["create"];
 const CORE: (&str, &str, &str) = ("", "v1", "core.v1");
 const APPS: (&str, &str, &str) = ("apps", "v1", "apps.v1");
 const BATCH: (&str, &str, &str) = ("batch", "v1", "batch.v1");
+/// `autoscaling/v2`, the stored form of HorizontalPodAutoscalers (`kinds/horizontal_pod_autoscaler.rs` adds `v1`).
+const AUTOSCALING: (&str, &str, &str) = ("autoscaling", "v2", "autoscaling.v2");
 const COORDINATION: (&str, &str, &str) = ("coordination.k8s.io", "v1", "coordination.v1");
 const EVENTS: (&str, &str, &str) = ("events.k8s.io", "v1", "events.v1");
 const DISCOVERY: (&str, &str, &str) = ("discovery.k8s.io", "v1", "discovery.v1");
@@ -211,6 +213,7 @@ const ROWS: &[Row] = &[
         NONE,
     ),
     row(BATCH, "jobs", "Job", &[], true, true, STATUS),
+    row(AUTOSCALING, "horizontalpodautoscalers", "HorizontalPodAutoscaler", &["hpa"], true, true, STATUS),
     row(BATCH, "cronjobs", "CronJob", &["cj"], true, true, STATUS),
     row(COORDINATION, "leases", "Lease", &[], false, true, NONE),
     row(EVENTS, "events", "Event", &["ev"], false, true, NONE),
@@ -415,7 +418,7 @@ mod tests {
     #[test]
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
-        assert_eq!(resources.len(), 50);
+        assert_eq!(resources.len(), 51);
         let mut keys: Vec<_> = resources
             .iter()
             .map(|r| (r.group.clone(), r.plural.clone()))
@@ -450,6 +453,7 @@ mod tests {
             "cronjobs",
             "daemonsets",
             "deployments",
+            "horizontalpodautoscalers",
             "jobs",
             "pods",
             "replicasets",
