@@ -78,6 +78,7 @@ fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str
     for subresource in &r.subresources {
         match subresource {
             Subresource::Status => entries.push(("status".to_owned(), own_kind.clone(), vec!["get", "patch", "update"])),
+            Subresource::Approval => entries.push(("approval".to_owned(), own_kind.clone(), vec!["get", "patch", "update"])),
             Subresource::Finalize => {}
             Subresource::Scale => entries.push((
                 "scale".to_owned(),

@@ -293,7 +293,7 @@ pub async fn dispatch(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
 
 async fn dispatch_verb(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
     let subresource = ctx.info.subresource.clone();
-    if !subresource.is_empty() && !matches!(subresource.as_str(), "status" | "scale" | "finalize" | "token") {
+    if !subresource.is_empty() && !matches!(subresource.as_str(), "status" | "scale" | "finalize" | "approval" | "token") {
         return Err(ApiError::no_route());
     }
     if subresource == "token" {
@@ -307,6 +307,7 @@ async fn dispatch_verb(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
         "scale" => ctx.resource.has_subresource(Subresource::Scale),
         "status" => ctx.resource.has_subresource(Subresource::Status),
         "finalize" => ctx.resource.has_subresource(Subresource::Finalize),
+        "approval" => ctx.resource.has_subresource(Subresource::Approval),
         _ => true,
     };
     if !served {

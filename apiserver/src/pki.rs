@@ -114,8 +114,16 @@ impl CertificateAuthority {
     /// Built with x509-cert rather than rcgen: rcgen keeps one value per attribute type (rustls/rcgen#81), so a
     /// user with a group and a tenant would silently lose all O entries but the last.
     pub fn client_cert(&self, user: &str, organizations: &[String]) -> Result<(String, String)> {
-        use p256::pkcs8::DecodePrivateKey;
         use rcgen::PublicKeyData;
+        let key = KeyPair::generate()?;
+        let pem = self.sign_client(&key.subject_public_key_info(), user, organizations, std::time::Duration::from_secs(10 * 365 * 24 * 3600))?;
+        Ok((pem, key.serialize_pem()))
+    }
+
+    /// A client certificate (PEM) for the public key `spki` (DER), naming `user` (CN) and `organizations` (O),
+    /// valid for `validity`: a minted kubeconfig's, or an approved CertificateSigningRequest's.
+    pub fn sign_client(&self, spki: &[u8], user: &str, organizations: &[String], validity: std::time::Duration) -> Result<String> {
+        use p256::pkcs8::DecodePrivateKey;
         use x509_cert::builder::{Builder, CertificateBuilder, Profile};
         use x509_cert::der::{DecodePem, EncodePem};
         use x509_cert::ext::pkix::ExtendedKeyUsage;
@@ -129,8 +137,7 @@ impl CertificateAuthority {
         const ORGANIZATION: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.4.10");
         let failed = |what: &str, err: &dyn std::fmt::Display| PkiError::Client(format!("{what}: {err}"));
 
-        let key = KeyPair::generate()?;
-        let spki = SubjectPublicKeyInfoOwned::try_from(key.subject_public_key_info().as_slice()).map_err(|e| failed("public key", &e))?;
+        let spki = SubjectPublicKeyInfoOwned::try_from(spki).map_err(|e| failed("public key", &e))?;
         let ca_key = p256::ecdsa::SigningKey::from_pkcs8_pem(&self.key_pem).map_err(|e| failed("CA key", &e))?;
         let ca_cert = x509_cert::Certificate::from_pem(self.cert_pem.as_bytes()).map_err(|e| failed("CA certificate", &e))?;
         let mut subject = vec![rdn(COMMON_NAME, user).map_err(|e| failed("CN", &e))?];
@@ -140,14 +147,13 @@ impl CertificateAuthority {
         let mut serial = *uuid::Uuid::new_v4().as_bytes();
         serial[0] &= 0x7f; // a positive INTEGER
         let serial = SerialNumber::new(&serial).map_err(|e| failed("serial", &e))?;
-        let validity = Validity::from_now(std::time::Duration::from_secs(10 * 365 * 24 * 3600)).map_err(|e| failed("validity", &e))?;
+        let validity = Validity::from_now(validity).map_err(|e| failed("validity", &e))?;
         let profile = Profile::Leaf { issuer: ca_cert.tbs_certificate.subject.clone(), enable_key_agreement: false, enable_key_encipherment: false };
         let mut builder = CertificateBuilder::new(profile, serial, validity, RdnSequence(subject), spki, &ca_key)
             .map_err(|e| failed("certificate", &e))?;
         builder.add_extension(&ExtendedKeyUsage(vec![CLIENT_AUTH])).map_err(|e| failed("extended key usage", &e))?;
         let cert = builder.build::<p256::ecdsa::DerSignature>().map_err(|e| failed("signing", &e))?;
-        let pem = cert.to_pem(x509_cert::der::pem::LineEnding::LF).map_err(|e| failed("PEM", &e))?;
-        Ok((pem, key.serialize_pem()))
+        cert.to_pem(x509_cert::der::pem::LineEnding::LF).map_err(|e| failed("PEM", &e))
     }
 }
 

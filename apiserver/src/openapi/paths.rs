@@ -380,6 +380,7 @@ impl ResourcePaths<'_> {
         let (suffix, what, definition, gvk) = match subresource {
             Subresource::Status => ("Status", "status of", self.definition, self.gvk()),
             Subresource::Finalize => ("Finalize", "finalize of", self.definition, self.gvk()),
+            Subresource::Approval => ("Approval", "approval of", self.definition, self.gvk()),
             Subresource::Scale => (
                 "Scale",
                 "scale of",

@@ -17,6 +17,8 @@ pub enum Subresource {
     /// `/finalize`: writes only `spec.finalizers`, the content finalizers that hold a namespace or tenant
     /// Terminating until its content is gone.
     Finalize,
+    /// `/approval` (CertificateSigningRequests): writes only `status.conditions`.
+    Approval,
 }
 
 /// Everything the server needs to know to serve one resource (built-in, or one version of a CRD).

@@ -955,7 +955,8 @@ fn set_cluster(space: &SpaceName, metadata: &mut serde_json::Map<String, Value>,
 }
 
 /// The object a write of `part` leaves: `/finalize` changes only `spec.finalizers`, `/status` only `status`,
-/// and the main resource everything but `status` (for resources with a status subresource).
+/// `/approval` only `status.conditions`, and the main resource everything but `status` (for resources with a status
+/// subresource).
 fn take_part(resource: &ResourceInfo, old: &Value, mut new: Value, part: Part) -> Value {
     match part {
         Part::Finalize => {
@@ -986,6 +987,15 @@ fn take_part(resource: &ResourceInfo, old: &Value, mut new: Value, part: Part) -
                 }
                 _ => {}
             }
+            merged
+        }
+        Part::Approval => {
+            let conditions = new.pointer("/status/conditions").cloned().unwrap_or_else(|| json!([]));
+            let mut merged = old.clone();
+            if !merged.get("status").is_some_and(Value::is_object) {
+                merged["status"] = json!({});
+            }
+            merged["status"]["conditions"] = conditions;
             merged
         }
         Part::Main if resource.has_subresource(Subresource::Status) => {

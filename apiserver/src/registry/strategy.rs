@@ -25,6 +25,8 @@ pub enum Part {
     Main,
     Status,
     Finalize,
+    /// `/approval`: `status.conditions` only.
+    Approval,
 }
 
 impl Part {
@@ -32,6 +34,7 @@ impl Part {
         match subresource {
             "status" => Part::Status,
             "finalize" => Part::Finalize,
+            "approval" => Part::Approval,
             _ => Part::Main,
         }
     }
