@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use super::admission::{AdmissionChain, AdmissionPhase, Attributes, Operation, Question};
 use super::deletion::{self, Plan};
+use super::depth;
 use super::limits::{Growth, Limits, Request, Reservation};
 use super::managed_fields;
 use super::observe::{revision_of, WriteObserver};
@@ -500,6 +501,7 @@ impl GenericStore {
         self.strategy(resource).to_storage(resource, space, &mut object, None);
         let name = meta_str(&object, "name").unwrap_or_default().to_owned();
         let key = self.inner.reader.key(row, scope, &name)?;
+        depth::check_stored(&resource.group, &resource.kind, &name, &object)?;
         let bytes = encode(&object);
         let request = Request { space, namespace: namespace_of(row, &object), resource, name: &name, object: Some(&object), old: None,
             growth: Growth::created(bytes.len()), refusable: true };
@@ -712,6 +714,7 @@ impl GenericStore {
             set_resource_version(&mut new, revision);
             return Ok(new);
         }
+        depth::check_stored(&row.group, &row.kind, name, &new)?;
         let bytes = encode(&new);
         let request = Request { space, namespace: namespace_of(row, old), resource: row, name, object: Some(&new), old: Some(old),
             growth: Growth::replaced(size, bytes.len()), refusable };
