@@ -207,3 +207,82 @@ fn json_patches_past_kubes_operation_and_copy_bounds_are_refused() {
     let (code, body) = send(server(), Http::One, &Request::new("PATCH", path).token("a-token").body(JSON_PATCH, Value::Array(copies).to_string()));
     assert_eq!(code, 200, "four copies of 512 KiB are within the bound: {}", body["message"]);
 }
+
+// ---- Item 4: watch and list options at their integer limits ----
+
+/// The status of a request whose answer is a stream curl gives up on after `seconds` (0: nothing came).
+fn status_of_stream(http: Http, path: &str, seconds: u32) -> u16 {
+    let output = Command::new("curl")
+        .args(["-sk", "--max-time", &seconds.to_string(), "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer a-token"])
+        .arg(if http == Http::One { "--http1.1" } else { "--http2" })
+        .arg(format!("{}{path}", server().url))
+        .output()
+        .expect("run curl");
+    String::from_utf8_lossy(&output.stdout).trim().parse().unwrap_or(0)
+}
+
+#[test]
+fn the_largest_timeout_seconds_and_limit_are_clamped_not_500s() {
+    let huge = i64::MAX;
+    for http in [Http::One, Http::Two] {
+        for path in [format!("{THINGS}?watch=1&timeoutSeconds={huge}"), format!("{CONFIGMAPS}?watch=true&timeoutSeconds={huge}&limit={huge}"),
+            format!("/clusters/root:t-a/api/v1/configmaps?watch=1&timeoutSeconds={huge}")] {
+            assert_eq!(status_of_stream(http, &path, 2), 200, "{path} over {http:?}");
+            assert_ready(&path);
+        }
+        for path in [format!("{THINGS}?timeoutSeconds={huge}&limit={huge}"), format!("{CONFIGMAPS}?limit={huge}&timeoutSeconds={huge}")] {
+            let (code, list) = send(server(), http, &Request::new("GET", path.as_str()).token("a-token"));
+            assert_eq!((code, list["kind"].as_str().is_some_and(|kind| kind.ends_with("List"))), (200, true), "{path}: {list}");
+        }
+    }
+}
+
+// ---- Item 5: a client certificate with a bad bearer token ----
+
+/// t-a's `admin` as a client certificate and key (files under `dir`), from the server's kubeconfig command.
+fn admin_certificate(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    use base64::Engine;
+    let kubeconfig = std::fs::read_to_string(kspaces_tests::certificate_kubeconfig(server(), "t-a", "admin", &[])).expect("read the kubeconfig");
+    let field = |name: &str| {
+        let line = kubeconfig.lines().find_map(|line| line.trim().strip_prefix(name)).unwrap_or_else(|| panic!("{name} in {kubeconfig}"));
+        base64::engine::general_purpose::STANDARD.decode(line.trim()).expect("base64")
+    };
+    let (certificate, key) = (dir.join("admin.crt"), dir.join("admin.key"));
+    std::fs::write(&certificate, field("client-certificate-data:")).expect("write the certificate");
+    std::fs::write(&key, field("client-key-data:")).expect("write the key");
+    (certificate, key)
+}
+
+#[test]
+fn a_client_certificate_wins_over_a_bad_bearer_token() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (certificate, key) = admin_certificate(dir.path());
+    for http in [Http::One, Http::Two] {
+        let mut request = Request::new("GET", CONFIGMAPS).header(b"Authorization: Bearer xyz");
+        request.certificate = Some((&certificate, &key));
+        let (code, list) = send(server(), http, &request);
+        assert_eq!((code, &list["kind"]), (200, &json!("ConfigMapList")), "the certificate's user over {http:?}: {list}");
+        let who = Request { certificate: Some((&certificate, &key)), ..Request::new("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews")
+            .header(b"Authorization: Bearer xyz").body("application/json", r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#) };
+        let (code, review) = send(server(), http, &who);
+        assert_eq!((code, &review["status"]["userInfo"]["username"]), (201, &json!("admin")), "{review}");
+    }
+    refused(&Request::new("GET", CONFIGMAPS).header(b"Authorization: Bearer xyz"), 401, "Unauthorized", "Unauthorized");
+}
+
+// ---- Item 6: Impersonate-* headers that are not UTF-8 ----
+
+#[test]
+fn impersonation_headers_that_are_not_utf8_are_refused_not_ignored() {
+    for header in [&b"Impersonate-User: \xff\xfe"[..], b"Impersonate-Uid: \xff\xfe", b"Impersonate-Extra-scopes: \xc3\x28"] {
+        let mut request = Request::new("GET", CONFIGMAPS).token("a-token").header(header);
+        if !header.starts_with(b"Impersonate-User") {
+            request = request.header(b"Impersonate-User: carol");
+        }
+        refused(&request, 400, "BadRequest", "header is not valid UTF-8");
+    }
+    refused(&Request::new("GET", CONFIGMAPS).token("a-token").header(b"Impersonate-User: carol").header(b"Impersonate-Group: \xff"),
+        400, "BadRequest", "impersonate-group header is not valid UTF-8");
+    refused(&Request::new("GET", CONFIGMAPS).token("a-token").header(b"Impersonate-User: carol").header(b"Impersonate-Extra-%FF: x"),
+        400, "BadRequest", "header is not valid UTF-8");
+}
