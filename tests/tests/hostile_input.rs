@@ -286,3 +286,49 @@ fn impersonation_headers_that_are_not_utf8_are_refused_not_ignored() {
     refused(&Request::new("GET", CONFIGMAPS).token("a-token").header(b"Impersonate-User: carol").header(b"Impersonate-Extra-%FF: x"),
         400, "BadRequest", "header is not valid UTF-8");
 }
+
+// ---- Item 7: server-owned annotations ----
+
+const LOGICAL_CLUSTER: &str = "/clusters/root:t-a/apis/core.kcp.io/v1alpha1/logicalclusters/cluster";
+
+fn annotations_patch(annotations: Value) -> String {
+    json!({"metadata": {"annotations": annotations}}).to_string()
+}
+
+#[test]
+fn server_owned_annotations_are_the_servers_on_every_kind() {
+    let (code, cluster) = send(server(), Http::One, &Request::new("GET", LOGICAL_CLUSTER).token("a-token"));
+    assert_eq!(code, 200, "{cluster}");
+    let annotations = cluster["metadata"]["annotations"].clone();
+    assert_eq!(annotations["kcp.io/path"], "root:t-a", "{cluster}");
+    for (key, value) in [("kcp.io/path", "root:t-b"), ("internal.tenancy.kcp.io/type", "universal"), ("internal.tenancy.kcp.io/new", "x")] {
+        refused(&Request::new("PATCH", LOGICAL_CLUSTER).token("a-token").body(MERGE_PATCH, annotations_patch(json!({key: value}))),
+            403, "Forbidden", &format!("the annotation {key} is set by the system"));
+    }
+    // What the tenant may change still changes, and a round trip of the object as read is no change of them.
+    let (code, patched) = send(server(), Http::One, &Request::new("PATCH", LOGICAL_CLUSTER).token("a-token")
+        .body(MERGE_PATCH, json!({"spec": {"crdPolicy": "LocalCRDFirst"}, "metadata": {"annotations": {"mine": "yes"}}}).to_string()));
+    assert_eq!((code, &patched["metadata"]["annotations"]["kcp.io/path"]), (200, &json!("root:t-a")), "{patched}");
+    let mut replaced = patched.clone();
+    replaced["metadata"]["annotations"] = json!({"mine": "still"});
+    let (code, replaced) = send(server(), Http::Two, &Request::new("PUT", LOGICAL_CLUSTER).token("a-token").body("application/json", replaced.to_string()));
+    assert_eq!(code, 200, "a PUT leaving the server's annotations out keeps them: {replaced}");
+    assert_eq!(replaced["metadata"]["annotations"]["kcp.io/path"], annotations["kcp.io/path"], "{replaced}");
+    assert_eq!(replaced["metadata"]["annotations"]["internal.tenancy.kcp.io/type"], annotations["internal.tenancy.kcp.io/type"]);
+    let (code, same) = send(server(), Http::One, &Request::new("PUT", LOGICAL_CLUSTER).token("a-token").body("application/json", replaced.to_string()));
+    assert_eq!(code, 200, "{same}");
+    // No kind takes a spoofed one from a tenant.
+    let export = json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport",
+        "metadata": {"name": "spoofed", "annotations": {"kcp.io/path": "root:t-b"}}, "spec": {}});
+    refused(&Request::new("POST", "/clusters/root:t-a/apis/apis.kcp.io/v1alpha1/apiexports").token("a-token").body("application/json", export.to_string()),
+        403, "Forbidden", "the annotation kcp.io/path is set by the system");
+    let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "spoofed", "annotations": {"internal.apis.kcp.io/x": "y"}}});
+    refused(&Request::new("POST", CONFIGMAPS).token("a-token").body("application/json", configmap.to_string()),
+        403, "Forbidden", "the annotation internal.apis.kcp.io/x is set by the system");
+    // A system user may.
+    let (code, body) = send(server(), Http::One, &Request::new("POST", CONFIGMAPS).token("root-token").body("application/json", configmap.to_string()));
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = send(server(), Http::One, &Request::new("PATCH", format!("{CONFIGMAPS}/spoofed")).token("a-token")
+        .body(MERGE_PATCH, json!({"data": {"k": "v"}}).to_string()));
+    assert_eq!((code, &body["metadata"]["annotations"]["internal.apis.kcp.io/x"]), (200, &json!("y")), "{body}");
+}
