@@ -15,7 +15,9 @@ use std::time::Duration;
 use kspaces_tests::{create_tenant, eventually, start_shared_with_tokens, Http, Server};
 use serde_json::{json, Value};
 
-const TOKENS: [&str; 2] = ["root-token,root,u-root,\"system:masters\"", "a-token,admin,u-a,\"tenant-admins\",,t-a"];
+/// The system administrator, t-a's `admin` (every verb in its tenant) and t-a's `carol` (kube's `admin` role in
+/// `default`).
+const TOKENS: [&str; 3] = ["root-token,root,u-root,\"system:masters\"", "a-token,admin,u-a,\"tenant-admins\",,t-a", "carol-token,carol,u-carol,\"\",,t-a"];
 const THINGS: &str = "/clusters/root:t-a/apis/hostile.example.io/v1/namespaces/default/things";
 const CONFIGMAPS: &str = "/clusters/root:t-a/api/v1/namespaces/default/configmaps";
 const JSON_PATCH: &str = "application/json-patch+json";
@@ -36,6 +38,7 @@ fn server() -> &'static Server {
     SERVER.get_or_init(|| {
         let server = start_shared_with_tokens(&TOKENS);
         create_tenant(&server.kubectl(), "t-a");
+        kspaces_tests::grant(&server.kubectl(), "t-a", "default", "admin", "carol");
         let (code, body) = send(&server, Http::One, &Request::new("POST", "/clusters/root:t-a/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
             .token("root-token").body("application/json", THINGS_CRD));
         assert_eq!(code, 201, "{body}");
@@ -331,4 +334,30 @@ fn server_owned_annotations_are_the_servers_on_every_kind() {
     let (code, body) = send(server(), Http::One, &Request::new("PATCH", format!("{CONFIGMAPS}/spoofed")).token("a-token")
         .body(MERGE_PATCH, json!({"data": {"k": "v"}}).to_string()));
     assert_eq!((code, &body["metadata"]["annotations"]["internal.apis.kcp.io/x"]), (200, &json!("y")), "{body}");
+}
+
+// ---- Item 2: deleting an object the store cannot read (the corrupt case itself is a registry unit test) ----
+
+#[test]
+fn ignoring_store_read_errors_needs_its_own_verb_and_goes_alone() {
+    for name in ["unsafe-a", "unsafe-b", "unsafe-c"] {
+        let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        assert_eq!(send(server(), Http::One, &Request::new("POST", CONFIGMAPS).token("a-token").body("application/json", configmap.to_string())).0, 201);
+    }
+    let option = "ignoreStoreReadErrorWithClusterBreakingPotential";
+    refused(&Request::new("DELETE", format!("{CONFIGMAPS}/unsafe-a?{option}=true")).token("carol-token"), 403, "Forbidden",
+        "cannot unsafe-delete-ignore-read-errors resource \"configmaps\"");
+    refused(&Request::new("DELETE", format!("{CONFIGMAPS}/unsafe-a?{option}=true&dryRun=All")).token("root-token"), 422, "Invalid",
+        &format!("dryRun: Forbidden: cannot be set together with {option}"));
+    let body = json!({"kind": "DeleteOptions", "apiVersion": "v1", option: true, "gracePeriodSeconds": 5}).to_string();
+    refused(&Request::new("DELETE", format!("{CONFIGMAPS}/unsafe-a")).token("root-token").body("application/json", body), 422, "Invalid",
+        "gracePeriodSeconds: Forbidden");
+    refused(&Request::new("DELETE", format!("{CONFIGMAPS}?{option}=true")).token("root-token"), 400, "BadRequest", "not supported when deleting a collection");
+    // A system user's unsafe delete of a readable object is an ordinary delete.
+    let (code, status) = send(server(), Http::Two, &Request::new("DELETE", format!("{CONFIGMAPS}/unsafe-a?{option}=true")).token("root-token"));
+    assert_eq!((code, &status["status"]), (200, &json!("Success")), "{status}");
+    let body = json!({"kind": "DeleteOptions", "apiVersion": "v1", option: true}).to_string();
+    let (code, status) = send(server(), Http::One, &Request::new("DELETE", format!("{CONFIGMAPS}/unsafe-b")).token("root-token").body("application/json", body));
+    assert_eq!((code, &status["status"]), (200, &json!("Success")), "{status}");
+    assert_eq!(send(server(), Http::One, &Request::new("GET", format!("{CONFIGMAPS}/unsafe-b")).token("a-token")).0, 404);
 }
