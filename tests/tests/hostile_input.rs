@@ -320,6 +320,18 @@ fn server_owned_annotations_are_the_servers_on_every_kind() {
     assert_eq!(replaced["metadata"]["annotations"]["internal.tenancy.kcp.io/type"], annotations["internal.tenancy.kcp.io/type"]);
     let (code, same) = send(server(), Http::One, &Request::new("PUT", LOGICAL_CLUSTER).token("a-token").body("application/json", replaced.to_string()));
     assert_eq!(code, 200, "{same}");
+    // kubectl apply of the object as read, twice (the second a three-way patch from its last-applied configuration).
+    let url = format!("{}/clusters/root:t-a", server().url);
+    let tenant = kspaces_tests::Kubectl::new(&kspaces_tests::token_kubeconfig_for_url(server(), "a-token", &url));
+    let read = tenant.ok(&["get", "logicalclusters.core.kcp.io", "cluster", "-o", "json"]);
+    tenant.ok_with_stdin(&["apply", "-f", "-"], &read);
+    let read = tenant.ok(&["get", "logicalclusters.core.kcp.io", "cluster", "-o", "json"]);
+    tenant.ok_with_stdin(&["apply", "-f", "-"], &read);
+    let read = tenant.ok(&["get", "logicalclusters.core.kcp.io", "cluster", "-o", "json"]);
+    let spoofed = read.replace("\"kcp.io/path\": \"root:t-a\"", "\"kcp.io/path\": \"root:t-b\"");
+    assert_ne!(spoofed, read, "{read}");
+    let stderr = tenant.fails_with_stdin(&["apply", "-f", "-"], &spoofed);
+    assert!(stderr.contains("(Forbidden)") && stderr.contains("the annotation kcp.io/path is set by the system"), "{stderr}");
     // No kind takes a spoofed one from a tenant.
     let export = json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport",
         "metadata": {"name": "spoofed", "annotations": {"kcp.io/path": "root:t-b"}}, "spec": {}});
