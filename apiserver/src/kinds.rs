@@ -21,6 +21,7 @@ pub mod rbac;
 pub mod resource_quota;
 mod roles;
 pub mod secret;
+pub mod server_annotations;
 pub mod service;
 pub mod tenant;
 pub mod volume_attachment;
@@ -84,6 +85,7 @@ const KINDS: &[Kind] = &[
     limit_range::KIND,
     resource_quota::KIND,
     flowcontrol::KIND,
+    server_annotations::KIND,
 ];
 
 /// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, the workspace tree and

@@ -6,6 +6,7 @@
 pub mod admission;
 pub mod builtin;
 pub mod deletion;
+pub mod depth;
 pub mod feed;
 pub mod field_validation;
 pub mod limits;

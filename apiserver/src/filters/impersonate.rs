@@ -31,19 +31,21 @@ pub struct Requested {
     pub extra: Vec<(String, String)>,
 }
 
-/// The impersonation a request asks for, if any. Groups, a uid or extras without a user are 400.
+/// The impersonation a request asks for, if any. Groups, a uid or extras without a user are 400, and so is
+/// any `Impersonate-*` header (or extra key) that is not UTF-8: ignoring it would run the request as the
+/// impersonator, with rights the client did not ask to use.
 pub fn requested(headers: &HeaderMap) -> ApiResult<Option<Requested>> {
-    let values = |name: &str| -> Vec<String> {
-        headers.get_all(name).filter_map(|v| v.to_str().ok()).map(str::to_owned).collect()
+    let values = |name: &str| -> ApiResult<Vec<String>> {
+        headers.get_all(name).map(|value| utf8(name, value.as_bytes())).collect()
     };
-    let user = values(USER).into_iter().next();
-    let groups = values(GROUP);
-    let uid = values(UID).into_iter().next();
+    let user = values(USER)?.into_iter().next();
+    let groups = values(GROUP)?;
+    let uid = values(UID)?.into_iter().next();
     let mut extra = Vec::new();
     for (name, value) in headers.iter() {
         if let Some(key) = name.as_str().strip_prefix(EXTRA_PREFIX) {
-            let key = percent_decode(key);
-            extra.extend(value.to_str().ok().map(|v| (key.clone(), v.to_owned())));
+            let key = percent_decode(key).ok_or_else(|| not_utf8(name.as_str()))?;
+            extra.push((key, utf8(name.as_str(), value.as_bytes())?));
         }
     }
     match user {
@@ -53,8 +55,18 @@ pub fn requested(headers: &HeaderMap) -> ApiResult<Option<Requested>> {
     }
 }
 
-/// Header keys of extras are percent-encoded (kube-apiserver's `Impersonate-Extra-` convention).
-fn percent_decode(text: &str) -> String {
+/// An `Impersonate-*` header's value as text.
+fn utf8(name: &str, value: &[u8]) -> ApiResult<String> {
+    std::str::from_utf8(value).map(str::to_owned).map_err(|_| not_utf8(name))
+}
+
+fn not_utf8(name: &str) -> ApiError {
+    ApiError::bad_request(format!("the {name} header is not valid UTF-8"))
+}
+
+/// Header keys of extras are percent-encoded (kube-apiserver's `Impersonate-Extra-` convention); `None` if the
+/// decoded key is not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -69,7 +81,7 @@ fn percent_decode(text: &str) -> String {
         out.push(bytes[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).ok()
 }
 
 /// Checks every part of `requested` against `impersonator`'s permissions (judged by `authorizer`) and returns

@@ -41,9 +41,10 @@ impl Patch {
         match kind {
             PatchKind::Json => {
                 let problems = problems.into_iter().map(|p| Problem::InJsonPatch(Box::new(p))).collect();
-                serde_json::from_value(value)
-                    .map(|patch| (Patch::Json(patch), problems))
-                    .map_err(|err| ApiError::bad_request(format!("the JSON patch is invalid: {err}")))
+                let patch = serde_json::from_value(value)
+                    .map_err(|err| ApiError::bad_request(format!("the JSON patch is invalid: {err}")))?;
+                crate::patch::json::check_operations(&patch)?;
+                Ok((Patch::Json(patch), problems))
             }
             PatchKind::Merge => Ok((Patch::Merge(value), problems)),
             PatchKind::Strategic => Ok((Patch::Strategic(value), problems)),
@@ -64,9 +65,7 @@ impl Patch {
     pub fn apply(&self, server: &ApiServer, definition: Option<&str>, current: &Value) -> ApiResult<Value> {
         let mut patched = current.clone();
         match self {
-            Patch::Json(patch) => json_patch::patch(&mut patched, patch).map_err(|err| {
-                ApiError::new(422, "Invalid", format!("the JSON patch could not be applied: {err}"))
-            })?,
+            Patch::Json(patch) => crate::patch::json::apply(&mut patched, patch)?,
             Patch::Merge(patch) => {
                 if !patch.is_object() {
                     return Err(ApiError::bad_request("a merge patch must be a JSON object"));

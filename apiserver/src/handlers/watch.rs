@@ -101,11 +101,16 @@ fn watch_selectors(ctx: &Ctx, decoded: &list::Decoded) -> ApiResult<crate::regis
     Ok(options)
 }
 
-/// `timeoutSeconds` (0 or unset: the default; kube picks 30-60 minutes, this server 30; negative: none left).
+/// The longest a watch runs: kube's longest default (twice its 30-minute `minRequestTimeout`). A larger
+/// `timeoutSeconds` is clamped to it, so no deadline computed from a client's number overflows.
+const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// `timeoutSeconds` (0 or unset: the default; kube picks 30-60 minutes, this server 30; negative: none left;
+/// past `MAX_TIMEOUT`: `MAX_TIMEOUT`).
 fn timeout(decoded: &list::Decoded) -> Duration {
     match decoded.timeout_seconds {
         None | Some(0) => DEFAULT_TIMEOUT,
-        Some(seconds) => Duration::from_secs(seconds.max(0).unsigned_abs()),
+        Some(seconds) => Duration::from_secs(seconds.max(0).unsigned_abs()).min(MAX_TIMEOUT),
     }
 }
 

@@ -45,6 +45,9 @@ pub struct DeleteOptions {
     pub propagation: Option<Propagation>,
     pub grace_period_seconds: Option<i64>,
     pub dry_run: bool,
+    /// kube's `ignoreStoreReadErrorWithClusterBreakingPotential`: an object whose stored bytes cannot be read is
+    /// removed outright (no admission, finalizers or grace period). The handler has checked the caller may.
+    pub ignore_store_read_error: bool,
 }
 
 /// How a resource's objects are deleted.

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use super::admission::{AdmissionChain, AdmissionPhase, Attributes, Operation, Question};
 use super::deletion::{self, Plan};
+use super::depth;
 use super::limits::{Growth, Limits, Request, Reservation};
 use super::managed_fields;
 use super::observe::{revision_of, WriteObserver};
@@ -50,6 +51,7 @@ pub fn space_of_cluster(cluster: &str) -> Option<SpaceName> {
 }
 
 /// What a delete did.
+#[derive(Debug)]
 pub enum DeleteOutcome {
     /// Gone from storage.
     Deleted(Value),
@@ -500,6 +502,7 @@ impl GenericStore {
         self.strategy(resource).to_storage(resource, space, &mut object, None);
         let name = meta_str(&object, "name").unwrap_or_default().to_owned();
         let key = self.inner.reader.key(row, scope, &name)?;
+        depth::check_stored(&resource.group, &resource.kind, &name, &object)?;
         let bytes = encode(&object);
         let request = Request { space, namespace: namespace_of(row, &object), resource, name: &name, object: Some(&object), old: None,
             growth: Growth::created(bytes.len()), refusable: true };
@@ -621,6 +624,46 @@ impl GenericStore {
         Ok(current)
     }
 
+    /// `read_current`, or the record of an object whose stored bytes cannot be decoded (with its stored row).
+    async fn read_current_or_unreadable(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Result<Current, (Record, Option<Arc<ResourceInfo>>)>> {
+        let stored_row = self.stored_row(resource, &scope.spaces);
+        let row = stored_row.as_deref().unwrap_or(resource);
+        let key = self.inner.reader.key(row, scope, name)?;
+        let record = self.store().get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+        if decode(&record).is_err() {
+            return Ok(Err((Record { key, ..record }, stored_row)));
+        }
+        let mut current = self.current_of(resource, Record { key, ..record })?;
+        current.row = stored_row;
+        Ok(Ok(current))
+    }
+
+    /// kube's unsafe delete of a corrupt object: its key is removed outright, without admission, finalizers or
+    /// grace period (nothing of it can be read to judge them), at the revision it was read at. Watchers and caches
+    /// are told of the deletion with the object's name alone.
+    async fn remove_unreadable(&self, resource: &ResourceInfo, scope: &Scope, name: &str, unreadable: (Record, Option<Arc<ResourceInfo>>)) -> ApiResult<DeleteOutcome> {
+        let (record, stored_row) = unreadable;
+        let row = stored_row.as_deref().unwrap_or(resource);
+        let space = scope.space()?;
+        let mut object = json!({"apiVersion": resource.api_version(), "kind": resource.kind, "metadata": {"name": name}});
+        if let Some(namespace) = scope.namespace.as_deref().filter(|_| row.namespaced) {
+            object["metadata"]["namespace"] = json!(namespace);
+        }
+        let request = Request { space, namespace: namespace_of(row, &object), resource: row, name, object: None, old: Some(&object),
+            growth: Growth::removed(record.value.len()), refusable: false };
+        let reservation = Reservation::take(self.limits(), request).await?;
+        match reservation.delete(self.store(), &record.key, Some(record.revision)).await? {
+            Ok(deleted) => {
+                reservation.commit(deleted.revision);
+                set_resource_version(&mut object, deleted.revision);
+                self.notify_deleted(row, space, name, &object, deleted.revision);
+                Ok(DeleteOutcome::Deleted(object))
+            }
+            Err(Conflict::NotFound) => Err(ApiError::not_found(&resource.group, &resource.plural, name)),
+            Err(_) => Err(ApiError::stale(&resource.group, &resource.plural, name)),
+        }
+    }
+
     /// The object a write finds, from its record (of `resource` itself, not of a view's stored row).
     fn current_of(&self, resource: &ResourceInfo, record: Record) -> ApiResult<Current> {
         let stored = decode(&record)?;
@@ -712,6 +755,7 @@ impl GenericStore {
             set_resource_version(&mut new, revision);
             return Ok(new);
         }
+        depth::check_stored(&row.group, &row.kind, name, &new)?;
         let bytes = encode(&new);
         let request = Request { space, namespace: namespace_of(row, old), resource: row, name, object: Some(&new), old: Some(old),
             growth: Growth::replaced(size, bytes.len()), refusable };
@@ -755,6 +799,10 @@ impl GenericStore {
         for _attempt in 0..16 {
             let current = match listed.take() {
                 Some(current) => current,
+                None if options.ignore_store_read_error => match self.read_current_or_unreadable(resource, scope, name).await? {
+                    Ok(current) => current,
+                    Err(unreadable) => return self.remove_unreadable(resource, scope, name, unreadable).await,
+                },
                 None => self.read_current(resource, scope, name).await?,
             };
             let row = current.row.as_deref().unwrap_or(resource);

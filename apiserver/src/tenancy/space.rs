@@ -17,6 +17,7 @@ use super::tree::{Tree, HOME_ROOT_TYPE, TENANT_DEFAULT_TYPE};
 use super::types::WorkspaceTypes;
 use super::{space_of, SYSTEM};
 use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
+use crate::kinds::server_annotations::PATH_ANNOTATION;
 use crate::kinds::workspace::OWNER_ANNOTATION;
 use crate::registry::deletion::DeleteOptions;
 use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
@@ -71,7 +72,7 @@ pub fn initial_objects(tenant: &str, home_root: bool) -> Vec<Value> {
     let mut logical_cluster = json!({
         "apiVersion": "core.kcp.io/v1alpha1",
         "kind": "LogicalCluster",
-        "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": workspace_path(tenant), TYPE_ANNOTATION: kind}},
+        "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {PATH_ANNOTATION: workspace_path(tenant), TYPE_ANNOTATION: kind}},
         "spec": {},
     });
     if !system {
@@ -139,7 +140,7 @@ pub fn workspace_objects(path: &str, workspace: &Value, parent: &SpaceName) -> V
     let mut logical_cluster = json!({
         "apiVersion": "core.kcp.io/v1alpha1",
         "kind": "LogicalCluster",
-        "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {"kcp.io/path": path, TYPE_ANNOTATION: super::tree::type_of(workspace)}},
+        "metadata": {"name": LOGICAL_CLUSTER_NAME, "annotations": {PATH_ANNOTATION: path, TYPE_ANNOTATION: super::tree::type_of(workspace)}},
         "spec": {
             "crdPolicy": DEFAULT_CRD_POLICY,
             "initializers": at(workspace, "/status/initializers").cloned().unwrap_or_else(|| json!([])),

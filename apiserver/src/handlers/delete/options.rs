@@ -26,6 +26,7 @@ struct Raw {
     orphan_dependents: Option<bool>,
     propagation_policy: Option<String>,
     dry_run: Vec<String>,
+    ignore_store_read_error: Option<bool>,
 }
 
 /// Options from a DeleteOptions body.
@@ -47,6 +48,7 @@ pub fn from_body(body: &Value) -> ApiResult<Requested> {
         orphan_dependents: body_field(map.get("orphanDependents"), "orphanDependents", "bool", Value::as_bool)?,
         propagation_policy: body_field(map.get("propagationPolicy"), "propagationPolicy", "v1.DeletionPropagation", as_string)?,
         dry_run: body_field(map.get("dryRun"), "dryRun", "[]string", string_list)?.unwrap_or_default(),
+        ignore_store_read_error: body_field(map.get(IGNORE_READ_ERROR), IGNORE_READ_ERROR, "bool", Value::as_bool)?,
     };
     validate(raw)
 }
@@ -64,6 +66,7 @@ pub fn from_query(query: &HashMap<String, String>) -> ApiResult<Requested> {
         orphan_dependents: raw("orphanDependents").map(go_query_bool),
         propagation_policy: raw("propagationPolicy").map(str::to_owned),
         dry_run: raw("dryRun").map(|v| vec![v.to_owned()]).unwrap_or_default(),
+        ignore_store_read_error: raw(IGNORE_READ_ERROR).map(go_query_bool),
     };
     validate(raw)
 }
@@ -87,6 +90,9 @@ fn validate(raw: Raw) -> ApiResult<Requested> {
             field: "dryRun".to_owned(),
         });
     }
+    if raw.ignore_store_read_error == Some(true) {
+        causes.extend(unsafe_delete_conflicts(&raw));
+    }
     if !causes.is_empty() {
         return Err(ApiError::invalid_options("DeleteOptions", causes));
     }
@@ -97,8 +103,29 @@ fn validate(raw: Raw) -> ApiResult<Requested> {
         propagation: propagation.and_then(|(_, p)| p).or(folded),
         grace_period_seconds: raw.grace_period_seconds,
         dry_run: !raw.dry_run.is_empty(),
+        ignore_store_read_error: raw.ignore_store_read_error == Some(true),
     };
     Ok(Requested { options, orphan_dependents: raw.orphan_dependents })
+}
+
+/// kube's DeleteOptions field (and query parameter) that removes an object whose stored bytes cannot be read.
+pub const IGNORE_READ_ERROR: &str = "ignoreStoreReadErrorWithClusterBreakingPotential";
+
+/// kube's `ValidateDeleteOptions` for an unsafe delete: it is the object's removal outright, so no dry run, no
+/// propagation, no grace period and no preconditions go with it.
+fn unsafe_delete_conflicts(raw: &Raw) -> Vec<Cause> {
+    let why = format!("cannot be set together with {IGNORE_READ_ERROR}");
+    let mut causes = Vec::new();
+    let mut conflict = |set: bool, field: &str| {
+        if set {
+            causes.push(Cause::forbidden(field, &why));
+        }
+    };
+    conflict(!raw.dry_run.is_empty(), "dryRun");
+    conflict(raw.propagation_policy.is_some() || raw.orphan_dependents.is_some(), "propagationPolicy");
+    conflict(raw.grace_period_seconds.is_some_and(|seconds| seconds != 0), "gracePeriodSeconds");
+    conflict(raw.uid.is_some() || raw.resource_version.is_some(), "preconditions");
+    causes
 }
 
 /// One optional body field: absent and null are `None`; a value of the wrong JSON type is kube's 400.

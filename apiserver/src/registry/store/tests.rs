@@ -302,3 +302,39 @@ async fn the_servers_own_removals_keep_what_holds_an_object() {
         7 gone namespaces t1/empty
         12 gone configmaps t1/one"#]].assert_eq(&heard);
 }
+
+/// An object whose stored bytes cannot be decoded (nested past what serde_json reads, or not JSON): a delete
+/// answers 500 until it asks to ignore store read errors, which removes the key outright and says so to observers.
+#[tokio::test]
+async fn an_unreadable_object_is_deleted_only_when_read_errors_are_ignored() {
+    let log = Arc::new(Log::default());
+    let harness = harness(log.clone());
+    let registry = &harness.registry;
+    let table = ResourceTable::new(builtin_resources());
+    let config_maps = table.by_kind("", "ConfigMap").cloned().unwrap_or_else(|| panic!("no ConfigMap row"));
+    let in_default = Scope::one(SpaceName::new("t1").unwrap_or_else(|err| panic!("{err}")), Some("default".to_owned()));
+    let too_deep = format!("{{\"metadata\":{{\"name\":\"deep\"}},\"data\":{}{}}}", "[".repeat(200), "]".repeat(200));
+    for (name, bytes) in [("deep", too_deep.into_bytes()), ("garbage", b"{\"metadata\":{\"name\":\"garbage\"},".to_vec())] {
+        harness.run(&Step::create("v1/configmaps", "t1/default", config_map(name))).await;
+        let record = registry.reader().record(&config_maps, &in_default, name).await.unwrap_or_else(|err| panic!("{err:?}"));
+        let written = registry.store().update(&record.key, bytes.into(), Some(record.revision)).await;
+        assert!(matches!(written, Ok(Ok(_))), "{written:?}");
+        let plain = registry.delete(&config_maps, &in_default, name, &DeleteOptions::default(), None).await;
+        assert_eq!(plain.map_err(|e| e.code).err(), Some(500), "{name}: a plain delete cannot read it");
+        let ignoring = DeleteOptions { ignore_store_read_error: true, ..DeleteOptions::default() };
+        match registry.delete(&config_maps, &in_default, name, &ignoring, None).await {
+            Ok(DeleteOutcome::Deleted(object)) => assert_eq!(object["metadata"]["name"], name),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_eq!(registry.reader().record(&config_maps, &in_default, name).await.map_err(|e| e.code).err(), Some(404));
+        let gone = registry.delete(&config_maps, &in_default, name, &ignoring, None).await;
+        assert_eq!(gone.map_err(|e| e.code).err(), Some(404));
+    }
+    // A readable object goes through the ordinary delete (its finalizers hold it).
+    harness.run(&Step::create("v1/configmaps", "t1/default", json!({"metadata": {"name": "held", "finalizers": ["example.com/a"]}}))).await;
+    let ignoring = DeleteOptions { ignore_store_read_error: true, ..DeleteOptions::default() };
+    let held = registry.delete(&config_maps, &in_default, "held", &ignoring, None).await;
+    assert!(matches!(held, Ok(DeleteOutcome::Pending(_))), "{held:?}");
+    let heard = log.0.lock().unwrap_or_else(|e| e.into_inner()).iter().filter(|l| l.contains("gone")).count();
+    assert_eq!(heard, 2, "observers hear of both removals");
+}
