@@ -165,6 +165,7 @@ fn subresource(part: Part) -> &'static str {
         Part::Main => "",
         Part::Status => "status",
         Part::Finalize => "finalize",
+        Part::Approval => "approval",
     }
 }
 
