@@ -7,6 +7,7 @@ pub mod api_conversion;
 pub mod api_export;
 pub mod api_export_endpoint_slice;
 pub mod api_resource_schema;
+pub mod certificate_signing_request;
 pub mod crd;
 pub mod custom_resource;
 pub mod flowcontrol;
@@ -78,6 +79,7 @@ const KINDS: &[Kind] = &[
     api_binding::KIND,
     rbac::KIND,
     pod::KIND,
+    certificate_signing_request::KIND,
     pod_disruption_budget::KIND,
     volume_attachment::KIND,
     service::KIND,
@@ -108,6 +110,8 @@ pub struct Context {
     pub storage_clusters: Arc<[kspaces_storage::ClusterId]>,
     /// What each space's Services hold of the service ranges.
     pub services: Arc<service::ServiceAllocations>,
+    /// The CA approved client CertificateSigningRequests are signed with.
+    pub csr_signer: Arc<certificate_signing_request::CsrSigner>,
 }
 
 /// The kinds' strategies, admission plugins and the caches those plugins keep, as they register them.

@@ -120,6 +120,9 @@ pub struct Settings {
     pub flowcontrol: crate::flowcontrol::Settings,
     /// `--service-cluster-ip-range` and `--service-node-port-range`.
     pub service_ranges: crate::kinds::service::Ranges,
+    /// The CA that signs approved `kubernetes.io/kube-apiserver-client` requests: the server's own, when it is also
+    /// the client CA (not with `--client-ca-file`).
+    pub signing_ca: Option<CertificateAuthority>,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
@@ -198,6 +201,8 @@ pub struct Core {
     pub flowcontrol: Arc<FlowControl>,
     /// What each space's Services hold of the service ranges.
     pub services: Arc<crate::kinds::service::ServiceAllocations>,
+    /// The CA approved client CertificateSigningRequests are signed with.
+    pub csr_signer: Arc<crate::kinds::certificate_signing_request::CsrSigner>,
 }
 
 impl Core {
@@ -224,6 +229,7 @@ impl Core {
         let quotas = Quotas::new(crate::registry::Reader::new(store.clone()));
         let flowcontrol = Arc::new(FlowControl::default());
         let services = Arc::new(kinds::service::ServiceAllocations::default());
+        let csr_signer = Arc::new(kinds::certificate_signing_request::CsrSigner::default());
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -237,6 +243,7 @@ impl Core {
             flowcontrol: flowcontrol.clone(),
             storage_clusters: store.ids().collect(),
             services: services.clone(),
+            csr_signer: csr_signer.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
@@ -254,7 +261,7 @@ impl Core {
             limits: quotas.clone(),
         });
         Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
-            quotas, flowcontrol, services }
+            quotas, flowcontrol, services, csr_signer }
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
@@ -294,9 +301,12 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     let store: Clusters = store.into();
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.services.set_ranges(settings.service_ranges);
+    if let Some(ca) = settings.signing_ca {
+        core.csr_signer.set(ca);
+    }
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
-        quotas: _, flowcontrol, services: _ } = core;
+        quotas: _, flowcontrol, services: _, csr_signer: _ } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let mut metrics = Metrics::default();
     flowcontrol.configure(settings.flowcontrol);
@@ -573,6 +583,10 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         },
         service_ranges: crate::kinds::service::Ranges::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
             .map_err(ServeError::Config)?,
+        signing_ca: match args.client_ca_file {
+            None => Some(CertificateAuthority::load_or_create(&PkiPaths::new(&args.data_dir))?),
+            Some(_) => None,
+        },
     };
     let (server, controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;

@@ -9,7 +9,9 @@ Runs as the system administrator (DaemonSets live in the system space only).
 Usage: every_kind.py --kubeconfig FILE [--namespace NS]
 """
 
+import base64
 import json
+import subprocess
 
 from kubernetes import watch
 from kubernetes.client.rest import ApiException
@@ -24,6 +26,14 @@ SELECTOR = {"matchLabels": {"app": "x"}}
 RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
 SUBJECTS = [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io"}]
 ROLE_REF = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+
+
+def certificate_request():
+    """A PEM certificate request (openssl, as a user makes one), base64 as `spec.request` holds it."""
+    key = subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout"], check=True, capture_output=True).stdout
+    pem = subprocess.run(["openssl", "req", "-new", "-key", "/dev/stdin", "-subj", "/CN=py"], input=key, check=True, capture_output=True).stdout
+    return base64.b64encode(pem).decode()
+
 
 # (API class, the method suffix after create_/read_/list_/patch_, namespaced, API version, kind, the body's other
 # fields). `read_<suffix>` gives the typed model back; lists and watches deserialize every item.
@@ -59,6 +69,8 @@ ROWS = [
      {"spec": {"template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}}),
     ("BatchV1Api", "cron_job", True, "batch/v1", "CronJob", {"spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {
         "template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}}}}),
+    ("CertificatesV1Api", "certificate_signing_request", False, "certificates.k8s.io/v1", "CertificateSigningRequest",
+     {"spec": {"request": certificate_request(), "signerName": "example.com/signer", "usages": ["client auth"]}}),
     ("CoordinationV1Api", "lease", True, "coordination.k8s.io/v1", "Lease", {"spec": {"holderIdentity": "me"}}),
     ("EventsV1Api", "event", True, "events.k8s.io/v1", "Event",
      {"eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "c", "reportingInstance": "i", "action": "A", "reason": "R",

@@ -4,7 +4,7 @@ use k8s_openapi::api::{
     admissionregistration, apps, authentication, autoscaling, batch, coordination, core, discovery, events, networking, node, policy,
     rbac,
 };
-use k8s_openapi::api::{authorization, flowcontrol, scheduling, storage};
+use k8s_openapi::api::{authorization, certificates, flowcontrol, scheduling, storage};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as crd;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use std::sync::OnceLock;
@@ -71,6 +71,7 @@ pub(crate) fn generate(form: Form) -> Map<String, Value> {
         core::v1::PersistentVolumeClaim, core::v1::Node, core::v1::ComponentStatus, node::v1::RuntimeClass,
         storage::v1::CSIDriver, storage::v1::CSINode, storage::v1::VolumeAttachment, storage::v1::CSIStorageCapacity,
         autoscaling::v1::HorizontalPodAutoscaler, autoscaling::v2::HorizontalPodAutoscaler,
+        certificates::v1::CertificateSigningRequest,
         admissionregistration::v1::MutatingWebhookConfiguration,
         admissionregistration::v1::ValidatingWebhookConfiguration, authentication::v1::SelfSubjectReview,
         authentication::v1::TokenReview, authorization::v1::SubjectAccessReview,

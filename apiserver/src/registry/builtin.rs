@@ -24,6 +24,7 @@ const NONE: &[Subresource] = &[];
 const STATUS: &[Subresource] = &[Subresource::Status];
 const STATUS_FINALIZE: &[Subresource] = &[Subresource::Status, Subresource::Finalize];
 const STATUS_SCALE: &[Subresource] = &[Subresource::Status, Subresource::Scale];
+const STATUS_APPROVAL: &[Subresource] = &[Subresource::Status, Subresource::Approval];
 
 /// One row of the table, in `kubectl api-resources -o wide` order of columns.
 struct Row {
@@ -82,6 +83,7 @@ const APPS: (&str, &str, &str) = ("apps", "v1", "apps.v1");
 const BATCH: (&str, &str, &str) = ("batch", "v1", "batch.v1");
 /// `autoscaling/v2`, the stored form of HorizontalPodAutoscalers (`kinds/horizontal_pod_autoscaler.rs` adds `v1`).
 const AUTOSCALING: (&str, &str, &str) = ("autoscaling", "v2", "autoscaling.v2");
+const CERTIFICATES: (&str, &str, &str) = ("certificates.k8s.io", "v1", "certificates.v1");
 const COORDINATION: (&str, &str, &str) = ("coordination.k8s.io", "v1", "coordination.v1");
 const EVENTS: (&str, &str, &str) = ("events.k8s.io", "v1", "events.v1");
 const DISCOVERY: (&str, &str, &str) = ("discovery.k8s.io", "v1", "discovery.v1");
@@ -214,6 +216,7 @@ const ROWS: &[Row] = &[
     ),
     row(BATCH, "jobs", "Job", &[], true, true, STATUS),
     row(AUTOSCALING, "horizontalpodautoscalers", "HorizontalPodAutoscaler", &["hpa"], true, true, STATUS),
+    row(CERTIFICATES, "certificatesigningrequests", "CertificateSigningRequest", &["csr"], false, false, STATUS_APPROVAL),
     row(BATCH, "cronjobs", "CronJob", &["cj"], true, true, STATUS),
     row(COORDINATION, "leases", "Lease", &[], false, true, NONE),
     row(EVENTS, "events", "Event", &["ev"], false, true, NONE),
@@ -418,7 +421,7 @@ mod tests {
     #[test]
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
-        assert_eq!(resources.len(), 51);
+        assert_eq!(resources.len(), 52);
         let mut keys: Vec<_> = resources
             .iter()
             .map(|r| (r.group.clone(), r.plural.clone()))
