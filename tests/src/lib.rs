@@ -290,6 +290,27 @@ impl Drop for Replica {
     }
 }
 
+/// `kspaces serve` on `data_dir` with `flags`, expected to refuse to start: its standard error, once it exited
+/// with a failure (panics if it serves, or is still running after 20 s).
+pub fn refused_start(data_dir: &Path, flags: &[&str]) -> String {
+    let mut child = Command::new(kspaces_binary())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(data_dir)
+        .args(flags)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kspaces");
+    let exited = eventually(Duration::from_secs(20), || child.try_wait().ok().flatten().is_some());
+    if !exited {
+        let _ = child.kill();
+    }
+    let output = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(exited && !output.status.success(), "kspaces serve {flags:?} started: {stderr}");
+    stderr
+}
+
 /// kubectl with its own kubeconfig and cache dir.
 pub struct Kubectl {
     binary: PathBuf,

@@ -852,21 +852,7 @@ fn invalid_home_bucket_settings_are_refused_at_startup() {
     ];
     for flags in cases {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut child = std::process::Command::new(kspaces_tests::kspaces_binary())
-            .args(["serve", "--secure-port", "0", "--data-dir"])
-            .arg(dir.path())
-            .args(flags)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("start kspaces");
-        let exited = eventually(TIMEOUT, || child.try_wait().ok().flatten().is_some());
-        if !exited {
-            let _ = child.kill();
-        }
-        let output = child.wait_with_output().expect("output");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(exited && !output.status.success(), "{flags:?} was accepted");
+        let stderr = kspaces_tests::refused_start(dir.path(), flags);
         assert!(stderr.contains("is not a valid configuration") && stderr.contains("size 2 with 2 levels"), "{flags:?}: {stderr}");
     }
 }

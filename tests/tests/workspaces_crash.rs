@@ -338,19 +338,6 @@ fn a_tenant_named_users_from_before_is_refused_at_startup() {
         let created = store.create(&key, serde_json::to_vec(&tenant).expect("json").into()).await.expect("write");
         assert!(created.is_ok(), "the key was free");
     });
-    let mut child = std::process::Command::new(kspaces_tests::kspaces_binary())
-        .args(["serve", "--secure-port", "0", "--data-dir"])
-        .arg(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start kspaces");
-    let exited = eventually(Duration::from_secs(20), || child.try_wait().ok().flatten().is_some());
-    if !exited {
-        let _ = child.kill();
-    }
-    let output = child.wait_with_output().expect("output");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(exited && !output.status.success(), "a data dir with a Tenant named users was served: {stderr}");
+    let stderr = kspaces_tests::refused_start(dir.path(), &[]);
     assert!(stderr.contains("a tenant named \"users\" exists") && stderr.contains("home workspaces"), "{stderr}");
 }

@@ -293,18 +293,11 @@ pub fn check_binding(object: &Value, causes: &mut Vec<Cause>) {
 /// `v1alpha2` claims: a resource, at least one verb, and a binding's `selector` (exactly one of `matchAll`,
 /// `matchLabels`, `matchExpressions`) and `state`.
 fn check_claims(claims: Option<&Value>, binding: bool, causes: &mut Vec<Cause>) {
-    let Some(claims) = claims.filter(|c| !c.is_null()) else { return };
-    let Some(claims) = claims.as_array() else {
-        causes.push(Cause::invalid("spec.permissionClaims", &claims.to_string(), "must be a list"));
-        return;
-    };
-    for (index, claim) in claims.iter().enumerate() {
-        let field = format!("spec.permissionClaims[{index}]");
-        if claim.get("resource").and_then(Value::as_str).is_none_or(str::is_empty) {
-            causes.push(Cause::required(format!("{field}.resource")));
-        }
+    let named = super::api_export::claims_named(claims, causes);
+    for (index, (field, claim)) in named.iter().enumerate() {
+        let (field, claim) = (field.as_str(), *claim);
         // kcp's list map keys: one claim per group, resource and identity hash.
-        if claims[..index].iter().any(|earlier| same_resource(earlier, claim)) {
+        if named[..index].iter().any(|(_, earlier)| same_resource(earlier, claim)) {
             let text = |key: &str| claim.get(key).and_then(Value::as_str).unwrap_or_default();
             causes.push(duplicate(&field, &format!("{}.{}", text("resource"), text("group"))));
         }

@@ -219,19 +219,27 @@ pub(crate) fn check_export_reference(object: &Value, old: Option<&Value>, field:
     }
 }
 
-/// Checks permission claims at `spec.permissionClaims`: a resource, and exactly one of `all: true` or a
-/// `resourceSelector`; a binding's also a `state` of Accepted or Rejected.
-pub(crate) fn check_claims(claims: Option<&Value>, binding: bool, causes: &mut Vec<Cause>) {
-    let Some(claims) = claims.filter(|c| !c.is_null()) else { return };
+/// The claims at `spec.permissionClaims` with their field paths, each naming a resource (a list that is not one,
+/// or a claim without a resource, is reported in `causes`); shared by both versions' checks.
+pub(crate) fn claims_named<'a>(claims: Option<&'a Value>, causes: &mut Vec<Cause>) -> Vec<(String, &'a Value)> {
+    let Some(claims) = claims.filter(|c| !c.is_null()) else { return Vec::new() };
     let Some(claims) = claims.as_array() else {
         causes.push(Cause::invalid("spec.permissionClaims", &claims.to_string(), "must be a list"));
-        return;
+        return Vec::new();
     };
-    for (index, claim) in claims.iter().enumerate() {
+    claims.iter().enumerate().map(|(index, claim)| {
         let field = format!("spec.permissionClaims[{index}]");
         if claim.get("resource").and_then(Value::as_str).is_none_or(str::is_empty) {
             causes.push(Cause::required(format!("{field}.resource")));
         }
+        (field, claim)
+    }).collect()
+}
+
+/// Checks permission claims at `spec.permissionClaims`: a resource, and exactly one of `all: true` or a
+/// `resourceSelector`; a binding's also a `state` of Accepted or Rejected.
+pub(crate) fn check_claims(claims: Option<&Value>, binding: bool, causes: &mut Vec<Cause>) {
+    for (field, claim) in claims_named(claims, causes) {
         let all = claim.get("all").and_then(Value::as_bool).unwrap_or(false);
         let selector = claim.get("resourceSelector").and_then(Value::as_array).is_some_and(|s| !s.is_empty());
         match (all, selector) {
