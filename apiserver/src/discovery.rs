@@ -75,6 +75,11 @@ fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str
         let request = json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"});
         entries.push(("token".to_owned(), request, vec!["create"]));
     }
+    if r.is("", "Pod") {
+        for (name, (group, version, kind), verbs) in crate::handlers::pod::SUBRESOURCES {
+            entries.push(((*name).to_owned(), json!({"group": group, "version": version, "kind": kind}), verbs.to_vec()));
+        }
+    }
     for subresource in &r.subresources {
         match subresource {
             Subresource::Status => entries.push(("status".to_owned(), own_kind.clone(), vec!["get", "patch", "update"])),

@@ -19,6 +19,7 @@ use crate::audit::Auditor;
 use crate::authorization::{Authorizer, PolicySource};
 use crate::config::{AuthorizationMode, ServeArgs, StorageBackend};
 use crate::controllers::aggregation::{AggregationController, AggregationQueue};
+use crate::controllers::space_defaults::{Serving, SpaceDefaultsController, SpaceDefaultsQueue};
 use crate::claims::Claims;
 use crate::quota::Quotas;
 use crate::controllers::apis::{ApisController, ApisQueue};
@@ -129,6 +130,7 @@ pub struct Controllers {
     aggregation: AggregationController,
     gc: Arc<GcController>,
     apis: ApisController,
+    space_defaults: SpaceDefaultsController,
     store: Clusters,
     /// With a store other replicas share: the controllers run only while this replica holds their Lease.
     elector: Option<Elector>,
@@ -137,6 +139,12 @@ pub struct Controllers {
 }
 
 impl Controllers {
+    /// Tells the controllers where the server listens and the CA its clients trust (what the `kubernetes`
+    /// Service's endpoints and every namespace's `kube-root-ca.crt` say).
+    pub fn serving(&mut self, serving: Serving) {
+        self.space_defaults.serving = Some(Arc::new(serving));
+    }
+
     /// Starts the controllers on the current runtime: at once, or, when replicas share the store, whenever this
     /// replica wins their Lease (and stops them when it loses it; the `Stepdown` gives the Lease up on a graceful
     /// shutdown). The garbage collector's graph is loaded on every replica: it is a cache.
@@ -167,6 +175,7 @@ impl Controllers {
             actix_web::rt::spawn(self.aggregation.clone().run(Duration::from_millis(50))),
             actix_web::rt::spawn(controllers::gc::work(self.gc.clone())),
             actix_web::rt::spawn(self.apis.clone().run()),
+            actix_web::rt::spawn(self.space_defaults.clone().run(Duration::from_millis(500))),
             actix_web::rt::spawn(controllers::compaction::run(self.store.clone(), COMPACTION_INTERVAL)),
         ]
     }
@@ -188,6 +197,8 @@ pub struct Core {
     pub terminating_namespaces: Arc<TerminatingNamespaces>,
     pub pending_workspaces: Arc<PendingWorkspaces>,
     pub aggregation: Arc<AggregationQueue>,
+    /// Namespaces whose default objects are to be looked at.
+    pub space_defaults: Arc<SpaceDefaultsQueue>,
     pub gc: Arc<GarbageCollector>,
     pub apis: Arc<ApisQueue>,
     pub claims: Arc<Claims>,
@@ -214,6 +225,7 @@ impl Core {
         let waiting = pending_workspaces.clone();
         let terminating_namespaces = Arc::new(TerminatingNamespaces::notifying(Box::new(move |space| waiting.namespace_removed(space))));
         let aggregation = Arc::new(AggregationQueue::default());
+        let space_defaults = Arc::new(SpaceDefaultsQueue::default());
         let gc = Arc::new(GarbageCollector::default());
         let apis = Arc::new(ApisQueue::default());
         let claims = Arc::new(Claims::default());
@@ -238,7 +250,7 @@ impl Core {
         let kinds = kinds::rules(&context);
         let mut observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
             pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(),
-            quotas.clone(), flowcontrol.clone()];
+            quotas.clone(), flowcontrol.clone(), space_defaults.clone()];
         observers.extend(kinds.observers);
         let registry = GenericStore::new(store, Wiring {
             strategies: kinds.strategies,
@@ -247,7 +259,7 @@ impl Core {
             tenants: tree.clone(),
             limits: quotas.clone(),
         });
-        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
+        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
             quotas, flowcontrol }
     }
 
@@ -288,7 +300,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     let store: Clusters = store.into();
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
+    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
         quotas: _, flowcontrol } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let mut metrics = Metrics::default();
@@ -322,6 +334,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         gc: Arc::new(GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc,
             loaded: tokio::sync::watch::channel(false).0 }),
         apis: ApisController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tree: tree.clone(), claims: claims.clone(), queue: apis },
+        space_defaults: SpaceDefaultsController { registry: registry.clone(), resources: resources.clone(), queue: space_defaults, serving: None },
         elector: match registry.reader().shared() {
             true => Some(Elector {
                 registry: registry.clone(),
@@ -564,7 +577,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             ..crate::flowcontrol::Settings::default()
         },
     };
-    let (server, controllers) = wire(store, settings).await?;
+    let (server, mut controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;
 
     let listener = TcpListener::bind((args.bind_address, args.secure_port))
@@ -572,6 +585,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;
     let url = server_url(addr);
     server.base_url.set(&url);
+    controllers.serving(Serving { ca_pem: ca.cert_pem.clone(), address: addr });
     // The system administrator: group system:masters, tenant system (so a --default-tenant never captures it).
     let admin_groups = ["system:masters".to_owned(), format!("tenant:{}", tenancy::SYSTEM)];
     let (admin_cert, admin_key) = ca.client_cert("kubernetes-admin", &admin_groups)?;
