@@ -299,7 +299,7 @@ async fn dispatch_verb(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
         return component_status::handle(ctx).await;
     }
     if ctx.resource.is("", "Pod") && pod::serves(&subresource) {
-        return pod::handle(ctx, read_body(payload).await?).await;
+        return pod::handle(ctx, payload).await;
     }
     if !subresource.is_empty() && !matches!(subresource.as_str(), "status" | "scale" | "finalize" | "token") {
         return Err(ApiError::no_route());

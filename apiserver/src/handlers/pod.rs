@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::patch::Patch;
-use super::{field_manager, Ctx};
+use super::{field_manager, read_body, Body, Ctx};
 use crate::negotiate;
 use crate::registry::{DeleteOptions, ListOptions, Part, ResourceInfo, Scope, WriteContext};
 use crate::status::{ApiError, ApiResult, Cause};
@@ -30,23 +30,31 @@ pub fn serves(subresource: &str) -> bool {
     SUBRESOURCES.iter().any(|(name, _, _)| *name == subresource)
 }
 
-/// Answers `pods/<subresource>` (`serves` is true of it).
-pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
+/// Answers `pods/<subresource>` (`serves` is true of it). The body of `log`, `exec`, `attach` and `portforward`
+/// is never read: over HTTP/1.1 theirs is a connection upgraded to WebSocket or SPDY, whose stream does not end;
+/// the chain deals with what is unread (`Unread`).
+pub async fn handle(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
     let subresource = ctx.info.subresource.clone();
     let verb = ctx.info.verb.clone();
     let verbs = SUBRESOURCES.iter().find(|(name, _, _)| *name == subresource).map_or(&[][..], |(_, _, verbs)| *verbs);
     if !verbs.contains(&verb.as_str()) {
         return Err(ApiError::method_not_supported(&verb, &format!("pods/{subresource}")));
     }
+    let connects = !matches!(subresource.as_str(), "ephemeralcontainers" | "eviction" | "binding");
+    if connects || verb == "get" {
+        return match subresource.as_str() {
+            "ephemeralcontainers" => {
+                let pod = ctx.server.registry.get(&ctx.resource, &ctx.scope, &ctx.info.name).await?;
+                ctx.respond_object(200, &pod)
+            }
+            _ => connect(ctx).await,
+        };
+    }
+    let body = read_body(payload).await?;
     match subresource.as_str() {
-        "ephemeralcontainers" if verb == "get" => {
-            let pod = ctx.server.registry.get(&ctx.resource, &ctx.scope, &ctx.info.name).await?;
-            ctx.respond_object(200, &pod)
-        }
-        "ephemeralcontainers" => ephemeral_containers(ctx, body).await,
         "eviction" => evict(ctx, body).await,
         "binding" => bind(ctx, body).await,
-        _ => connect(ctx).await,
+        _ => ephemeral_containers(ctx, body).await,
     }
 }
 
