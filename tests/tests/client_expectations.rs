@@ -303,7 +303,7 @@ fn componentstatuses_name_the_components_this_server_has() {
     let system = fixture().server.kubectl();
     let listed = system.ok(&["get", "componentstatuses"]);
     let row: Vec<&str> = listed.lines().nth(1).unwrap_or_default().split_whitespace().collect();
-    assert_eq!(row.first().copied(), Some("sled-0"), "{listed}");
+    assert_eq!(row, ["sled-0", "Healthy", "ok"], "kube's columns (NAME STATUS MESSAGE ERROR): {listed}");
     let (code, list) = call(Http::Two, "root-token", "GET", "/api/v1/componentstatuses", None);
     assert_eq!(code, 200, "{list}");
     assert_eq!(list["kind"], "ComponentStatusList");
