@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::patch::Patch;
 use super::{field_manager, read_body, Body, Ctx};
 use crate::negotiate;
-use crate::registry::{DeleteOptions, ListOptions, Part, ResourceInfo, Scope, WriteContext};
+use crate::registry::{DeleteOptions, ListOptions, Part, ResourceInfo, WriteContext};
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// The subresources of pods this module serves, with the verbs discovery lists and the kind each answers with.
@@ -265,6 +265,9 @@ fn ephemeral_problems(current: &Value, wanted: &Value) -> Vec<Cause> {
     causes
 }
 
+/// The manager of a budget's status, written here for kube-controller-manager's disruption controller.
+const DISRUPTION_MANAGER: &str = "kube-controller-manager";
+
 /// The message of kube's refusals of an eviction a budget does not allow.
 const VIOLATES_BUDGET: &str = "Cannot evict pod as it would violate the pod's disruption budget.";
 
@@ -332,7 +335,7 @@ async fn check_budget(ctx: &Ctx, pod: &Value, dry_run: bool) -> ApiResult<()> {
         Decision::Allowed { decrement: true }
     };
     let pod_name = text(pod, "/metadata/name").to_owned();
-    write_budget_status(ctx, &budgets, &scope, &budget_name, status, &decision, &pod_name, dry_run).await?;
+    write_budget_status(ctx, &budgets, &budget_name, status, &decision, &pod_name, dry_run).await?;
     match decision {
         Decision::Refused => {
             let mut err = ApiError::too_many_requests(VIOLATES_BUDGET, 0);
@@ -356,9 +359,8 @@ enum Decision {
 
 /// Writes the budget's computed status; an allowed eviction of a healthy pod uses one disruption and is noted in
 /// `disruptedPods`, as kube's eviction does. A dry run writes nothing.
-#[allow(clippy::too_many_arguments)]
-async fn write_budget_status(ctx: &Ctx, budgets: &ResourceInfo, scope: &Scope, name: &str, mut status: Value, decision: &Decision,
-    pod: &str, dry_run: bool) -> ApiResult<()> {
+async fn write_budget_status(ctx: &Ctx, budgets: &ResourceInfo, name: &str, mut status: Value, decision: &Decision, pod: &str,
+    dry_run: bool) -> ApiResult<()> {
     if dry_run {
         return Ok(());
     }
@@ -370,8 +372,8 @@ async fn write_budget_status(ctx: &Ctx, budgets: &ResourceInfo, scope: &Scope, n
             status["conditions"] = disruption_condition(false, status["observedGeneration"].clone());
         }
     }
-    let write = WriteContext::server("kube-controller-manager", "status");
-    let update = ctx.server.registry.guaranteed_update(budgets, scope, name, Part::Status, &write, |current| {
+    let write = WriteContext::server(DISRUPTION_MANAGER, "status");
+    let update = ctx.server.registry.guaranteed_update(budgets, &ctx.scope, name, Part::Status, &write, |current| {
         let mut next = current.clone();
         let since = current.pointer("/status/conditions/0/lastTransitionTime").cloned();
         let was = current.pointer("/status/conditions/0/status").cloned();
