@@ -76,8 +76,9 @@ fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str
         entries.push(("token".to_owned(), request, vec!["create"]));
     }
     if r.is("", "Pod") {
-        for (name, (group, version, kind), verbs) in crate::handlers::pod::SUBRESOURCES {
-            entries.push(((*name).to_owned(), json!({"group": group, "version": version, "kind": kind}), verbs.to_vec()));
+        for sub in crate::handlers::pod::SUBRESOURCES {
+            let (group, version, kind) = sub.kind;
+            entries.push((sub.name.to_owned(), json!({"group": group, "version": version, "kind": kind}), sub.verbs.to_vec()));
         }
     }
     for subresource in &r.subresources {

@@ -252,3 +252,35 @@ fn kubernetes_endpoint_slice(address: SocketAddr) -> Value {
         "endpoints": [{"addresses": [ip.to_string()], "conditions": {"ready": true}}],
         "ports": [{"name": "https", "port": address.port(), "protocol": "TCP"}]})
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_hears_of_live_namespaces_and_of_its_objects_deleted() {
+        let table = ResourceTable::new(crate::kinds::resources());
+        let row = |group: &str, kind: &str| table.by_kind(group, kind).cloned().expect("a row");
+        let (namespaces, accounts, maps) = (row("", "Namespace"), row("", "ServiceAccount"), row("", "ConfigMap"));
+        let space = SpaceName::system();
+        let queue = SpaceDefaultsQueue::default();
+        queue.written(&namespaces, &space, "live", Some(&json!({"metadata": {"name": "live"}})), Revision::ZERO);
+        queue.written(&namespaces, &space, "going", Some(&json!({"metadata": {"name": "going"}, "status": {"phase": "Terminating"}})), Revision::ZERO);
+        queue.written(&namespaces, &space, "gone", None, Revision::ZERO);
+        queue.deleted(&accounts, &space, "default", &json!({"metadata": {"name": "default", "namespace": "a"}}), Revision::ZERO);
+        queue.deleted(&accounts, &space, "other", &json!({"metadata": {"name": "other", "namespace": "b"}}), Revision::ZERO);
+        queue.deleted(&maps, &space, ROOT_CA_CONFIG_MAP, &json!({"metadata": {"name": ROOT_CA_CONFIG_MAP, "namespace": "c"}}), Revision::ZERO);
+        queue.written(&maps, &space, "settings", Some(&json!({"metadata": {"name": "settings", "namespace": "d"}})), Revision::ZERO);
+        let names: Vec<String> = queue.take().into_iter().map(|(_, namespace)| namespace).collect();
+        assert_eq!(names, ["a", "c", "live"]);
+    }
+
+    #[test]
+    fn the_endpoints_name_the_address_clients_reach() {
+        let any: SocketAddr = "0.0.0.0:6443".parse().expect("an address");
+        assert_eq!(kubernetes_endpoint_slice(any)["endpoints"][0]["addresses"], json!(["127.0.0.1"]));
+        let six: SocketAddr = "[::]:443".parse().expect("an address");
+        assert_eq!(kubernetes_endpoint_slice(six)["addressType"], "IPv6");
+        assert_eq!(kubernetes_service(6443)["spec"]["ports"][0]["targetPort"], 6443);
+    }
+}

@@ -14,20 +14,32 @@ use crate::negotiate;
 use crate::registry::{DeleteOptions, ListOptions, Part, ResourceInfo, WriteContext};
 use crate::status::{ApiError, ApiResult, Cause};
 
-/// The subresources of pods this module serves, with the verbs discovery lists and the kind each answers with.
-pub const SUBRESOURCES: &[(&str, (&str, &str, &str), &[&str])] = &[
-    ("attach", ("", "v1", "PodAttachOptions"), &["create", "get"]),
-    ("binding", ("", "v1", "Binding"), &["create"]),
-    ("ephemeralcontainers", ("", "v1", "Pod"), &["get", "patch", "update"]),
-    ("eviction", ("policy", "v1", "Eviction"), &["create"]),
-    ("exec", ("", "v1", "PodExecOptions"), &["create", "get"]),
-    ("log", ("", "v1", "Pod"), &["get"]),
-    ("portforward", ("", "v1", "PodPortForwardOptions"), &["create", "get"]),
+/// A subresource of pods this module serves: its name, the kind it answers with (group, version, kind) and the
+/// verbs discovery lists.
+pub struct PodSubresource {
+    pub name: &'static str,
+    pub kind: (&'static str, &'static str, &'static str),
+    pub verbs: &'static [&'static str],
+}
+
+const fn sub(name: &'static str, kind: (&'static str, &'static str, &'static str), verbs: &'static [&'static str]) -> PodSubresource {
+    PodSubresource { name, kind, verbs }
+}
+
+/// The subresources of pods this module serves, as kube-apiserver 1.32's discovery lists them.
+pub const SUBRESOURCES: &[PodSubresource] = &[
+    sub("attach", ("", "v1", "PodAttachOptions"), &["create", "get"]),
+    sub("binding", ("", "v1", "Binding"), &["create"]),
+    sub("ephemeralcontainers", ("", "v1", "Pod"), &["get", "patch", "update"]),
+    sub("eviction", ("policy", "v1", "Eviction"), &["create"]),
+    sub("exec", ("", "v1", "PodExecOptions"), &["create", "get"]),
+    sub("log", ("", "v1", "Pod"), &["get"]),
+    sub("portforward", ("", "v1", "PodPortForwardOptions"), &["create", "get"]),
 ];
 
 /// True for a pods subresource this module serves.
 pub fn serves(subresource: &str) -> bool {
-    SUBRESOURCES.iter().any(|(name, _, _)| *name == subresource)
+    SUBRESOURCES.iter().any(|s| s.name == subresource)
 }
 
 /// Answers `pods/<subresource>` (`serves` is true of it). The body of `log`, `exec`, `attach` and `portforward`
@@ -36,7 +48,7 @@ pub fn serves(subresource: &str) -> bool {
 pub async fn handle(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
     let subresource = ctx.info.subresource.clone();
     let verb = ctx.info.verb.clone();
-    let verbs = SUBRESOURCES.iter().find(|(name, _, _)| *name == subresource).map_or(&[][..], |(_, _, verbs)| *verbs);
+    let verbs = SUBRESOURCES.iter().find(|s| s.name == subresource).map_or(&[][..], |s| s.verbs);
     if !verbs.contains(&verb.as_str()) {
         return Err(ApiError::method_not_supported(&verb, &format!("pods/{subresource}")));
     }
