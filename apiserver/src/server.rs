@@ -334,7 +334,8 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         gc: Arc::new(GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc,
             loaded: tokio::sync::watch::channel(false).0 }),
         apis: ApisController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tree: tree.clone(), claims: claims.clone(), queue: apis },
-        space_defaults: SpaceDefaultsController { registry: registry.clone(), resources: resources.clone(), queue: space_defaults, serving: None },
+        space_defaults: SpaceDefaultsController { registry: registry.clone(), resources: resources.clone(), queue: space_defaults,
+            tenants: tenants.clone(), serving: None },
         elector: match registry.reader().shared() {
             true => Some(Elector {
                 registry: registry.clone(),

@@ -23,6 +23,7 @@ use tokio::sync::Notify;
 use crate::registry::observe::WriteObserver;
 use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext};
 use crate::status::{ApiError, ApiResult};
+use crate::tenancy::{Phase, TenantCache};
 
 /// The ServiceAccount every namespace has.
 pub const DEFAULT_SERVICE_ACCOUNT: &str = "default";
@@ -105,6 +106,8 @@ pub struct SpaceDefaultsController {
     pub registry: GenericStore,
     pub resources: ResourceTable,
     pub queue: Arc<SpaceDefaultsQueue>,
+    /// The tenants, whose spaces' `default` namespaces are looked at on every start.
+    pub tenants: Arc<TenantCache>,
     /// Unset until the server listens (in-process tests without a listener): then nothing is made.
     pub serving: Option<Arc<Serving>>,
 }
@@ -117,8 +120,14 @@ impl SpaceDefaultsController {
     /// again after `pause`.
     pub async fn run(self, pause: Duration) {
         let Some(serving) = self.serving.clone() else { return };
-        // The system space is looked at on every start: the server's address may have changed since.
+        // The system space's and the tenants' `default` namespaces are looked at on every start: the server's
+        // address may have changed since. Nested workspaces' are looked at when something of theirs is written.
         self.queue.push(SpaceName::system(), DEFAULT_NAMESPACE.to_owned());
+        for (tenant, phase) in self.tenants.tenants() {
+            if let (Phase::Active, Ok(space)) = (phase, crate::tenancy::space_of(&tenant)) {
+                self.queue.push(space, DEFAULT_NAMESPACE.to_owned());
+            }
+        }
         loop {
             self.queue.wake.notified().await;
             let controller = &self;
@@ -190,19 +199,24 @@ impl SpaceDefaultsController {
             }
             Err(err) => return Err(err),
         };
-        let owned: &[&str] = match resource.kind.as_str() {
-            "ConfigMap" => &["data"],
-            "Endpoints" => &["subsets"],
-            "EndpointSlice" => &["addressType", "endpoints", "ports"],
+        // The fields this server decides, as (parent, field).
+        let owned: &[(&str, &str)] = match resource.kind.as_str() {
+            "ConfigMap" => &[("", "data")],
+            "Endpoints" => &[("", "subsets")],
+            "EndpointSlice" => &[("", "addressType"), ("", "endpoints"), ("", "ports")],
+            "Service" => &[("/spec", "ports")],
             _ => &[],
         };
-        if owned.iter().all(|field| current.get(*field) == desired.get(*field)) || is_deleting(&current) {
+        let field = |object: &Value, (parent, name): (&str, &str)| object.pointer(parent).and_then(|p| p.get(name)).cloned();
+        if owned.iter().all(|at| field(&current, *at) == field(&desired, *at)) || is_deleting(&current) {
             return Ok(());
         }
         let update = self.registry.guaranteed_update(resource, scope, &name, Part::Main, &write, |current| {
             let mut next = current.clone();
-            for field in owned {
-                next[*field] = desired[*field].clone();
+            for (parent, name) in owned {
+                if let (Some(target), Some(value)) = (next.pointer_mut(parent).and_then(Value::as_object_mut), field(&desired, (parent, name))) {
+                    target.insert((*name).to_owned(), value);
+                }
             }
             Ok(next)
         }).await;
