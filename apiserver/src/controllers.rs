@@ -10,6 +10,7 @@ pub mod crd;
 pub mod gc;
 pub mod leader;
 pub mod namespace;
+pub mod space_defaults;
 pub mod tenant;
 pub mod workspace;
 

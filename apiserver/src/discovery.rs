@@ -75,6 +75,12 @@ fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str
         let request = json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"});
         entries.push(("token".to_owned(), request, vec!["create"]));
     }
+    if r.is("", "Pod") {
+        for sub in crate::handlers::pod::SUBRESOURCES {
+            let (group, version, kind) = sub.kind;
+            entries.push((sub.name.to_owned(), json!({"group": group, "version": version, "kind": kind}), sub.verbs.to_vec()));
+        }
+    }
     for subresource in &r.subresources {
         match subresource {
             Subresource::Status => entries.push(("status".to_owned(), own_kind.clone(), vec!["get", "patch", "update"])),

@@ -2,6 +2,7 @@
 //! response encoding.
 
 pub mod apply;
+pub mod component_status;
 pub mod create;
 pub mod delete;
 pub mod field_manager;
@@ -12,6 +13,7 @@ pub mod options;
 pub mod partial;
 pub mod patch;
 pub mod review;
+pub mod pod;
 pub mod scale;
 pub mod token;
 pub mod update;
@@ -293,6 +295,12 @@ pub async fn dispatch(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
 
 async fn dispatch_verb(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
     let subresource = ctx.info.subresource.clone();
+    if ctx.resource.is("", "ComponentStatus") && subresource.is_empty() && ctx.info.verb != "watch" {
+        return component_status::handle(ctx).await;
+    }
+    if ctx.resource.is("", "Pod") && pod::serves(&subresource) {
+        return pod::handle(ctx, payload).await;
+    }
     if !subresource.is_empty() && !matches!(subresource.as_str(), "status" | "scale" | "finalize" | "approval" | "token") {
         return Err(ApiError::no_route());
     }

@@ -19,6 +19,7 @@ use crate::audit::Auditor;
 use crate::authorization::{Authorizer, PolicySource};
 use crate::config::{AuthorizationMode, ServeArgs, StorageBackend};
 use crate::controllers::aggregation::{AggregationController, AggregationQueue};
+use crate::controllers::space_defaults::{Serving, SpaceDefaultsController, SpaceDefaultsQueue};
 use crate::claims::Claims;
 use crate::quota::Quotas;
 use crate::controllers::apis::{ApisController, ApisQueue};
@@ -134,6 +135,7 @@ pub struct Controllers {
     aggregation: AggregationController,
     gc: Arc<GcController>,
     apis: ApisController,
+    space_defaults: SpaceDefaultsController,
     store: Clusters,
     /// With a store other replicas share: the controllers run only while this replica holds their Lease.
     elector: Option<Elector>,
@@ -142,6 +144,12 @@ pub struct Controllers {
 }
 
 impl Controllers {
+    /// Tells the controllers where the server listens and the CA its clients trust (what the `kubernetes`
+    /// Service's endpoints and every namespace's `kube-root-ca.crt` say).
+    pub fn serving(&mut self, serving: Serving) {
+        self.space_defaults.serving = Some(Arc::new(serving));
+    }
+
     /// Starts the controllers on the current runtime: at once, or, when replicas share the store, whenever this
     /// replica wins their Lease (and stops them when it loses it; the `Stepdown` gives the Lease up on a graceful
     /// shutdown). The garbage collector's graph is loaded on every replica: it is a cache.
@@ -172,6 +180,7 @@ impl Controllers {
             actix_web::rt::spawn(self.aggregation.clone().run(Duration::from_millis(50))),
             actix_web::rt::spawn(controllers::gc::work(self.gc.clone())),
             actix_web::rt::spawn(self.apis.clone().run()),
+            actix_web::rt::spawn(self.space_defaults.clone().run(Duration::from_millis(500))),
             actix_web::rt::spawn(controllers::compaction::run(self.store.clone(), COMPACTION_INTERVAL)),
         ]
     }
@@ -193,6 +202,8 @@ pub struct Core {
     pub terminating_namespaces: Arc<TerminatingNamespaces>,
     pub pending_workspaces: Arc<PendingWorkspaces>,
     pub aggregation: Arc<AggregationQueue>,
+    /// Namespaces whose default objects are to be looked at.
+    pub space_defaults: Arc<SpaceDefaultsQueue>,
     pub gc: Arc<GarbageCollector>,
     pub apis: Arc<ApisQueue>,
     pub claims: Arc<Claims>,
@@ -223,6 +234,7 @@ impl Core {
         let waiting = pending_workspaces.clone();
         let terminating_namespaces = Arc::new(TerminatingNamespaces::notifying(Box::new(move |space| waiting.namespace_removed(space))));
         let aggregation = Arc::new(AggregationQueue::default());
+        let space_defaults = Arc::new(SpaceDefaultsQueue::default());
         let gc = Arc::new(GarbageCollector::default());
         let apis = Arc::new(ApisQueue::default());
         let claims = Arc::new(Claims::default());
@@ -251,7 +263,7 @@ impl Core {
         let kinds = kinds::rules(&context);
         let mut observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
             pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(),
-            quotas.clone(), flowcontrol.clone(), services.clone()];
+            quotas.clone(), flowcontrol.clone(), services.clone(), space_defaults.clone()];
         observers.extend(kinds.observers);
         let registry = GenericStore::new(store, Wiring {
             strategies: kinds.strategies,
@@ -260,7 +272,7 @@ impl Core {
             tenants: tree.clone(),
             limits: quotas.clone(),
         });
-        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
+        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
             quotas, flowcontrol, services, csr_signer }
     }
 
@@ -305,7 +317,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         core.csr_signer.set(ca);
     }
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, gc, apis, claims,
+    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
         quotas: _, flowcontrol, services: _, csr_signer: _ } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let mut metrics = Metrics::default();
@@ -339,6 +351,8 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         gc: Arc::new(GcController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), state: gc,
             loaded: tokio::sync::watch::channel(false).0 }),
         apis: ApisController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tree: tree.clone(), claims: claims.clone(), queue: apis },
+        space_defaults: SpaceDefaultsController { registry: registry.clone(), resources: resources.clone(), queue: space_defaults,
+            tenants: tenants.clone(), serving: None },
         elector: match registry.reader().shared() {
             true => Some(Elector {
                 registry: registry.clone(),
@@ -588,7 +602,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             Some(_) => None,
         },
     };
-    let (server, controllers) = wire(store, settings).await?;
+    let (server, mut controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;
 
     let listener = TcpListener::bind((args.bind_address, args.secure_port))
@@ -596,6 +610,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;
     let url = server_url(addr);
     server.base_url.set(&url);
+    controllers.serving(Serving { ca_pem: ca.cert_pem.clone(), address: addr });
     // The system administrator: group system:masters, tenant system (so a --default-tenant never captures it).
     let admin_groups = ["system:masters".to_owned(), format!("tenant:{}", tenancy::SYSTEM)];
     let (admin_cert, admin_key) = ca.client_cert("kubernetes-admin", &admin_groups)?;

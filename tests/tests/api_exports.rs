@@ -163,12 +163,14 @@ fn merge_patch(token: &str, path: &str, patch: &Value) -> (u16, Value) {
     (code.trim().parse().unwrap_or(0), serde_json::from_str(body).unwrap_or(Value::String(body.to_owned())))
 }
 
-/// Each item's `(name, kcp.io/cluster annotation)`, sorted.
+/// Each item's `(name, kcp.io/cluster annotation)`, sorted; each namespace's `kube-root-ca.crt` (the server's, as
+/// kcp's root CA publisher keeps it, and claimed by an `all` configmaps claim like any other) aside.
 fn names_and_clusters(list: &Value) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = list["items"]
         .as_array()
         .into_iter()
         .flatten()
+        .filter(|i| i["metadata"]["name"] != "kube-root-ca.crt")
         .map(|i| {
             let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
             (text(&i["metadata"]["name"]), text(&i["metadata"]["annotations"]["kcp.io/cluster"]))

@@ -119,7 +119,8 @@ fn dry_run_deletes_keep_objects_namespaces_and_their_content() {
     assert!(all.contains(r#"configmap "one" deleted (server dry run)"#) && all.contains(r#"configmap "two" deleted (server dry run)"#), "{all}");
     assert_eq!(kubectl.ok(&["delete", "namespace", "team", "--dry-run=server"]).trim(), r#"namespace "team" deleted (server dry run)"#);
     let collection = parse(&kubectl.ok(&["delete", "--raw", "/api/v1/namespaces/default/configmaps?dryRun=All"]));
-    assert_eq!(collection["items"].as_array().map(Vec::len), Some(2), "deletecollection answers what it would delete: {collection}");
+    // one, two and the namespace's kube-root-ca.crt (the server's, as in kube).
+    assert_eq!(collection["items"].as_array().map(Vec::len), Some(3), "deletecollection answers what it would delete: {collection}");
 
     std::thread::sleep(Duration::from_millis(500));
     let names = kubectl.ok(&["get", "configmaps", "-o", "name"]);

@@ -31,8 +31,23 @@ fn fixture() -> &'static Fixture {
         for tenant in TENANTS {
             create_tenant(&system, tenant);
         }
+        for tenant in TENANTS {
+            settled(&system, &format!("{}/clusters/root:{tenant}", server.url), &["default", "kube-system", "kube-public"]);
+        }
         Fixture { server, system }
     })
+}
+
+/// Waits until the space at `url` holds what the server makes in it besides its initial objects (they count, as
+/// in kube): `kube-root-ca.crt` and the `default` ServiceAccount in each of `namespaces`, and in `default` the
+/// `kubernetes` Service's EndpointSlice (made last).
+fn settled(system: &Kubectl, url: &str, namespaces: &[&str]) {
+    let made = |namespace: &str| {
+        let names = system.ok(&["--server", url, "get", "sa,cm", "-n", namespace, "-o", "name"]);
+        names.contains("serviceaccount/default") && names.contains("configmap/kube-root-ca.crt")
+    };
+    let slice = || system.run(&["--server", url, "get", "endpointslice", "kubernetes", "-n", "default"]).status.success();
+    assert!(eventually(TIMEOUT, || namespaces.iter().all(|n| made(n)) && slice()), "{url}: the default objects never appeared");
 }
 
 fn token(tenant: &str) -> String {
@@ -90,11 +105,12 @@ fn create(tenant: &str, http: Http, name: &str, data: &str) -> (u16, Value) {
     (code, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
+/// The ConfigMaps of `tenant`'s `default` namespace but its `kube-root-ca.crt`.
 fn config_map_count(tenant: &str) -> usize {
     let (code, body) = curl(&fixture().server, Http::One, Some(&token(tenant)), "GET", "/api/v1/namespaces/default/configmaps", None);
     assert_eq!(code, 200, "{body}");
     let list: Value = serde_json::from_str(&body).expect("a list");
-    list["items"].as_array().map_or(0, Vec::len)
+    list["items"].as_array().into_iter().flatten().filter(|item| item["metadata"]["name"] != "kube-root-ca.crt").count()
 }
 
 #[test]
@@ -209,6 +225,7 @@ fn a_nested_workspace_has_limits_of_its_own() {
     admin.ok_with_stdin(&["create", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: team}\nspec: {type: {name: universal, path: root}}\n");
     let path = format!("root:{tenant}:team");
     assert!(eventually(TIMEOUT, || admin.run(&["get", "workspace", "team", "-o", "jsonpath={.status.phase}"]).stdout == b"Ready"), "team is Ready");
+    settled(&f.system, &format!("{}/clusters/{path}", f.server.url), &["default", "kube-system"]);
     leave_room(&path, OBJECTS, 1);
     let in_team = |name: &str| {
         let (code, body) = curl(&f.server, Http::Two, Some(&token(tenant)), "POST", &format!("/clusters/{path}/api/v1/namespaces/default/configmaps"),
@@ -231,6 +248,7 @@ fn the_count_survives_a_restart() {
         serde_json::from_str(&system.ok(&["--server", url, "get", "logicalcluster", "cluster", "-o", "json"])).expect("json")
     };
     let url = at("root:q-restart");
+    settled(&system, &url, &["default", "kube-system", "kube-public"]);
     system.ok(&["--server", &url, "annotate", "logicalcluster", "cluster", &format!("{OBJECTS}=1000000")]);
     let mut objects = 0;
     assert!(eventually(TIMEOUT, || {
@@ -273,14 +291,16 @@ fn a_resource_quota_in_a_namespace_is_enforced_exactly_and_shows_its_usage() {
     let tenant = "q-rq";
     let admin = tenant_admin(tenant);
     admin.ok(&["create", "namespace", "team"]);
+    // The namespace's kube-root-ca.crt counts, as in kube.
+    assert!(eventually(TIMEOUT, || admin.run(&["get", "configmap", "kube-root-ca.crt", "-n", "team"]).status.success()), "kube-root-ca.crt in team");
     admin.ok(&["create", "quota", "counts", "-n", "team", "--hard=count/configmaps=3,pods=2,requests.cpu=1,limits.memory=1Gi"]);
     let quota = || -> Value { serde_json::from_str(&admin.ok(&["get", "quota", "counts", "-n", "team", "-o", "json"])).expect("json") };
     assert!(eventually(TIMEOUT, || quota()["status"]["used"].is_object()), "status.used appears: {}", quota());
     let shown = quota();
     assert_eq!(shown["status"]["hard"], json!({"count/configmaps": "3", "pods": "2", "requests.cpu": "1", "limits.memory": "1Gi"}), "{shown}");
-    assert_eq!(shown["status"]["used"], json!({"count/configmaps": "0", "pods": "0", "requests.cpu": "0", "limits.memory": "0"}), "{shown}");
+    assert_eq!(shown["status"]["used"], json!({"count/configmaps": "1", "pods": "0", "requests.cpu": "0", "limits.memory": "0"}), "{shown}");
 
-    // 16 clients at once: exactly three ConfigMaps.
+    // 16 clients at once: exactly two ConfigMaps beside kube-root-ca.crt.
     let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..16).map(|i| scope.spawn(move || {
             let http = if i % 2 == 0 { Http::One } else { Http::Two };
@@ -289,7 +309,7 @@ fn a_resource_quota_in_a_namespace_is_enforced_exactly_and_shows_its_usage() {
         })).collect();
         handles.into_iter().map(|h| h.join().expect("a client")).collect()
     });
-    assert_eq!(answers.iter().filter(|(code, _)| *code == 201).count(), 3, "{:?}", answers.iter().map(|(c, _)| c).collect::<Vec<_>>());
+    assert_eq!(answers.iter().filter(|(code, _)| *code == 201).count(), 2, "{:?}", answers.iter().map(|(c, _)| c).collect::<Vec<_>>());
     for answer in answers.iter().filter(|(code, _)| *code != 201) {
         assert_status(answer, 403, "exceeded quota: counts, requested: count/configmaps=1, used: count/configmaps=3, limited: count/configmaps=3", "refused");
     }

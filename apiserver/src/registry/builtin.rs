@@ -100,7 +100,8 @@ const ADMISSION: (&str, &str, &str) = ("admissionregistration.k8s.io", "v1", "ad
 const APIEXTENSIONS: (&str, &str, &str) = ("apiextensions.k8s.io", "v1", "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1");
 
 /// The table itself. Subresources other than `status`, `scale` and `finalize` are not listed: `serviceaccounts/token`
-/// is served by its own handler (and listed by discovery), and others (pods/log, ...) are not served.
+/// and the pods' subresources a server answers without a kubelet (`handlers/pod.rs`: log, exec, eviction, ...) are
+/// served by their own handlers and listed by discovery from there; `pods/proxy` and the like are not served.
 const ROWS: &[Row] = &[
     Row {
         verbs: NO_COLLECTION_DELETE,

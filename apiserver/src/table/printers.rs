@@ -46,6 +46,7 @@ pub(crate) fn printer_for(group: &str, kind: &str) -> Option<&'static Printer> {
         ("core.kcp.io", "LogicalCluster") => &core::LOGICAL_CLUSTER,
         ("tenancy.kcp.io", "Workspace") => &core::WORKSPACE,
         ("", "ConfigMap") => &core::CONFIG_MAP,
+        ("", "ComponentStatus") => &core::COMPONENT_STATUS,
         ("", "Secret") => &core::SECRET,
         ("", "ServiceAccount") => &core::SERVICE_ACCOUNT,
         ("", "Service") => &core::SERVICE,

@@ -72,6 +72,26 @@ fn print_config_map(object: &Value, now: DateTime<Utc>) -> Row {
     vec![text(name(object)), count(entries), text(creation_age(object, now))].into()
 }
 
+static COMPONENT_STATUS_COLUMNS: [ColumnSpec; 4] = [
+    NAME,
+    col("Status", "string", "Status of the component conditions"),
+    col("Message", "string", "Message of the component conditions"),
+    col("Error", "string", "Error of the component conditions"),
+];
+pub(crate) static COMPONENT_STATUS: Printer = Printer { columns: &COMPONENT_STATUS_COLUMNS, print: print_component_status };
+
+/// kube's `printComponentStatus`: the `Healthy` condition's status, message and error.
+fn print_component_status(object: &Value, _now: DateTime<Utc>) -> Row {
+    let healthy = object.get("conditions").and_then(Value::as_array).into_iter().flatten()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Healthy"));
+    let field = |c: &Value, key: &str| c.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let (status, message, error) = match healthy {
+        Some(c) => (if field(c, "status") == "True" { "Healthy" } else { "Unhealthy" }.to_owned(), field(c, "message"), field(c, "error")),
+        None => ("Unknown".to_owned(), String::new(), String::new()),
+    };
+    vec![text(name(object)), text(&status), text(&message), text(&error)].into()
+}
+
 static SECRET_COLUMNS: [ColumnSpec; 4] = [
     NAME,
     col("Type", "string", "Used to facilitate programmatic handling of secret data."),
