@@ -373,3 +373,28 @@ fn ignoring_store_read_errors_needs_its_own_verb_and_goes_alone() {
     assert_eq!((code, &status["status"]), (200, &json!("Success")), "{status}");
     assert_eq!(send(server(), Http::One, &Request::new("GET", format!("{CONFIGMAPS}/unsafe-b")).token("a-token")).0, 404);
 }
+
+/// Issue 44 (4): one HTTP/2 connection may have at most 100 streams open at once, kube-apiserver's limit: the
+/// server says so in its first SETTINGS frame (read raw by `tests/python/h2_settings.py`), and 300 requests multiplexed on one connection are all answered
+/// (the extra ones wait for a stream) while the server stays ready.
+#[test]
+fn an_http2_connection_has_at_most_kubes_100_streams() {
+    let server = server();
+    let port = server.url.rsplit(':').next().expect("a port");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/h2_settings.py");
+    let python = std::env::var("KSPACES_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let settings = Command::new(python).arg(script).args(["127.0.0.1", port]).output().expect("run python");
+    let said = String::from_utf8_lossy(&settings.stdout);
+    assert!(said.lines().any(|l| l == "MAX_CONCURRENT_STREAMS=100"), "the server's SETTINGS: {said} {}", String::from_utf8_lossy(&settings.stderr));
+    // Each URL with its own `-o /dev/null`: curl writes each answer to the output named before it.
+    let urls: Vec<String> = (0..300).flat_map(|_| ["-o".to_owned(), "/dev/null".to_owned(), format!("{}/readyz", server.url)]).collect();
+    let many = Command::new("curl")
+        .args(["-sk", "--http2", "--parallel", "--parallel-max", "300", "-w", "%{http_code}\n",
+            "-H", "Authorization: Bearer root-token"])
+        .args(&urls)
+        .output()
+        .expect("run curl");
+    let codes = String::from_utf8_lossy(&many.stdout);
+    assert_eq!(codes.lines().filter(|code| *code == "200").count(), 300, "every multiplexed request answered: {codes}");
+    assert_ready("after 300 multiplexed requests");
+}
