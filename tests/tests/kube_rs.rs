@@ -236,7 +236,7 @@ async fn watch_with_bookmarks_parses_the_initial_events_end_bookmark() -> TestRe
     let api = configmaps(&server).await?;
     api.create(&PostParams::default(), &configmap("existing", "1")).await?;
     let params = WatchParams { bookmarks: true, ..WatchParams::streaming_lists() }.timeout(10);
-    let mut stream = Box::pin(api.watch(&params, "").await?);
+    let stream = Box::pin(api.watch(&params, "").await?);
 
     // The namespace's kube-root-ca.crt (the server's, as in kube) is among the initial events; it is left aside.
     let mut stream = stream.try_filter(|event| std::future::ready(!matches!(event, WatchEvent::Added(cm) if cm.name_any() == "kube-root-ca.crt")));
