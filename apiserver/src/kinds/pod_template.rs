@@ -12,10 +12,16 @@ pub(crate) fn set_default(object: &mut Map<String, Value>, field: &str, value: V
     object.entry(field.to_owned()).or_insert(value);
 }
 
-/// Sets each of `fields` of `object.status` that is missing to 0, as Go writes a status field without `omitempty`
-/// (a status that is not an object is left to validation).
+/// Sets each of `fields` of `object.status` that is missing to 0, as Go writes a status count without `omitempty`.
 pub(crate) fn zero_status(object: &mut Value, fields: &[&str]) {
-    if fields.is_empty() {
+    let zeros: Vec<(&str, Value)> = fields.iter().map(|field| (*field, json!(0))).collect();
+    default_status(object, &zeros);
+}
+
+/// Sets each `(field, value)` of `object.status` that is missing, as Go writes a status field without `omitempty`
+/// (a status that is not an object is left to validation).
+pub(crate) fn default_status(object: &mut Value, defaults: &[(&str, Value)]) {
+    if defaults.is_empty() {
         return;
     }
     let Some(map) = object.as_object_mut() else { return };
@@ -24,8 +30,8 @@ pub(crate) fn zero_status(object: &mut Value, fields: &[&str]) {
         *status = json!({});
     }
     if let Some(status) = status.as_object_mut() {
-        for field in fields {
-            set_default(status, field, json!(0));
+        for (field, value) in defaults {
+            set_default(status, field, value.clone());
         }
     }
 }

@@ -133,8 +133,7 @@ impl ServiceAllocations {
     fn taken(&self, space: &SpaceName, except: &str) -> (BTreeSet<Ipv4Addr>, BTreeSet<u16>) {
         let spaces = self.spaces.read().unwrap_or_else(|e| e.into_inner());
         let mut taken = (BTreeSet::new(), BTreeSet::new());
-        for (key, held) in spaces.get(space).into_iter().flat_map(|s| s.iter()).filter(|(key, _)| key.as_str() != except) {
-            let _ = key;
+        for (_, held) in spaces.get(space).into_iter().flat_map(|s| s.iter()).filter(|(key, _)| key.as_str() != except) {
             taken.0.extend(held.ips.iter().copied());
             taken.1.extend(held.ports.iter().copied());
         }

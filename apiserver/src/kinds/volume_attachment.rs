@@ -7,7 +7,7 @@ use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
-use super::pod_template::set_default;
+use super::pod_template::default_status;
 use super::{Context, Kind, Rules};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::ResourceInfo;
@@ -18,14 +18,7 @@ pub const KIND: Kind = Kind::rules(|_: &Context, rules: &mut Rules| rules.strate
 pub struct VolumeAttachmentStrategy;
 
 fn attached(object: &mut Value) {
-    let Some(map) = object.as_object_mut() else { return };
-    let status = map.entry("status").or_insert_with(|| json!({}));
-    if status.is_null() {
-        *status = json!({});
-    }
-    if let Some(status) = status.as_object_mut() {
-        set_default(status, "attached", json!(false));
-    }
+    default_status(object, &[("attached", json!(false))]);
 }
 
 impl Strategy for VolumeAttachmentStrategy {

@@ -20,6 +20,7 @@ use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
 use crate::kinds::server_annotations::PATH_ANNOTATION;
 use crate::kinds::workspace::OWNER_ANNOTATION;
 use crate::registry::deletion::DeleteOptions;
+use crate::registry::store::DeleteOutcome;
 use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::status::{ApiError, ApiResult};
 use crate::registry::stored::at;
@@ -292,14 +293,10 @@ async fn mark_deleted(registry: &GenericStore, logical_clusters: &ResourceInfo, 
         Err(ApiError { code: 404, .. }) => return Ok(None),
         Err(err) => return Err(err),
     }
+    // The finalizer holds it: the delete only marks it, and answers the marked object.
     match registry.delete(logical_clusters, scope, LOGICAL_CLUSTER_NAME, &DeleteOptions::default(), None).await {
-        Ok(_) => {}
-        Err(ApiError { code: 404, .. }) => return Ok(None),
-        Err(err) => return Err(err),
-    }
-    match registry.reader().get(logical_clusters, scope, LOGICAL_CLUSTER_NAME).await {
-        Ok(marked) => Ok(Some(marked)),
-        Err(ApiError { code: 404, .. }) => Ok(None),
+        Ok(DeleteOutcome::Pending(marked)) => Ok(Some(marked)),
+        Ok(DeleteOutcome::Deleted(_)) | Err(ApiError { code: 404, .. }) => Ok(None),
         Err(err) => Err(err),
     }
 }
