@@ -231,47 +231,9 @@ impl ApiError {
         ApiError::new(500, "InternalError", format!("Internal error occurred: {}", message.into()))
     }
 
-    /// The `Status` object.
+    /// The `Status` object (the same fields as `status_json` writes).
     pub fn to_status(&self) -> Value {
-        let mut status = json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        });
-        let mut details = serde_json::Map::new();
-        let given = self.details.as_deref().cloned().unwrap_or_default();
-        if let Some(name) = &given.name {
-            details.insert("name".into(), json!(name));
-        }
-        if let Some(group) = &given.group {
-            details.insert("group".into(), json!(group));
-        }
-        if let Some(kind) = &given.kind {
-            details.insert("kind".into(), json!(kind));
-        }
-        if !given.causes.is_empty() {
-            let causes: Vec<Value> = given.causes.iter()
-                .map(|c| {
-                    let mut cause = json!({"reason": c.reason, "message": c.message});
-                    if !c.field.is_empty() {
-                        cause["field"] = json!(c.field);
-                    }
-                    cause
-                })
-                .collect();
-            details.insert("causes".into(), Value::Array(causes));
-        }
-        if let Some(seconds) = given.retry_after_seconds {
-            details.insert("retryAfterSeconds".into(), json!(seconds));
-        }
-        if !details.is_empty() {
-            status["details"] = Value::Object(details);
-        }
-        status
+        serde_json::to_value(self.status_body()).unwrap_or_else(|_| json!({"kind": "Status", "apiVersion": "v1"}))
     }
 }
 
@@ -357,6 +319,13 @@ fn is_zero(code: &u16) -> bool {
 impl ApiError {
     /// The `Status` as kube's JSON encoder writes it, with its trailing newline (see `StatusBody`).
     pub fn status_json(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec(&self.status_body()).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// The `Status` fields in Go's order, empty ones left out.
+    fn status_body(&self) -> StatusBody<'_> {
         let given = self.details.as_deref();
         let details = given.map(|d| DetailsBody {
             name: d.name.as_deref().filter(|s| !s.is_empty()),
@@ -365,11 +334,8 @@ impl ApiError {
             causes: d.causes.iter().map(|c| CauseBody { reason: c.reason, message: &c.message, field: &c.field }).collect(),
             retry_after_seconds: d.retry_after_seconds,
         }).filter(|d| d.name.is_some() || d.group.is_some() || d.kind.is_some() || !d.causes.is_empty() || d.retry_after_seconds.is_some());
-        let body = StatusBody { kind: "Status", api_version: "v1", metadata: EmptyMeta {}, status: "Failure", message: &self.message,
-            reason: self.reason, details, code: self.code };
-        let mut bytes = serde_json::to_vec(&body).unwrap_or_default();
-        bytes.push(b'\n');
-        bytes
+        StatusBody { kind: "Status", api_version: "v1", metadata: EmptyMeta {}, status: "Failure", message: &self.message,
+            reason: self.reason, details, code: self.code }
     }
 
     /// The `Status` response in the format `accept` asks for (protobuf for client-go), JSON when none fits.
