@@ -2,7 +2,10 @@
 //! looked up, listed with selectors and pages, visited space by space, and watched. Caches, controllers and the
 //! authorizer read through it; `GenericStore` adds the writes and the request's view on top.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use bytes::Bytes;
 
 use kspaces_storage::{Clusters, Key, KeyParts, KeyRange, Listing, Position, Record, ResourceKeys, Revision, SpaceName, WatchOptions, Watcher};
 use serde_json::Value;
@@ -150,11 +153,12 @@ pub struct ListMeta {
 #[derive(Clone)]
 pub struct Reader {
     store: Clusters,
+    answering: Arc<Answering>,
 }
 
 impl Reader {
     pub fn new(store: impl Into<Clusters>) -> Reader {
-        Reader { store: store.into() }
+        Reader { store: store.into(), answering: Arc::default() }
     }
 
     /// The stores of every storage cluster.
@@ -187,7 +191,8 @@ impl Reader {
     /// The stored record of an object, undecoded, or kube's 404.
     pub async fn record(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Record> {
         let key = self.key(resource, scope, name)?;
-        self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))
+        let record = self.store.get(&key).await?.ok_or_else(|| ApiError::not_found(&resource.group, &resource.plural, name))?;
+        Ok(self.answering.share(record))
     }
 
     /// The key range a list or watch of `resource` in `scope` covers.
@@ -319,5 +324,73 @@ impl Reader {
     /// Where the whole store stands now (every storage cluster's revision).
     pub async fn current_position(&self) -> ApiResult<Position> {
         Ok(self.store.current(&self.store.layout().everything()).await?)
+    }
+}
+
+/// From what size a read value is shared with the answers that still hold the same version of it.
+const SHARED_FROM: usize = 64 * 1024;
+
+/// Large values that answers still hold, by key: a read of the same version gets the buffer they hold rather than
+/// a copy of its own (the store gives each read a fresh one). A thousand slow readers of one 3 MiB object then cost
+/// 3 MiB, not 3 GiB: their answers wait on flow control holding one buffer, as kube's do holding its watch cache's
+/// object. An entry lives while an answer holds its value.
+#[derive(Default)]
+struct Answering(Mutex<HashMap<String, (Revision, Weak<Bytes>)>>);
+
+/// What a shared value's readers hold: the one buffer, as the owner of each reader's `Bytes`.
+struct Held(Arc<Bytes>);
+
+impl AsRef<[u8]> for Held {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Answering {
+    fn share(&self, mut record: Record) -> Record {
+        if record.value.len() < SHARED_FROM {
+            return record;
+        }
+        let Ok(mut held) = self.0.lock() else { return record };
+        let live = held.get(record.key.as_str()).filter(|(revision, _)| *revision == record.revision).and_then(|(_, value)| value.upgrade());
+        let value = live.unwrap_or_else(|| {
+            let value = Arc::new(std::mem::take(&mut record.value));
+            if held.len() >= 64 {
+                held.retain(|_, (_, value)| value.strong_count() > 0);
+            }
+            held.insert(record.key.as_str().to_owned(), (record.revision, Arc::downgrade(&value)));
+            value
+        });
+        record.value = Bytes::from_owner(Held(value));
+        record
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use kspaces_storage::{ApiIdentity, GroupResource, KeyLayout, Record, Revision, SpaceName};
+
+    use super::{Answering, SHARED_FROM};
+
+    fn record(name: &str, revision: u64, len: usize) -> Record {
+        let keys = KeyLayout::default().resource(&GroupResource::new("", "configmaps"), &ApiIdentity::BuiltIn).unwrap_or_else(|e| panic!("{e}"));
+        let key = keys.object(&SpaceName::new("t").unwrap_or_else(|e| panic!("{e}")), Some("ns"), name).unwrap_or_else(|e| panic!("{e}"));
+        Record { key, value: Bytes::from(vec![b'x'; len]), revision: Revision(revision), create_revision: Revision(1) }
+    }
+
+    #[test]
+    fn reads_of_a_large_version_share_the_buffer_an_answer_still_holds() {
+        let answering = Answering::default();
+        let first = answering.share(record("a", 5, SHARED_FROM));
+        let second = answering.share(record("a", 5, SHARED_FROM));
+        assert_eq!(first.value.as_ptr(), second.value.as_ptr(), "the second read holds the first's buffer");
+        let newer = answering.share(record("a", 6, SHARED_FROM));
+        assert_ne!(newer.value.as_ptr(), first.value.as_ptr(), "another version is not shared");
+        let small = answering.share(record("b", 5, 10));
+        assert_eq!(small.value.len(), 10, "a small value is left alone");
+        drop((first, second, newer));
+        let again = answering.share(record("a", 6, SHARED_FROM));
+        assert_eq!(again.value, Bytes::from(vec![b'x'; SHARED_FROM]), "once no answer holds it, a read keeps its own");
     }
 }

@@ -118,15 +118,35 @@ pub fn write_as_read(record: &Record, out: &mut Vec<u8>) -> ApiResult<()> {
         let _ = serde_json::to_writer(&mut *out, &decode(record)?);
         return Ok(());
     };
+    write_head(record.revision, rest, out);
+    out.extend_from_slice(rest);
+    Ok(())
+}
+
+/// The stored head with `metadata.resourceVersion` written in, before the stored bytes `rest` that follow it.
+fn write_head(revision: Revision, rest: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(HEAD);
     out.extend_from_slice(b"\"resourceVersion\":\"");
-    out.extend_from_slice(record.revision.0.to_string().as_bytes());
+    out.extend_from_slice(revision.0.to_string().as_bytes());
     out.push(b'"');
     if !rest.starts_with(b"}") {
         out.push(b',');
     }
-    out.extend_from_slice(rest);
-    Ok(())
+}
+
+/// The object as [`write_as_read`] writes it, in pieces that share the record's bytes: its head with the version
+/// written in, then the rest of the stored bytes as they are (no copy). Every GET of a large object then holds
+/// one buffer, the store's, however many answers wait to be sent.
+pub fn as_read(record: &Record) -> ApiResult<[Bytes; 2]> {
+    if !record.value.starts_with(HEAD) {
+        let mut whole = Vec::new();
+        write_as_read(record, &mut whole)?;
+        return Ok([Bytes::from(whole), Bytes::new()]);
+    }
+    let rest = record.value.slice(HEAD.len()..);
+    let mut head = Vec::with_capacity(HEAD.len() + 40);
+    write_head(record.revision, &rest, &mut head);
+    Ok([Bytes::from(head), rest])
 }
 
 #[cfg(test)]
@@ -134,7 +154,7 @@ mod tests {
     use kspaces_storage::{ApiIdentity, GroupResource, KeyLayout, Record, Revision, SpaceName};
     use serde_json::{json, Value};
 
-    use super::{decode, encode, head, write_as_read};
+    use super::{as_read, decode, encode, head, write_as_read};
 
     fn record(value: &[u8], revision: u64) -> Record {
         let keys = KeyLayout::default().resource(&GroupResource::new("", "configmaps"), &ApiIdentity::BuiltIn).unwrap_or_else(|e| panic!("{e}"));
@@ -145,6 +165,8 @@ mod tests {
     fn read(record: &Record) -> Value {
         let mut out = Vec::new();
         write_as_read(record, &mut out).unwrap_or_else(|e| panic!("{e}"));
+        let pieces = as_read(record).unwrap_or_else(|e| panic!("{e}")).concat();
+        assert_eq!(String::from_utf8_lossy(&pieces), String::from_utf8_lossy(&out), "as_read's pieces are write_as_read's bytes");
         serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}"))
     }
 

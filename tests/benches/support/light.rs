@@ -68,14 +68,14 @@ impl Light {
 }
 
 /// Tenant B's client: a thread with a runtime of its own, running a phase of B's open loop when asked.
-struct LightClient {
+pub struct LightClient {
     phases: tokio::sync::mpsc::UnboundedSender<(String, tokio::sync::oneshot::Sender<Result<Light>>)>,
     thread: std::thread::JoinHandle<Result<()>>,
 }
 
 impl LightClient {
     /// Starts B's thread: its client (from `kubeconfig`), its `seed` ConfigMap, then a phase per `run`.
-    fn start(kubeconfig: PathBuf, phase: Duration) -> LightClient {
+    pub fn start(kubeconfig: PathBuf, phase: Duration) -> LightClient {
         let (phases, mut asked) = tokio::sync::mpsc::unbounded_channel::<(String, tokio::sync::oneshot::Sender<Result<Light>>)>();
         let thread = std::thread::spawn(move || -> Result<()> {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -91,13 +91,13 @@ impl LightClient {
         LightClient { phases, thread }
     }
 
-    async fn run(&self, label: &str) -> Result<Light> {
+    pub async fn run(&self, label: &str) -> Result<Light> {
         let (answer, figures) = tokio::sync::oneshot::channel();
         self.phases.send((label.to_owned(), answer)).map_err(|_| "tenant B's client thread ended")?;
         figures.await.map_err(|_| "tenant B's client thread ended")?
     }
 
-    async fn stop(self) -> Result<()> {
+    pub async fn stop(self) -> Result<()> {
         drop(self.phases);
         tokio::task::spawn_blocking(move || self.thread.join()).await?.map_err(|_| "tenant B's client thread panicked")?
     }
