@@ -1,0 +1,90 @@
+//! Tenants cannot hurt each other through HTTP itself (issue 44, item 8): request heads are read up to kube's 1 MiB
+//! (over HTTP/1.1 and HTTP/2), past which the answer is 431 with a Kubernetes `Status`.
+//! Requests are raw bytes from `tests/python/` (curl and the usual clients stop at their own limits first) and
+//! curl; the server answers `/readyz` after each attack.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use kspaces_tests::{create_tenant, curl, grant, token_file, Http, Server};
+use serde_json::Value;
+
+/// The system administrator, and the `admin` of `default` in tenants t-a and t-b.
+const TOKENS: [&str; 3] = ["root-token,root,u-root,\"system:masters\"", "a-token,alice,u-a,\"\",,t-a", "b-token,bob,u-b,\"\",,t-b"];
+
+/// The file's one server: tenants t-a and t-b, each with an admin of its `default` namespace.
+fn server() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let (_, tokens) = token_file(&TOKENS).keep().expect("keep the token file");
+        let server = Server::start_with(&["--token-auth-file", tokens.to_str().expect("utf-8 temp path")]);
+        server.stop_when_tests_end(&[&tokens]);
+        for (tenant, user) in [("t-a", "alice"), ("t-b", "bob")] {
+            create_tenant(&server.kubectl(), tenant);
+            grant(&server.kubectl(), tenant, "default", "admin", user);
+        }
+        server
+    })
+}
+
+fn port() -> &'static str {
+    server().url.rsplit(':').next().expect("a port")
+}
+
+fn python(script: &str) -> Command {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("python").join(script);
+    let mut command = Command::new(std::env::var("KSPACES_PYTHON").unwrap_or_else(|_| "python3".to_owned()));
+    command.arg(path);
+    command
+}
+
+fn assert_ready(context: &str) {
+    let (code, body) = curl(server(), Http::Two, None, "GET", "/readyz", None);
+    assert_eq!(code, 200, "the server is not ready after {context}: {body}");
+}
+
+/// `GET /readyz` with `count` headers of `size` bytes each, over raw HTTP/1.1 (`h1`) or HTTP/2 (`h2`): the status
+/// (0 when there was none) and the body.
+fn large_head(protocol: &str, count: usize, size: usize) -> (u16, String) {
+    let output = python("raw_head.py").args(["127.0.0.1", port(), protocol, &count.to_string(), &size.to_string()]).output().expect("run python");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (status, body) = text.split_once('\n').unwrap_or((&text, ""));
+    let status = status.trim().parse().unwrap_or_else(|_| panic!("raw_head.py: {text} {}", String::from_utf8_lossy(&output.stderr)));
+    (status, body.trim().to_owned())
+}
+
+/// Issue 44 (8): heads up to kube's 1 MiB are read whatever their number of headers, over HTTP/1.1 and HTTP/2 (which
+/// advertises the limit in its SETTINGS).
+#[test]
+fn request_heads_up_to_a_mebibyte_are_read() {
+    for protocol in ["h1", "h2"] {
+        for (count, size) in [(200, 4_600), (16_000, 1)] {
+            let answer = large_head(protocol, count, size);
+            assert_eq!(answer, (200, "ok".to_owned()), "{count} headers of {size} bytes over {protocol}");
+            assert_ready(&format!("{count} headers over {protocol}"));
+        }
+    }
+    let settings = python("h2_settings.py").args(["127.0.0.1", port()]).output().expect("run python");
+    let said = String::from_utf8_lossy(&settings.stdout);
+    assert!(said.lines().any(|l| l == "MAX_HEADER_LIST_SIZE=1048896"), "the server's SETTINGS: {said}");
+}
+
+/// Issue 44 (8): past 1 MiB (or 16,384 headers) a head is answered 431 with a Kubernetes `Status` over HTTP/1.1,
+/// and 431 (or, far past it, GOAWAY: h2's guard against header floods) over HTTP/2; the server stays ready.
+#[test]
+fn request_heads_past_a_mebibyte_are_431_with_a_status() {
+    for (count, size) in [(440, 4_600), (17_000, 1)] {
+        let (code, body) = large_head("h1", count, size);
+        let status: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("a Status body for {count} headers: {body:?}"));
+        assert_eq!((code, status["kind"].as_str(), status["code"].as_u64()), (431, Some("Status"), Some(431)), "{status}");
+        assert_eq!(status["reason"], "RequestHeaderFieldsTooLarge", "{status}");
+        assert!(status["message"].as_str().unwrap_or_default().contains("1048576 bytes"), "{status}");
+        assert_ready(&format!("{count} headers over HTTP/1.1"));
+    }
+    assert_eq!(large_head("h2", 240, 4_600).0, 431, "1.1 MB of headers over HTTP/2");
+    assert_ready("1.1 MB of headers over HTTP/2");
+    let (code, body) = large_head("h2", 440, 4_600);
+    assert_eq!(code, 0, "2 MB of headers over HTTP/2 end the connection: {body}");
+    assert_ready("2 MB of headers over HTTP/2");
+}
