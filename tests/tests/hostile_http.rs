@@ -1,24 +1,30 @@
-//! Tenants cannot hurt each other through HTTP itself (issue 44, item 8): request heads are read up to kube's 1 MiB
-//! (over HTTP/1.1 and HTTP/2), past which the answer is 431 with a Kubernetes `Status`.
+//! Tenants cannot hurt each other through HTTP itself (issue 44, items 5 and 8): request bodies sent a byte at a
+//! time hold no seat other tenants wait for and end at `--request-timeout` with kube's 504, and request heads are
+//! read up to kube's 1 MiB (over HTTP/1.1 and HTTP/2), past which the answer is 431 with a Kubernetes `Status`.
 //! Requests are raw bytes from `tests/python/` (curl and the usual clients stop at their own limits first) and
 //! curl; the server answers `/readyz` after each attack.
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use kspaces_tests::{create_tenant, curl, grant, token_file, Http, Server};
 use serde_json::Value;
 
 /// The system administrator, and the `admin` of `default` in tenants t-a and t-b.
 const TOKENS: [&str; 3] = ["root-token,root,u-root,\"system:masters\"", "a-token,alice,u-a,\"\",,t-a", "b-token,bob,u-b,\"\",,t-b"];
+/// The test's `--request-timeout`, short so that a slow body reaches it soon.
+const REQUEST_TIMEOUT: &str = "6s";
+const REQUEST_TIMEOUT_SECONDS: f64 = 6.0;
 
 /// The file's one server: tenants t-a and t-b, each with an admin of its `default` namespace.
 fn server() -> &'static Server {
     static SERVER: OnceLock<Server> = OnceLock::new();
     SERVER.get_or_init(|| {
         let (_, tokens) = token_file(&TOKENS).keep().expect("keep the token file");
-        let server = Server::start_with(&["--token-auth-file", tokens.to_str().expect("utf-8 temp path")]);
+        let server = Server::start_with(&["--token-auth-file", tokens.to_str().expect("utf-8 temp path"), "--request-timeout", REQUEST_TIMEOUT]);
         server.stop_when_tests_end(&[&tokens]);
         for (tenant, user) in [("t-a", "alice"), ("t-b", "bob")] {
             create_tenant(&server.kubectl(), tenant);
@@ -87,4 +93,37 @@ fn request_heads_past_a_mebibyte_are_431_with_a_status() {
     let (code, body) = large_head("h2", 440, 4_600);
     assert_eq!(code, 0, "2 MB of headers over HTTP/2 end the connection: {body}");
     assert_ready("2 MB of headers over HTTP/2");
+}
+
+/// Issue 44 (5): tenant t-a's 60 POSTs sending their bodies a byte a second hold no seat of the priority level
+/// tenant users share: tenant t-b's requests are answered meanwhile (not queued into a 429). Each slow body ends
+/// at `--request-timeout` with kube's 504 `Timeout` Status, and the server is ready after.
+#[test]
+fn slow_bodies_hold_no_seat_and_end_at_the_request_timeout() {
+    let server = server();
+    let path = "/api/v1/namespaces/default/configmaps";
+    let mut slow = python("slow_bodies.py")
+        .args(["127.0.0.1", port(), "a-token", path, "60", &(REQUEST_TIMEOUT_SECONDS * 3.0).to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run python");
+    let mut lines = BufReader::new(slow.stdout.take().expect("python's stdout")).lines();
+    assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("open"), "the slow requests are sent");
+    let opened = Instant::now();
+    for n in 0..10 {
+        let (code, body) = curl(server, Http::One, Some("b-token"), "GET", path, None);
+        assert_eq!(code, 200, "t-b's GET {n} while t-a's bodies are open: {body}");
+    }
+    let others_done = opened.elapsed().as_secs_f64();
+    let answers: Vec<Value> = lines.map_while(Result::ok).map(|line| serde_json::from_str(&line).expect("a JSON line")).collect();
+    assert!(slow.wait().expect("python ends").success());
+    assert_eq!(answers.len(), 60, "{answers:?}");
+    for answer in &answers {
+        assert_eq!((answer["code"].as_u64(), answer["reason"].as_str()), (Some(504), Some("Timeout")), "{answer}");
+        assert_eq!(answer["message"], "Timeout: request did not complete within the allotted timeout", "{answer}");
+        let after = answer["after"].as_f64().unwrap_or_default();
+        assert!(after >= others_done, "t-b was answered ({others_done:.1} s) while this body was still open: {answer}");
+        assert!(after < REQUEST_TIMEOUT_SECONDS * 2.0, "the answer comes at the request timeout: {answer}");
+    }
+    assert_ready("60 slow bodies");
 }
