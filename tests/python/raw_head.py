@@ -177,4 +177,5 @@ def main(host, port, protocol, count, size):
     (http1 if protocol == "h1" else http2)(host, port, headers)
 
 
-main(sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))

@@ -127,3 +127,16 @@ fn slow_bodies_hold_no_seat_and_end_at_the_request_timeout() {
     }
     assert_ready("60 slow bodies");
 }
+
+/// Issue 44 (5) over HTTP/2: a body past the deadline is answered 504 with the `Status` too, before the stream is
+/// reset. (curl 7.88 reports an empty reply instead: it gives up on the reset while it still uploads.)
+#[test]
+fn a_slow_body_over_http2_is_answered_504() {
+    let output = python("slow_h2_body.py").args(["127.0.0.1", port(), "a-token", "/api/v1/namespaces/default/configmaps"]).output().expect("run python");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (code, body) = text.split_once('\n').unwrap_or((&text, ""));
+    assert_eq!(code, "504", "{text} {}", String::from_utf8_lossy(&output.stderr));
+    let status: Value = serde_json::from_str(body.trim()).unwrap_or_else(|_| panic!("a Status body: {body:?}"));
+    assert_eq!((status["reason"].as_str(), status["code"].as_u64()), (Some("Timeout"), Some(504)), "{status}");
+    assert_ready("a slow body over HTTP/2");
+}
