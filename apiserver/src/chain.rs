@@ -1,10 +1,12 @@
-//! The handler chain, one line per stage, in order: parse the request → authenticate → impersonate (the
-//! `Caller`, computed once) → priority and fairness (a seat, or 429) → a virtual workspace's decision (who, where, whether RBAC is still asked), else
+//! The handler chain, one line per stage, in order: parse the request → the request's deadline (not for
+//! long-running ones) → authenticate → impersonate (the `Caller`, computed once) → read the body (before a seat is
+//! taken) → priority and fairness (a seat, or 429) → a virtual workspace's decision (who, where, whether RBAC is still asked), else
 //! resolve the space → authorize → resolve the resource → system-only resources →
 //! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage); then the
 //! audit event and the request's metrics.
 
 use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -55,20 +57,16 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     let started = Instant::now();
     let received = chrono::Utc::now();
     let server = server.get_ref().clone();
-    let info = request_info::parse(req.method().as_str(), req.path(), req.query_string());
+    let info = Rc::new(request_info::parse(req.method().as_str(), req.path(), req.query_string()));
     server.metrics.start(&info);
-    let mut trail = Trail::default();
-    // kube's WithPanicRecovery: a bug met by one request is that request's 500, never a reset connection.
     let payload = Unread::new(payload);
-    let served = AssertUnwindSafe(serve(&req, payload.clone(), server.clone(), &info, &mut trail)).catch_unwind().await;
+    // kube's WithTimeoutForNonLongRunningRequests: every request but a watch or a stream ends by its deadline.
+    let deadline = (!info.is_long_running()).then(|| tokio::time::Instant::now() + server.request_timeout);
+    let (served, mut trail) = serve_within(req.clone(), payload.clone(), server.clone(), info.clone(), deadline).await;
     // HTTP/1.1 copes with an unread body on its own (and draining would answer an `Expect: 100-continue`).
     if req.version() == actix_web::http::Version::HTTP_2 {
         payload.drain().await;
     }
-    let served = served.unwrap_or_else(|_| {
-        tracing::error!(method = %req.method(), path = %req.path(), "a request panicked");
-        Err(ApiError::internal(format!("an internal error occurred handling {} {}", req.method(), req.path())))
-    });
     let mut response = match served {
         Ok(response) => response,
         Err(err) => {
@@ -90,7 +88,33 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
     response
 }
 
-async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail) -> ApiResult<HttpResponse> {
+/// Serves the request, until `deadline` when it has one; past it the answer is 504 while the work goes on unseen
+/// (as kube's handler goroutine does), so that a write cut off by the deadline is finished, never left half done.
+async fn serve_within(req: HttpRequest, payload: Unread, server: Arc<ApiServer>, info: Rc<RequestInfo>, deadline: Option<tokio::time::Instant>)
+    -> (ApiResult<HttpResponse>, Trail) {
+    let work = async move {
+        let mut trail = Trail::default();
+        // kube's WithPanicRecovery: a bug met by one request is that request's 500, never a reset connection.
+        let served = AssertUnwindSafe(serve(&req, payload, server, &info, &mut trail, deadline)).catch_unwind().await;
+        let served = served.unwrap_or_else(|_| {
+            tracing::error!(method = %req.method(), path = %req.path(), "a request panicked");
+            Err(ApiError::internal(format!("an internal error occurred handling {} {}", req.method(), req.path())))
+        });
+        (served, trail)
+    };
+    let Some(deadline) = deadline else { return work.await };
+    let mut work = Box::pin(work);
+    match tokio::time::timeout_at(deadline, &mut work).await {
+        Ok(done) => done,
+        Err(_) => {
+            actix_web::rt::spawn(work);
+            (Err(ApiError::request_timeout()), Trail::default())
+        }
+    }
+}
+
+async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
+    deadline: Option<tokio::time::Instant>) -> ApiResult<HttpResponse> {
     if let Some(why) = &info.invalid_path {
         return Err(ApiError::bad_request(why.clone()));
     }
@@ -111,6 +135,11 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
         trail.user = Some(impersonated.clone());
         caller = Some(server.caller(impersonated));
     }
+    // An anonymous request reads no body: it reaches no handler that would.
+    let body = match caller {
+        Some(_) => handlers::read_before_admission(req.method(), info, payload, deadline).await?,
+        None => Body::Stream(payload),
+    };
     // Held until the response starts: a watch's or a streamed list's body does not keep its seat.
     let _admitted = admit(&server, trail, caller.as_ref(), info).await?;
     // A virtual workspace decides who the request acts as, where, and whether RBAC is still to be asked.
@@ -140,7 +169,7 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
         None => None,
     };
     if let Some(access) = access {
-        return serve_virtual(req, payload, server, info, trail, access).await;
+        return serve_virtual(req, body, server, info, trail, access).await;
     }
     if handlers::home::is_home_request(info) {
         let caller = caller.ok_or_else(ApiError::unauthorized)?;
@@ -181,7 +210,7 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     let caller = caller.ok_or_else(ApiError::unauthorized)?;
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
-    serve_resource(req, payload, server, info, trail, caller, Served { spaces, narrowed: None, resources: None, only: None }).await
+    serve_resource(req, body, server, info, trail, caller, Served { spaces, narrowed: None, resources: None, only: None }).await
 }
 
 /// API Priority and Fairness: classifies the request (its FlowSchema and priority level, which the response
@@ -205,11 +234,11 @@ struct Served {
 }
 
 /// A request through a virtual workspace, once admitted: discovery and OpenAPI of its space, or a resource.
-async fn serve_virtual(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
+async fn serve_virtual(req: &HttpRequest, body: Body, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
     access: virtual_workspace::Access) -> ApiResult<HttpResponse> {
     if info.is_resource {
         let served = Served { spaces: access.spaces, narrowed: access.labels, resources: access.resources, only: access.only };
-        return serve_resource(req, payload, server, info, trail, access.caller, served).await;
+        return serve_resource(req, body, server, info, trail, access.caller, served).await;
     }
     let route = routes::route(&info.path);
     if route.is_server_wide() {
@@ -250,7 +279,7 @@ fn serve_non_resource(req: &HttpRequest, server: &ApiServer, caller: Option<&Cal
 }
 
 /// A resource request, its caller and spaces known and authorized: the resource, then the verb's handler.
-async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
+async fn serve_resource(req: &HttpRequest, body: Body, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
     caller: Caller, served: Served) -> ApiResult<HttpResponse> {
     let Served { spaces, narrowed, resources, only } = served;
     let resource = match &resources {
@@ -276,7 +305,7 @@ async fn serve_resource(req: &HttpRequest, payload: Unread, server: Arc<ApiServe
     let request = tenancy::Request { caller: &caller, verb: &info.verb, resource: &info.resource, path: &info.space };
     let spaces = tenancy::check_resource(&request, &resource, spaces)?;
     let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
-    let mut body = Body::Stream(payload);
+    let mut body = body;
     let mut audit_body = false;
     if server.auditor.enabled() && matches!(info.verb.as_str(), "create" | "update" | "patch" | "list") {
         let level = audit_level(&server, req, info, trail, &audit_request_uri(req));

@@ -130,6 +130,11 @@ pub struct ServeArgs {
     /// Mutating seats, added to `--max-requests-inflight` (kube's default).
     #[arg(long, default_value_t = 200)]
     pub max_mutating_requests_inflight: u32,
+    /// How long a request that is not long-running (not a watch, nor exec, attach, port-forward, log or proxy)
+    /// may take, reading its body included: past it the answer is 504 `Timeout` (kube's flag and default). A
+    /// request waits for a seat of its priority level for at most a quarter of it, as in kube.
+    #[arg(long, value_parser = parse_duration, default_value = "60s")]
+    pub request_timeout: Duration,
 }
 
 /// `--authorization-mode` values (kube-apiserver's spelling).

@@ -220,10 +220,13 @@ pub fn protobuf_error(err: crate::protobuf::EncodeError) -> ApiError {
     }
 }
 
-/// A request body: still streaming, or already read (when the audit log records it).
+/// A request body: still streaming, already read (before the request took a seat, or for the audit log), or
+/// refused while it was read early (past [`MAX_BODY_BYTES`]; answered where the handler would read it, so that
+/// authorization still comes first).
 pub enum Body {
     Stream(Unread),
     Read(Bytes),
+    Refused(ApiError),
 }
 
 /// The request's payload until someone reads it. The chain keeps a handle and, over HTTP/2, drains what nobody read
@@ -261,6 +264,7 @@ impl Unread {
 pub async fn read_body(body: Body) -> ApiResult<Bytes> {
     let (unread, mut payload) = match body {
         Body::Read(bytes) => return Ok(bytes),
+        Body::Refused(err) => return Err(err),
         Body::Stream(unread) => match unread.take() {
             Some(payload) => (unread, payload),
             None => return Ok(Bytes::new()),
@@ -276,6 +280,23 @@ pub async fn read_body(body: Body) -> ApiResult<Bytes> {
         body.extend_from_slice(&chunk);
     }
     Ok(body.freeze())
+}
+
+/// Reads the body of a request that has one (`POST`, `PUT`, `PATCH`, `DELETE`) before the request waits for a
+/// seat of its priority level: a client sending its body slowly then holds its connection, never a seat other
+/// requests of its level wait for. The read ends at `deadline` (the request's `--request-timeout`) with 504.
+/// Long-running requests' bodies (exec, attach) stay streams.
+pub async fn read_before_admission(method: &actix_web::http::Method, info: &RequestInfo, payload: Unread, deadline: Option<tokio::time::Instant>) -> ApiResult<Body> {
+    use actix_web::http::Method;
+    let Some(deadline) = deadline else { return Ok(Body::Stream(payload)) };
+    if ![Method::POST, Method::PUT, Method::PATCH, Method::DELETE].contains(method) || info.is_long_running() {
+        return Ok(Body::Stream(payload));
+    }
+    match tokio::time::timeout_at(deadline, read_body(Body::Stream(payload))).await {
+        Ok(Ok(bytes)) => Ok(Body::Read(bytes)),
+        Ok(Err(err)) => Ok(Body::Refused(err)),
+        Err(_) => Err(ApiError::request_timeout()),
+    }
 }
 
 /// Dispatches a resource request to its verb; the response, an error too, carries the request's warnings (a

@@ -74,6 +74,8 @@ pub struct ApiServer {
     pub virtual_workspaces: VirtualWorkspaces,
     /// API Priority and Fairness: classification and seats.
     pub flowcontrol: Arc<FlowControl>,
+    /// `--request-timeout`: how long a request that is not long-running may take, reading its body included.
+    pub request_timeout: Duration,
     pub metrics: Metrics,
     openapi: OnceLock<OpenApi>,
 }
@@ -119,6 +121,8 @@ pub struct Settings {
     /// The controllers' Lease, when replicas share the store.
     pub leader_election: Timing,
     pub flowcontrol: crate::flowcontrol::Settings,
+    /// `--request-timeout`.
+    pub request_timeout: Duration,
     /// `--service-cluster-ip-range` and `--service-node-port-range`.
     pub service_ranges: crate::kinds::service::Ranges,
     /// The CA that signs approved `kubernetes.io/kube-apiserver-client` requests: the server's own, when it is also
@@ -402,6 +406,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         virtual_workspaces,
         default_tenant: settings.default_tenant,
         flowcontrol,
+        request_timeout: settings.request_timeout,
         metrics,
         openapi: OnceLock::new(),
     });
@@ -575,6 +580,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         return Err(ServeError::Config(
             "--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline, and that shorter than --leader-elect-lease-duration".into()));
     }
+    if args.request_timeout.is_zero() {
+        return Err(ServeError::Config("--request-timeout must be longer than 0s".into()));
+    }
     let homes = HomeConfig::new(args.enable_home_workspaces, &args.home_workspaces_root_prefix, args.home_workspaces_bucket_levels,
         args.home_workspaces_bucket_size, args.home_workspaces_home_creator_groups.clone()).map_err(ServeError::Config)?;
     let store = open_store(&args).await?;
@@ -593,8 +601,10 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         flowcontrol: crate::flowcontrol::Settings {
             enabled: args.enable_priority_and_fairness,
             total_seats: args.max_requests_inflight.saturating_add(args.max_mutating_requests_inflight).max(1),
-            ..crate::flowcontrol::Settings::default()
+            // kube's: a request waits in its queue for at most a quarter of its timeout.
+            wait_limit: args.request_timeout / 4,
         },
+        request_timeout: args.request_timeout,
         service_ranges: crate::kinds::service::Ranges::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
             .map_err(ServeError::Config)?,
         signing_ca: match args.client_ca_file {

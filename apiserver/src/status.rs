@@ -227,6 +227,11 @@ impl ApiError {
         ApiError::new(413, "RequestEntityTooLarge", format!("Request entity too large: limit is {limit}"))
     }
 
+    /// A request past `--request-timeout` (kube's timeout filter's answer); the work it started may still finish.
+    pub fn request_timeout() -> ApiError {
+        ApiError::new(504, "Timeout", "Timeout: request did not complete within the allotted timeout")
+    }
+
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new(500, "InternalError", format!("Internal error occurred: {}", message.into()))
     }

@@ -48,6 +48,14 @@ pub struct RequestInfo {
     pub virtual_workspace: Option<VirtualPath>,
 }
 
+impl RequestInfo {
+    /// A watch, or a subresource that streams for as long as the client wants (exec, attach, port-forward, log,
+    /// proxy): kube's long-running requests, which `--request-timeout` does not cut off.
+    pub fn is_long_running(&self) -> bool {
+        self.verb == "watch" || (self.is_resource && matches!(self.subresource.as_str(), "exec" | "attach" | "portforward" | "log" | "proxy"))
+    }
+}
+
 /// Which virtual workspace a `/services/...` path names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VirtualPath {
@@ -296,6 +304,19 @@ mod tests {
             "/services/apiexport/k3x9/clusters/a/api/v1/pods", "/services/apiexport//widgets/clusters/a/api/v1/pods"] {
             let info = parse("GET", path, "");
             assert_eq!((info.virtual_workspace, info.is_resource, info.path.as_str()), (None, false, path), "{path}");
+        }
+    }
+
+    #[test]
+    fn long_running_requests_are_kubes() {
+        let rows = [("GET", "/api/v1/pods", "watch=1", true), ("GET", "/api/v1/watch/namespaces/ns/pods", "", true),
+            ("POST", "/api/v1/namespaces/ns/pods/p/exec", "", true), ("GET", "/api/v1/namespaces/ns/pods/p/log", "follow=true", true),
+            ("POST", "/api/v1/namespaces/ns/pods/p/portforward", "", true), ("GET", "/api/v1/namespaces/ns/services/s/proxy", "", true),
+            ("POST", "/api/v1/namespaces/ns/pods/p/attach", "", true), ("GET", "/api/v1/pods", "watch=false", false),
+            ("POST", "/api/v1/namespaces/ns/configmaps", "", false), ("GET", "/api/v1/namespaces/ns/pods/p/status", "", false),
+            ("GET", "/log", "", false), ("GET", "/readyz", "", false)];
+        for (method, path, query, long_running) in rows {
+            assert_eq!(parse(method, path, query).is_long_running(), long_running, "{method} {path}?{query}");
         }
     }
 

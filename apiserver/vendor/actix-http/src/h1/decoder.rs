@@ -14,6 +14,50 @@ use crate::{error::ParseError, header::HeaderMap, ConnectionType, Request, Respo
 pub(crate) const MAX_BUFFER_SIZE: usize = 131_072;
 const MAX_HEADERS: usize = 96;
 
+/// kspaces: the largest request head (request line and headers) read, Go's `http.DefaultMaxHeaderBytes`, which
+/// kube-apiserver keeps; past it the request is answered 431 (PATCHES.md).
+pub(crate) const MAX_HEAD_SIZE: usize = 1 << 20;
+
+/// kspaces: the most headers one request may carry. Go has no count but the head's bytes; this one lets a 1 MiB
+/// head of headers averaging 64 bytes through and bounds what one request's `HeaderMap` holds (PATCHES.md).
+pub(crate) const MAX_REQUEST_HEADERS: usize = 16_384;
+
+/// kspaces: what parsing a request head found.
+enum RequestHead {
+    /// Its length, method, URI, version and number of headers.
+    Complete(usize, Method, Uri, Version, usize),
+    Partial,
+    /// More headers than there was room for.
+    TooManyHeaders,
+}
+
+/// kspaces: parses the request head at the start of `src`, with room for `parsed.len()` headers, recording where
+/// each header is in `indices`.
+fn parse_request_head<'b>(
+    src: &'b [u8],
+    parsed: &mut [MaybeUninit<httparse::Header<'b>>],
+    indices: &mut [HeaderIndex],
+) -> Result<RequestHead, ParseError> {
+    let mut req = httparse::Request::new(&mut []);
+    match req.parse_with_uninit_headers(src, parsed) {
+        Ok(httparse::Status::Complete(len)) => {
+            let method = Method::from_bytes(req.method.unwrap().as_bytes())
+                .map_err(|_| ParseError::Method)?;
+            let uri = Uri::try_from(req.path.unwrap())?;
+            let version = if req.version.unwrap() == 1 {
+                Version::HTTP_11
+            } else {
+                Version::HTTP_10
+            };
+            HeaderIndex::record(src, req.headers, indices);
+            Ok(RequestHead::Complete(len, method, uri, version, req.headers.len()))
+        }
+        Ok(httparse::Status::Partial) => Ok(RequestHead::Partial),
+        Err(httparse::Error::TooManyHeaders) => Ok(RequestHead::TooManyHeaders),
+        Err(err) => Err(err.into()),
+    }
+}
+
 /// Incoming message decoder
 pub(crate) struct MessageDecoder<T: MessageType>(PhantomData<T>);
 
@@ -259,6 +303,8 @@ impl MessageType for Request {
 
     fn decode(src: &mut BytesMut) -> Result<Option<(Self, PayloadType)>, ParseError> {
         let mut headers: [HeaderIndex; MAX_HEADERS] = EMPTY_HEADER_INDEX_ARRAY;
+        // kspaces: the indices of a head of more than `MAX_HEADERS` headers (PATCHES.md).
+        let mut many: Vec<HeaderIndex> = Vec::new();
 
         let (len, method, uri, ver, h_len) = {
             // SAFETY:
@@ -270,39 +316,46 @@ impl MessageType for Request {
                     .assume_init()
             };
 
-            let mut req = httparse::Request::new(&mut []);
+            let mut head = parse_request_head(src, &mut parsed, &mut headers)?;
 
-            match req.parse_with_uninit_headers(src, &mut parsed)? {
-                httparse::Status::Complete(len) => {
-                    let method = Method::from_bytes(req.method.unwrap().as_bytes())
-                        .map_err(|_| ParseError::Method)?;
-                    let uri = Uri::try_from(req.path.unwrap())?;
-                    let version = if req.version.unwrap() == 1 {
-                        Version::HTTP_11
-                    } else {
-                        Version::HTTP_10
-                    };
-                    HeaderIndex::record(src, req.headers, &mut headers);
+            // kspaces: a head of more headers than the array on the stack holds is parsed again with
+            // room for every line of the buffer, up to `MAX_REQUEST_HEADERS` (PATCHES.md).
+            let mut room: Vec<MaybeUninit<httparse::Header<'_>>>;
+            if let RequestHead::TooManyHeaders = head {
+                let lines = src.iter().filter(|&&byte| byte == b'\n').count();
+                let count = lines.min(MAX_REQUEST_HEADERS);
+                room = vec![MaybeUninit::uninit(); count];
+                many = vec![EMPTY_HEADER_INDEX; count];
+                head = parse_request_head(src, &mut room, &mut many)?;
+            }
 
-                    (len, method, uri, version, req.headers.len())
+            match head {
+                RequestHead::Complete(len, method, uri, version, h_len) => {
+                    (len, method, uri, version, h_len)
                 }
 
-                httparse::Status::Partial => {
-                    return if src.len() >= MAX_BUFFER_SIZE {
-                        trace!("MAX_BUFFER_SIZE unprocessed data reached, closing");
+                RequestHead::Partial => {
+                    return if src.len() >= MAX_HEAD_SIZE {
+                        trace!("MAX_HEAD_SIZE unprocessed data reached, closing");
                         Err(ParseError::TooLarge)
                     } else {
                         // Return None to notify more read are needed for parsing request
                         Ok(None)
                     };
                 }
+
+                RequestHead::TooManyHeaders => {
+                    trace!("more than MAX_REQUEST_HEADERS headers, closing");
+                    return Err(ParseError::TooLarge);
+                }
             }
         };
+        let headers = if many.is_empty() { &headers[..h_len] } else { &many[..h_len] };
 
         let mut msg = Request::new();
 
         // convert headers
-        let mut length = msg.set_headers(&src.split_to(len).freeze(), &headers[..h_len], ver)?;
+        let mut length = msg.set_headers(&src.split_to(len).freeze(), headers, ver)?;
 
         // disallow HTTP/1.1 requests that do not contain a Host header
         // see https://datatracker.ietf.org/doc/html/rfc9112#section-3.2

@@ -23,7 +23,7 @@ use tracing::{error, trace};
 
 use super::{
     codec::Codec,
-    decoder::MAX_BUFFER_SIZE,
+    decoder::{MAX_BUFFER_SIZE, MAX_HEAD_SIZE},
     payload::{Payload, PayloadSender, PayloadStatus},
     timer::TimerState,
     Message, MessageType,
@@ -200,7 +200,18 @@ enum DispatcherMessage {
     Item(Request),
     Upgrade(Request),
     Error(Response<()>),
+    /// kspaces: a request head past `MAX_HEAD_SIZE` or `MAX_REQUEST_HEADERS`, answered 431 with a Kubernetes
+    /// `Status` (PATCHES.md).
+    HeadTooLarge,
 }
+
+/// kspaces: the `Status` a request head too large is answered with, as kube-apiserver answers every refusal.
+const HEAD_TOO_LARGE_STATUS: &str = concat!(
+    r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#,
+    r#""message":"Request Header Fields Too Large: a request head (its request line and headers) may be at most 1048576 bytes and have at most 16384 headers","#,
+    r#""reason":"RequestHeaderFieldsTooLarge","code":431}"#,
+    "\n"
+);
 
 pin_project! {
     #[project = StateProj]
@@ -637,6 +648,15 @@ where
                         self.as_mut().send_error_response(res, BoxBody::new(()))?;
                     }
 
+                    Some(DispatcherMessage::HeadTooLarge) => {
+                        let mut res = Response::with_body(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, ());
+                        res.headers_mut().insert(
+                            crate::header::CONTENT_TYPE,
+                            crate::header::HeaderValue::from_static("application/json"),
+                        );
+                        self.as_mut().send_error_response(res, BoxBody::new(HEAD_TOO_LARGE_STATUS))?;
+                    }
+
                     // return with upgrade request and poll it exclusively
                     Some(DispatcherMessage::Upgrade(req)) => return Ok(PollResponse::Upgrade(req)),
 
@@ -1027,11 +1047,8 @@ where
                     }
 
                     // request heads that overflow buffer size return a 431 error
-                    this.messages
-                        .push_back(DispatcherMessage::Error(Response::with_body(
-                            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                            (),
-                        )));
+                    // kspaces: with a Kubernetes `Status` body (PATCHES.md).
+                    this.messages.push_back(DispatcherMessage::HeadTooLarge);
 
                     this.flags.insert(Flags::READ_DISCONNECT);
                     *this.error = Some(ParseError::TooLarge.into());
@@ -1202,7 +1219,9 @@ where
 
         loop {
             // Return early when read buf exceed decoder's max buffer size.
-            if this.read_buf.len() >= MAX_BUFFER_SIZE {
+            // kspaces: while a head is read (no payload), up to the largest head (PATCHES.md).
+            let max_buffer_size = if this.payload.is_none() { MAX_HEAD_SIZE } else { MAX_BUFFER_SIZE };
+            if this.read_buf.len() >= max_buffer_size {
                 // At this point it's not known IO stream is still scheduled to be waked up so
                 // force wake up dispatcher just in case.
                 //

@@ -60,6 +60,9 @@ impl Stream for Payload {
 /// kspaces: streams one HTTP/2 connection may have open at once (kube-apiserver's 100).
 const MAX_CONCURRENT_STREAMS: u32 = 100;
 
+/// kspaces: the largest header list (names, values and 32 bytes a field, as HTTP/2 counts them) of a request.
+const MAX_HEADER_LIST_SIZE: u32 = (1 << 20) + 10 * 32;
+
 pub(crate) fn handshake_with_timeout<T>(io: T, config: &ServiceConfig) -> HandshakeWithTimeout<T>
 where
     T: AsyncRead + AsyncWrite + Unpin,
@@ -70,7 +73,10 @@ where
         .initial_connection_window_size(config.h2_initial_connection_window_size())
         // kspaces: kube-apiserver's limit of concurrent streams per connection (Go's http2 server default, which
         // kube keeps), so that one connection cannot open thousands of requests at once (PATCHES.md).
-        .max_concurrent_streams(MAX_CONCURRENT_STREAMS);
+        .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+        // kspaces: kube-apiserver's request head limit (Go's 1 MiB `http.DefaultMaxHeaderBytes`, and what Go's
+        // http2 server adds for ten typical headers), advertised in SETTINGS; past it h2 answers 431 (PATCHES.md).
+        .max_header_list_size(MAX_HEADER_LIST_SIZE);
 
     HandshakeWithTimeout {
         handshake: builder.handshake(io),
