@@ -30,7 +30,7 @@ use crate::registry::selector::LabelSelector;
 use crate::registry::{ObjectFilter, ResourceInfo, ResourceTable, Scope, Spaces};
 use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
-use crate::{authorization, flowcontrol, routes, tenancy, virtual_workspace};
+use crate::{authorization, flowcontrol, negotiate, routes, tenancy, virtual_workspace};
 
 /// What the chain learned about a request, for the audit log.
 #[derive(Default)]
@@ -73,7 +73,7 @@ pub async fn handle(req: HttpRequest, payload: web::Payload, server: web::Data<A
             if server.auditor.enabled() {
                 trail.status = Some(err.to_status());
             }
-            err.response_for(req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()))
+            negotiate::respond::error_response(&err, req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()))
         }
     };
     if let Some(flow) = &trail.flow {

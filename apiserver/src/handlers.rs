@@ -36,7 +36,8 @@ use crate::negotiate::{self, Endpoint, Format, Output, Target};
 use crate::registry::selector::LabelSelector;
 use crate::registry::{ObjectFilter, ResourceInfo, Scope, Subresource};
 use crate::server::ApiServer;
-use crate::status::{warning_header, ApiError, ApiResult};
+use crate::negotiate::respond::warning_header;
+use crate::status::{ApiError, ApiResult};
 use crate::table::{self, IncludeObject};
 
 /// The largest request body accepted, like kube-apiserver.

@@ -1,5 +1,6 @@
 //! Content negotiation: which representation a client accepts and which body formats it sent.
 
+pub mod respond;
 mod strict;
 
 use serde::de::DeserializeSeed;

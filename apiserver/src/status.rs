@@ -1,10 +1,8 @@
-//! The one place errors become `metav1.Status` responses, with kube-apiserver's codes, reasons and messages.
+//! Errors as plain data: `ApiError` is a `metav1.Status` with kube-apiserver's codes, reasons and messages, and its
+//! bytes in Go's field order. How a Status goes out over HTTP (headers, the format the client accepts) is
+//! content negotiation's (`negotiate/respond.rs`), as kube's `apierrors` are apart from its `responsewriters`.
 
-use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, ResponseError};
 use kspaces_storage::StorageError;
-
-use crate::negotiate::Format;
 use serde_json::{json, Value};
 
 /// One field-level problem (`details.causes[]`).
@@ -63,14 +61,6 @@ pub struct Details {
     pub warnings: Vec<String>,
     /// `retryAfterSeconds`: when the client may try again.
     pub retry_after_seconds: Option<u32>,
-}
-
-/// A `Warning` header value as kube writes it: code 299, no agent, the text quoted with `"` and `\` escaped and
-/// control characters (a multi-line YAML error's newlines) turned into spaces, as kube's warning recorder does.
-pub fn warning_header(text: &str) -> Option<actix_web::http::header::HeaderValue> {
-    let text: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
-    actix_web::http::header::HeaderValue::from_str(&format!("299 - \"{escaped}\"")).ok()
 }
 
 impl std::fmt::Display for ApiError {
@@ -342,55 +332,6 @@ impl ApiError {
         StatusBody { kind: "Status", api_version: "v1", metadata: EmptyMeta {}, status: "Failure", message: &self.message,
             reason: self.reason, details, code: self.code }
     }
-
-    /// The `Status` response in the format `accept` asks for (protobuf for client-go), JSON when none fits.
-    pub fn response_for(&self, accept: Option<&str>) -> HttpResponse {
-        let status = self.to_status();
-        let mut response = HttpResponse::build(self.status_code());
-        for value in self.details.iter().flat_map(|d| &d.warnings).filter_map(|text| warning_header(text)) {
-            response.append_header((actix_web::http::header::WARNING, value));
-        }
-        if let Some(seconds) = self.details.as_ref().and_then(|d| d.retry_after_seconds) {
-            response.insert_header((actix_web::http::header::RETRY_AFTER, seconds.to_string()));
-        }
-        match crate::negotiate::status_format(accept) {
-            Format::Protobuf => match crate::protobuf::encode_object(&status) {
-                Ok(body) => return response.content_type(crate::protobuf::PROTOBUF_MEDIA_TYPE).body(body),
-                Err(err) => tracing::warn!(%err, "a Status has no protobuf form; answering JSON"),
-            },
-            Format::Yaml => {
-                if let Ok(text) = serde_saphyr::to_string(&status) {
-                    return response.content_type("application/yaml").body(text);
-                }
-            }
-            Format::Json => {}
-        }
-        response.content_type("application/json").body(self.status_json())
-    }
-}
-
-impl ResponseError for ApiError {
-    fn status_code(&self) -> StatusCode {
-        StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-    }
-
-    fn error_response(&self) -> HttpResponse {
-        self.response_for(None)
-    }
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_early_request_is_told_when_to_come_back() {
-        let response = ApiError::too_many_requests("Creating the home workspace", 1).response_for(None);
-        assert_eq!(response.status().as_u16(), 429);
-        assert_eq!(response.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("1"));
-        let status = ApiError::too_many_requests("Creating the home workspace", 1).to_status();
-        assert_eq!(status["details"]["retryAfterSeconds"], 1);
-    }
-}
