@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::cost;
 use crate::structural::Structural;
 use crate::FieldError;
 
@@ -173,6 +174,33 @@ impl Definition {
     pub fn version(&self, name: &str) -> Option<&Version> {
         self.versions.iter().find(|v| v.name == name)
     }
+}
+
+/// kube's static limits on the estimated cost of a CRD's CEL rules, checked when a CRD is written (not when a
+/// stored one is loaded): every rule of every version, and each version's schema in total. On an update
+/// (`old`), a rule already in the old CRD is not held to the per-rule limit and a version's total only when it
+/// grew, so a CRD stored before the limits (or one they would now refuse) can still be changed.
+pub fn cost_errors(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
+    for (i, entry) in versions.into_iter().flatten().enumerate() {
+        let Some(schema) = entry.pointer("/schema/openAPIV3Schema").filter(|s| s.is_object()) else { continue };
+        let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
+        let model = cost::CostModel::of(schema, &path);
+        if !model.has_rules() {
+            continue;
+        }
+        let name = entry.get("name");
+        let old_schema = old
+            .and_then(|o| o.pointer("/spec/versions"))
+            .and_then(Value::as_array)
+            .and_then(|v| v.iter().find(|e| e.get("name") == name))
+            .and_then(|e| e.pointer("/schema/openAPIV3Schema"));
+        let previous_total = old_schema.map(|o| cost::static_total(&cost::CostModel::of(o, &path)));
+        let preexisting = |rule: &str| old.is_some_and(|o| cost::has_rule(o, rule, 0));
+        errors.extend(cost::check_static(&model, &path, previous_total, &preexisting));
+    }
+    errors
 }
 
 /// Fills in what kube defaults in a CRD: `names.singular`, `names.listKind`, `conversion.strategy`.
