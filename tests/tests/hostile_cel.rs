@@ -144,32 +144,50 @@ fn an_object_past_the_runtime_budget_is_refused_quickly() {
 
 #[test]
 fn costly_rules_do_not_hold_the_threads_that_serve_other_tenants() {
-    // Each item's rule walks its own 300 pairs squared; 15 items: within every budget, seconds of CPU in all.
+    // Each item's rule walks its own list's pairs; 15 such items: within every budget, about a second of CPU
+    // per object.
     let inner = json!({"type": "array", "maxItems": 300, "items": {"type": "integer"},
         "x-kubernetes-validations": [{"rule": "self.all(a, self.all(b, a + b != -1))"}]});
     create_crd(&crd("heavies", json!({"type": "array", "maxItems": 15, "items": inner}), json!([{"rule": "has(self.items)"}])));
-    let heavy = |i: usize| object("heavies", &format!("heavy-{i}"), json!({"items": vec![(0..300).collect::<Vec<i64>>(); 15]}));
-    let attackers: Vec<_> = (0..4)
-        .map(|i| {
-            let body = heavy(i);
-            std::thread::spawn(move || send(Http::One, "POST", &objects("heavies"), "a-token", Some(&body)))
+    let heavy = object("heavies", "heavy", json!({"items": vec![(0..300).collect::<Vec<i64>>(); 15]}));
+    let dry_run = format!("{}?dryRun=All", objects("heavies"));
+    let started = Instant::now();
+    let (code, body) = send(Http::One, "POST", &dry_run, "a-token", Some(&heavy));
+    assert_eq!(code, 201, "the costly object is valid: {body}");
+    eprintln!("one costly object: {:?}", started.elapsed());
+    // t-a keeps more costly objects coming than there are serving threads (and fewer than the seats tenants
+    // share) while t-b reads.
+    let until = Instant::now() + Duration::from_secs(8);
+    let attackers: Vec<_> = (0..3)
+        .map(|_| {
+            let (heavy, dry_run) = (heavy.clone(), dry_run.clone());
+            std::thread::spawn(move || {
+                let mut answers = Vec::new();
+                while Instant::now() < until {
+                    answers.push(send(Http::One, "POST", &dry_run, "a-token", Some(&heavy)).0);
+                }
+                answers
+            })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
-    let mut slowest = Duration::ZERO;
-    while attackers.iter().any(|a| !a.is_finished()) {
+    std::thread::sleep(Duration::from_millis(500));
+    let mut waits = Vec::new();
+    while Instant::now() + Duration::from_secs(1) < until {
         for http in [Http::One, Http::Two] {
             let started = Instant::now();
             let (code, body) = send(http, "GET", B_CONFIGMAPS, "b-token", None);
             assert_eq!(code, 200, "{http:?}: {body}");
-            slowest = slowest.max(started.elapsed());
+            waits.push(started.elapsed());
         }
-        assert_ready("costly rules running");
+        std::thread::sleep(Duration::from_millis(100));
     }
+    assert_ready("costly rules running");
     for attacker in attackers {
-        let (code, body) = attacker.join().expect("the attacker's thread");
-        assert_eq!(code, 201, "the costly object is valid: {body}");
+        let answers = attacker.join().expect("the attacker's thread");
+        assert!(answers.iter().all(|code| *code == 201), "{answers:?}");
     }
-    // A bound that detects a GET waiting for the rules (seconds each), not a performance target.
-    assert!(slowest < Duration::from_secs(2), "t-b waited {slowest:?} while t-a's rules ran");
+    waits.sort();
+    eprintln!("t-b's GETs: {:?} to {:?} ({} of them)", waits[0], waits[waits.len() - 1], waits.len());
+    // A bound that detects a GET waiting for an object's rules (a second each), not a performance target.
+    assert!(waits[waits.len() - 1] < Duration::from_secs(1), "t-b waited {:?} while t-a's rules ran", waits[waits.len() - 1]);
 }

@@ -177,3 +177,4 @@ fn costly_rules_are_left_to_run_elsewhere() {
     let (errors, pending) = structural.validate_inline(&object, None, 1_000);
     assert!(!pending && errors.len() == 1, "{errors:?}");
 }
+
