@@ -274,11 +274,10 @@ impl Estimator<'_> {
                 _ => (tenth(deep(0)), SCALAR),
             },
             "_+_" => self.add(operands),
-            "contains" | "startsWith" | "endsWith" | "matches" | "indexOf" | "lastIndexOf" | "find" | "isSorted" | "sum" | "min" | "max" => {
-                let result = if name == "find" { Shape::Str(size(0)) } else { SCALAR };
-                (tenth(all), result)
-            }
-            "findAll" => (tenth(all), Shape::List(size(0), Box::new(Shape::Str(size(0))))),
+            // A regular expression is compiled at every call: its pattern weighs ten units a byte.
+            "matches" | "find" => (tenth(all).saturating_add(size(1).saturating_mul(10)), if name == "find" { Shape::Str(size(0)) } else { SCALAR }),
+            "findAll" => (tenth(all).saturating_add(size(1).saturating_mul(10)), Shape::List(size(0), Box::new(Shape::Str(size(0))))),
+            "contains" | "startsWith" | "endsWith" | "indexOf" | "lastIndexOf" | "isSorted" | "sum" | "min" | "max" => (tenth(all), SCALAR),
             "split" => (tenth(all), Shape::List(size(0).saturating_add(1), Box::new(Shape::Str(size(0))))),
             "lowerAscii" | "upperAscii" | "trim" | "substring" | "charAt" | "quote" | "join" | "string" | "format" => {
                 (tenth(all), Shape::Str(all))
