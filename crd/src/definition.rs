@@ -370,6 +370,34 @@ mod tests {
         })
     }
 
+    /// `crontab()` with `rule` on `spec`, over a list `items` of integers bounded by `max_items` when given.
+    fn crontab_with_rule(rule: &str, max_items: Option<u64>) -> Value {
+        let mut crd = crontab();
+        let mut items = json!({"type": "array", "items": {"type": "integer"}});
+        if let Some(max) = max_items {
+            items["maxItems"] = json!(max);
+        }
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] =
+            json!({"type": "object", "x-kubernetes-validations": [{"rule": rule}], "properties": {"items": items}});
+        crd
+    }
+
+    #[test]
+    fn costly_rules_are_refused_on_writes_but_stored_ones_still_load_and_update() {
+        let costly = "self.items.all(a, self.items.all(b, a != b || a == b))";
+        let stored = crontab_with_rule(costly, None);
+        let refused = cost_errors(&stored, None);
+        assert!(refused.iter().any(|e| e.field == "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+            && e.message.contains("estimated rule cost exceeds budget")), "{refused:?}");
+        assert!(Definition::parse(&stored).is_ok(), "a stored CRD past the limits still loads");
+        let mut relabelled = stored.clone();
+        relabelled["metadata"]["labels"] = json!({"a": "b"});
+        assert_eq!(cost_errors(&relabelled, Some(&stored)), Vec::new(), "an update keeping its rules");
+        let worse = crontab_with_rule("self.items.all(a, self.items.all(b, self.items.all(c, a != b || b != c)))", None);
+        assert!(!cost_errors(&worse, Some(&stored)).is_empty(), "a new costly rule on update");
+        assert_eq!(cost_errors(&crontab_with_rule(costly, Some(100)), None), Vec::new(), "bounded by maxItems");
+    }
+
     #[test]
     fn parses_names_versions_and_subresources_with_defaults() {
         let mut crd = crontab();
