@@ -292,7 +292,7 @@ pub fn check_static(model: &CostModel, schema_path: &str, previous_total: Option
     let total = costs.iter().fold(0u64, |sum, c| sum.saturating_add(c.cost));
     if total > STATIC_TOTAL_LIMIT && previous_total.is_none_or(|previous| total > previous) {
         let mut expensive: Vec<&RuleCost> = costs.iter().filter(|c| c.cost >= STATIC_TOTAL_LIMIT / 100).collect();
-        expensive.sort_by(|a, b| b.cost.cmp(&a.cost));
+        expensive.sort_by_key(|c| std::cmp::Reverse(c.cost));
         for cost in expensive.into_iter().take(4) {
             errors.push(FieldError::forbidden(&cost.path, "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"));
         }

@@ -111,9 +111,8 @@ fn estimate_and_iterations(rule: &str, n: usize) -> (u64, u64) {
     let schema = list_schema(json!({"type": "integer"}), Some(100), rule);
     let runtime = CostModel::of(&schema, PATH).runtime(&items(n), None);
     let n = n as u64;
-    let iterations = match rule.matches(".all(").count() + rule.matches(".exists(").count() + rule.matches(" in ").count() {
-        depth => n.pow(depth as u32),
-    };
+    let depth = rule.matches(".all(").count() + rule.matches(".exists(").count() + rule.matches(" in ").count();
+    let iterations = n.pow(depth as u32);
     (runtime.total, iterations)
 }
 
