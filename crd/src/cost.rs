@@ -112,7 +112,7 @@ impl CostModel {
 
     /// Each rule's static estimate (its cost times how many times it can run), in schema order.
     pub fn static_costs(&self) -> Vec<RuleCost> {
-        let sizes = estimate::Sizes::Static;
+        let sizes = estimate::Sizes::of_schema(self);
         let mut out = Vec::new();
         for node in (0..self.nodes.len()).filter(|n| !self.nodes[*n].rules.is_empty()) {
             for rule in &self.nodes[node].rules {

@@ -1,5 +1,5 @@
 //! The estimator: the cost of one rule run once, over its parsed CEL expression, with the sizes of what `self`
-//! reaches taken from the schema (`Sizes::Static`) or from an object (`Sizes::Observed`).
+//! reaches taken from the schema (`Sizes::of_schema`) or from an object (`Sizes::observed`).
 //!
 //! Every value an expression computes has a `Shape`: a schema node, or a list, string or value of unknown type
 //! with a bound on its size. A comprehension costs the size of its range times its condition and step; a
@@ -14,28 +14,39 @@ use super::{CostModel, Kind, MAX_DEPTH, MAX_REQUEST_BYTES};
 /// How deep an expression is followed; deeper costs the maximum (no real rule nests so far).
 const MAX_EXPRESSION_DEPTH: usize = 300;
 
-/// Where the sizes of schema nodes come from.
-pub(crate) enum Sizes<'a> {
-    /// The schema's bounds.
-    Static,
-    /// The largest value seen at each node of one object.
-    Observed(&'a [Seen]),
+/// The sizes of schema nodes: from the schema's bounds (`Sizes::of_schema`) or the largest value an object holds
+/// at each node (`Sizes::observed`), with each node's whole content worked out once.
+pub(crate) struct Sizes {
+    size: Vec<u64>,
+    /// The longest key of a map node.
+    key: Vec<u64>,
+    /// Everything in a value of the node: elements, entries and bytes, all the way down.
+    deep: Vec<u64>,
 }
 
-impl Sizes<'_> {
-    fn size(&self, model: &CostModel, node: usize) -> u64 {
-        match self {
-            Sizes::Static => model.nodes[node].max_size,
-            Sizes::Observed(seen) => seen[node].size,
-        }
+impl Sizes {
+    pub(crate) fn of_schema(model: &CostModel) -> Sizes {
+        let size = model.nodes.iter().map(|n| n.max_size).collect();
+        Sizes::with(model, size, vec![MAX_REQUEST_BYTES - 2; model.nodes.len()])
     }
 
-    /// The longest key of a map node.
-    fn key(&self, node: usize) -> u64 {
-        match self {
-            Sizes::Static => MAX_REQUEST_BYTES - 2,
-            Sizes::Observed(seen) => seen[node].key,
+    pub(crate) fn observed(model: &CostModel, seen: &[Seen]) -> Sizes {
+        Sizes::with(model, seen.iter().map(|s| s.size).collect(), seen.iter().map(|s| s.key).collect())
+    }
+
+    fn with(model: &CostModel, size: Vec<u64>, key: Vec<u64>) -> Sizes {
+        // Children come after their parent: from the end, a node's children are done before it.
+        let mut deep = vec![0u64; model.nodes.len()];
+        for index in (0..model.nodes.len()).rev() {
+            let node = &model.nodes[index];
+            deep[index] = match node.kind {
+                Kind::Scalar => 1,
+                Kind::String | Kind::Any => size[index],
+                Kind::List | Kind::Map => size[index].saturating_mul(node.items.map_or(1, |c| deep[c]).saturating_add(1)),
+                Kind::Object => node.properties.values().chain(&node.unknown).fold(1u64, |sum, c| sum.saturating_add(deep[*c])),
+            };
         }
+        Sizes { size, key, deep }
     }
 }
 
@@ -61,13 +72,13 @@ fn tenth(n: u64) -> u64 {
 
 struct Estimator<'a> {
     model: &'a CostModel,
-    sizes: &'a Sizes<'a>,
+    sizes: &'a Sizes,
     /// Variables in scope, innermost last.
     scope: Vec<(String, Shape)>,
 }
 
 /// The cost of `expression` run once with `self` (and `oldSelf`) a value of `node`.
-pub(crate) fn rule(model: &CostModel, sizes: &Sizes<'_>, node: usize, expression: &IdedExpr) -> u64 {
+pub(crate) fn rule(model: &CostModel, sizes: &Sizes, node: usize, expression: &IdedExpr) -> u64 {
     let mut estimator = Estimator { model, sizes, scope: vec![("self".into(), Shape::Node(node)), ("oldSelf".into(), Shape::Node(node))] };
     estimator.cost(expression, 0).0
 }
@@ -75,7 +86,7 @@ pub(crate) fn rule(model: &CostModel, sizes: &Sizes<'_>, node: usize, expression
 impl Estimator<'_> {
     fn size(&self, shape: &Shape) -> u64 {
         match shape {
-            Shape::Node(n) => self.sizes.size(self.model, *n),
+            Shape::Node(n) => self.sizes.size[*n],
             Shape::List(size, _) | Shape::Str(size) | Shape::Sized(size) => *size,
         }
     }
@@ -87,7 +98,7 @@ impl Estimator<'_> {
                 let node = &self.model.nodes[*n];
                 match node.kind {
                     Kind::List => node.items.map_or(SCALAR, Shape::Node),
-                    Kind::Map => Shape::Str(self.sizes.key(*n)),
+                    Kind::Map => Shape::Str(self.sizes.key[*n]),
                     Kind::Object => Shape::Str(node.properties.keys().map(|k| k.len() as u64).max().unwrap_or(0)),
                     Kind::Any => Shape::Node(*n),
                     Kind::String | Kind::Scalar => SCALAR,
@@ -139,23 +150,7 @@ impl Estimator<'_> {
             return MAX_REQUEST_BYTES;
         }
         match shape {
-            Shape::Node(n) => {
-                let node = &self.model.nodes[*n];
-                let size = self.sizes.size(self.model, *n);
-                match node.kind {
-                    Kind::Scalar => 1,
-                    Kind::String | Kind::Any => size,
-                    Kind::List | Kind::Map => {
-                        let each = node.items.map_or(1, |c| self.deep(&Shape::Node(c), depth + 1));
-                        size.saturating_mul(each.saturating_add(1))
-                    }
-                    Kind::Object => node
-                        .properties
-                        .values()
-                        .chain(&node.unknown)
-                        .fold(1u64, |sum, c| sum.saturating_add(self.deep(&Shape::Node(*c), depth + 1))),
-                }
-            }
+            Shape::Node(n) => self.sizes.deep[*n],
             Shape::List(size, element) => size.saturating_mul(self.deep(element, depth + 1).saturating_add(1)),
             Shape::Str(size) | Shape::Sized(size) => *size,
         }

@@ -49,7 +49,7 @@ impl CostModel {
         if let Some(old) = old {
             walk.observe(0, old, None, false, 0);
         }
-        let sizes = Sizes::Observed(&walk.seen);
+        let sizes = Sizes::observed(self, &walk.seen);
         let mut total = 0u64;
         for (index, node) in self.nodes.iter().enumerate() {
             let count = walk.seen[index].count;
