@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::cost;
 use crate::structural::Structural;
 use crate::FieldError;
 
@@ -175,6 +176,33 @@ impl Definition {
     }
 }
 
+/// kube's static limits on the estimated cost of a CRD's CEL rules, checked when a CRD is written (not when a
+/// stored one is loaded): every rule of every version, and each version's schema in total. On an update
+/// (`old`), a rule already in the old CRD is not held to the per-rule limit and a version's total only when it
+/// grew, so a CRD stored before the limits (or one they would now refuse) can still be changed.
+pub fn cost_errors(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
+    for (i, entry) in versions.into_iter().flatten().enumerate() {
+        let Some(schema) = entry.pointer("/schema/openAPIV3Schema").filter(|s| s.is_object()) else { continue };
+        let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
+        let model = cost::CostModel::of(schema, &path);
+        if !model.has_rules() {
+            continue;
+        }
+        let name = entry.get("name");
+        let old_schema = old
+            .and_then(|o| o.pointer("/spec/versions"))
+            .and_then(Value::as_array)
+            .and_then(|v| v.iter().find(|e| e.get("name") == name))
+            .and_then(|e| e.pointer("/schema/openAPIV3Schema"));
+        let previous_total = old_schema.map(|o| cost::static_total(&cost::CostModel::of(o, &path)));
+        let preexisting = |rule: &str| old.is_some_and(|o| cost::has_rule(o, rule, 0));
+        errors.extend(cost::check_static(&model, &path, previous_total, &preexisting));
+    }
+    errors
+}
+
 /// Fills in what kube defaults in a CRD: `names.singular`, `names.listKind`, `conversion.strategy`.
 pub fn defaults(crd: &mut Value) {
     let Some(spec) = crd.get_mut("spec").and_then(Value::as_object_mut) else { return };
@@ -340,6 +368,34 @@ mod tests {
                 ],
             },
         })
+    }
+
+    /// `crontab()` with `rule` on `spec`, over a list `items` of integers bounded by `max_items` when given.
+    fn crontab_with_rule(rule: &str, max_items: Option<u64>) -> Value {
+        let mut crd = crontab();
+        let mut items = json!({"type": "array", "items": {"type": "integer"}});
+        if let Some(max) = max_items {
+            items["maxItems"] = json!(max);
+        }
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] =
+            json!({"type": "object", "x-kubernetes-validations": [{"rule": rule}], "properties": {"items": items}});
+        crd
+    }
+
+    #[test]
+    fn costly_rules_are_refused_on_writes_but_stored_ones_still_load_and_update() {
+        let costly = "self.items.all(a, self.items.all(b, a != b || a == b))";
+        let stored = crontab_with_rule(costly, None);
+        let refused = cost_errors(&stored, None);
+        assert!(refused.iter().any(|e| e.field == "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+            && e.message.contains("estimated rule cost exceeds budget")), "{refused:?}");
+        assert!(Definition::parse(&stored).is_ok(), "a stored CRD past the limits still loads");
+        let mut relabelled = stored.clone();
+        relabelled["metadata"]["labels"] = json!({"a": "b"});
+        assert_eq!(cost_errors(&relabelled, Some(&stored)), Vec::new(), "an update keeping its rules");
+        let worse = crontab_with_rule("self.items.all(a, self.items.all(b, self.items.all(c, a != b || b != c)))", None);
+        assert!(!cost_errors(&worse, Some(&stored)).is_empty(), "a new costly rule on update");
+        assert_eq!(cost_errors(&crontab_with_rule(costly, Some(100)), None), Vec::new(), "bounded by maxItems");
     }
 
     #[test]

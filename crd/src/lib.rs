@@ -4,8 +4,11 @@
 //!   `x-kubernetes-validations`), defaulting and pruning;
 //! - `sharing`: which definition serves a resource in a space (forced system CRDs, then the space's
 //!   `crdPolicy`);
+//! - `cost`: the estimated cost of CEL rules, checked against kube's static limits when a CRD is written and
+//!   against its runtime budget before an object's rules run;
 //! - `field`: the field errors every check reports, in Kubernetes' `field.Error` shape.
 
+pub mod cost;
 pub mod definition;
 pub mod field;
 pub mod structural;

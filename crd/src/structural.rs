@@ -11,6 +11,7 @@ use kube_core::cel::{compile_schema, CompilationError, CompiledSchema, Validator
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use crate::cost::CostModel;
 use crate::FieldError;
 
 mod undeclared;
@@ -64,6 +65,8 @@ pub struct Structural {
     cel: Option<CompiledSchema>,
     /// Where in `cel` rules live, so validation converts only the subtrees that hold them to CEL values.
     rules: RuleSites,
+    /// The rules' cost model: what running them on an object may cost, checked before they run.
+    cost: CostModel,
 }
 
 /// The branches of a compiled schema that hold CEL rules. kube-cel converts a node's whole value to CEL at
@@ -175,7 +178,8 @@ impl Structural {
             return Err(errors);
         }
         let rules = cel.as_ref().and_then(|cel| RuleSites::of(cel, 0)).unwrap_or_default();
-        Ok(Structural { source: schema.clone(), root, cel, rules })
+        let cost = if has_rules { CostModel::of(schema, path) } else { CostModel::default() };
+        Ok(Structural { source: schema.clone(), root, cel, rules, cost })
     }
 
     /// The schema as given.
@@ -202,8 +206,46 @@ impl Structural {
         default(&self.root, object, 0);
     }
 
-    /// Every violation: the OpenAPI checks, then CEL rules (transition rules only when `old` is given).
+    /// The cost model of the schema's CEL rules (kube's static limits are checked on it when a CRD is written).
+    pub fn cost_model(&self) -> &CostModel {
+        &self.cost
+    }
+
+    /// Every violation: the OpenAPI checks, then CEL rules (transition rules only when `old` is given), unless
+    /// running them would cost more than kube's runtime budget (then that is the error).
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        self.validate_inline(object, old, u64::MAX).0
+    }
+
+    /// As `validate`, but CEL rules whose estimated cost on this object is past `inline_limit` are not run: the
+    /// second value says so, and `validate_rules` runs them where a long computation does no harm.
+    pub fn validate_inline(&self, object: &Value, old: Option<&Value>, inline_limit: u64) -> (Vec<FieldError>, bool) {
+        let mut errors = self.validate_schema(object);
+        if self.cel.is_none() {
+            return (errors, false);
+        }
+        let runtime = self.cost.runtime(object, old);
+        if let Some(refused) = runtime.refused {
+            errors.push(refused);
+            return (errors, false);
+        }
+        if runtime.total > inline_limit {
+            return (errors, true);
+        }
+        errors.extend(self.validate_rules(object, old));
+        (errors, false)
+    }
+
+    /// Whether `validate_inline` with `inline_limit` leaves CEL rules to `validate_rules` for this object.
+    pub fn rules_pending(&self, object: &Value, old: Option<&Value>, inline_limit: u64) -> bool {
+        self.cel.is_some() && {
+            let runtime = self.cost.runtime(object, old);
+            runtime.refused.is_none() && runtime.total > inline_limit
+        }
+    }
+
+    /// The OpenAPI checks alone.
+    fn validate_schema(&self, object: &Value) -> Vec<FieldError> {
         let mut errors = Vec::new();
         if let Some(map) = object.as_object() {
             for (key, child) in &self.root.properties {
@@ -220,6 +262,12 @@ impl Structural {
                 }
             }
         }
+        errors
+    }
+
+    /// The CEL rules alone, run whatever they cost (callers check `rules_pending` or the runtime estimate).
+    pub fn validate_rules(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errors = Vec::new();
         if let Some(cel) = &self.cel {
             let mut failed = Vec::new();
             self.rules.validate(cel, object, old, "", &mut failed);

@@ -152,8 +152,13 @@ fn check(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
     if versions.is_some_and(|v| v.len() > 1) && object.pointer("/spec/conversion").is_none_or(Value::is_null) {
         causes.push(Cause::required("spec.conversion"));
     }
-    if let Err(problems) = parse(object) {
-        causes.extend(problems);
+    match parse(object) {
+        Err(problems) => causes.extend(problems),
+        Ok(_) => causes.extend(definition::cost_errors(&as_crd(object), None).into_iter().map(|error| {
+            let mut cause = Cause::from(error);
+            cause.field = cause.field.replace(".schema.openAPIV3Schema", ".schema");
+            cause
+        })),
     }
 }
 

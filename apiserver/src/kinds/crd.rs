@@ -253,8 +253,9 @@ fn storage_version(crd: &Value) -> Option<String> {
 
 /// A CRD's validation causes (kube's `ValidateCustomResourceDefinition`, see `kspaces_crd::definition`).
 fn check(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
-    if let Err(errors) = Definition::parse(object) {
-        causes.extend(errors.into_iter().map(Cause::from));
+    match Definition::parse(object) {
+        Err(errors) => causes.extend(errors.into_iter().map(Cause::from)),
+        Ok(_) => causes.extend(definition::cost_errors(object, old).into_iter().map(Cause::from)),
     }
     if let Some(old) = old {
         for (pointer, field) in [("/spec/group", "spec.group"), ("/spec/names/plural", "spec.names.plural")] {

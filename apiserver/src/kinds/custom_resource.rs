@@ -2,14 +2,20 @@
 //! structural schema, stored with the storage version's `apiVersion` (conversion `None` changes nothing else),
 //! and shown in the version a request asks for. On create, `status` is the status subresource's alone.
 //!
+//! CEL rules: an object whose rules' estimated cost is past kube's runtime budget is refused before they run
+//! (see `kspaces_crd::cost`); rules past a small estimate run on tokio's blocking pool, at most
+//! `COSTLY_PER_SPACE` at once per space, so the threads that serve requests keep serving.
+//!
 //! Admission: no new objects while their CRD is being deleted (kube's 405).
 
-use std::sync::Arc;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation};
@@ -53,10 +59,35 @@ impl Strategy for CustomResourceStrategy {
         prune_and_default(resource, new);
     }
 
+    /// The OpenAPI checks, the CEL cost bound, and CEL rules cheap enough to run here (`validate_costly` runs
+    /// the others).
     fn validate(&self, resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
         if let Some(version) = resource.custom.as_ref().and_then(|c| c.version()) {
-            causes.extend(version.schema.validate(object, old).into_iter().map(Cause::from));
+            let (errors, _pending) = version.schema.validate_inline(object, old, INLINE_CEL_COST);
+            causes.extend(errors.into_iter().map(Cause::from));
         }
+    }
+
+    /// CEL rules past `INLINE_CEL_COST` (within kube's runtime budget, which `validate` checked), on the
+    /// blocking pool.
+    async fn validate_costly(&self, resource: &ResourceInfo, space: &SpaceName, object: &Value, old: Option<&Value>) -> ApiResult<()> {
+        let Some(version) = resource.custom.as_ref().and_then(|c| c.version()) else { return Ok(()) };
+        if !version.schema.rules_pending(object, old, INLINE_CEL_COST) {
+            return Ok(());
+        }
+        let permit = costly_permit(space).await?;
+        let (schema, object, old) = (version.schema.clone(), object.clone(), old.cloned());
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let errors = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            schema.validate_rules(&object, old.as_ref())
+        })
+        .await
+        .map_err(|_| ApiError::internal("CEL validation did not finish"))?;
+        if errors.is_empty() {
+            return Ok(());
+        }
+        Err(ApiError::invalid(&resource.group, &resource.kind, &name, errors.into_iter().map(Cause::from).collect()))
     }
 
     /// Bumped by any change but to `metadata` (and to `status`, when it is a subresource).
@@ -90,6 +121,23 @@ impl View for CustomResourceStrategy {
             }
         }
     }
+}
+
+/// The estimated CEL cost (kube's cost units) past which an object's rules leave the serving thread: about a
+/// millisecond of work; common rules on common objects cost far less and run inline.
+const INLINE_CEL_COST: u64 = 10_000;
+/// How many costly CEL validations may run at once per space (spaces share `BUCKETS` semaphores by hash).
+const COSTLY_PER_SPACE: usize = 2;
+const BUCKETS: usize = 64;
+
+/// A seat for one costly CEL validation of `space`'s objects.
+async fn costly_permit(space: &SpaceName) -> ApiResult<OwnedSemaphorePermit> {
+    static SEATS: OnceLock<Vec<Arc<Semaphore>>> = OnceLock::new();
+    let seats = SEATS.get_or_init(|| (0..BUCKETS).map(|_| Arc::new(Semaphore::new(COSTLY_PER_SPACE))).collect());
+    let mut hasher = DefaultHasher::new();
+    space.as_str().hash(&mut hasher);
+    let seat = seats[(hasher.finish() % BUCKETS as u64) as usize].clone();
+    seat.acquire_owned().await.map_err(|_| ApiError::internal("CEL validation seats closed"))
 }
 
 /// Refuses creating objects of a CRD being deleted, as kube does.

@@ -473,6 +473,7 @@ impl GenericStore {
             for _attempt in 0..3 {
                 let mut candidate = object.clone();
                 self.prepare_create(resource, scope, &mut candidate, write)?;
+                strategy.validate_costly(resource, space, &candidate, None).await?;
                 self.admit(AdmissionPhase::Validating, Attributes { object: Some(&candidate), ..base }).await?;
                 match self.store_new(resource, scope, candidate, write).await? {
                     Some(stored) => {
@@ -695,6 +696,7 @@ impl GenericStore {
         let mut desired = desired;
         self.inner.wiring.admission.default(self, &base, &mut desired).await?;
         let new = self.prepare_update(resource, scope, current.view(), desired, part, write)?;
+        self.strategy(resource).validate_costly(resource, space, &new, Some(current.view())).await?;
         self.admit(AdmissionPhase::Validating, Attributes { object: Some(&new), ..base }).await?;
         let mut new = new;
         self.strategy(resource).to_storage(resource, space, &mut new, Some(&current.stored));

@@ -71,6 +71,13 @@ pub trait Strategy: Send + Sync {
     /// never changes the object.
     fn validate(&self, _resource: &ResourceInfo, _object: &Value, _old: Option<&Value>, _causes: &mut Vec<Cause>) {}
 
+    /// Validation too costly for a thread that serves other requests (custom resources' CEL rules past a small
+    /// estimated cost), run once `validate` found nothing: it may run on the blocking pool. Its problems are one
+    /// 422, as `validate`'s.
+    async fn validate_costly(&self, _resource: &ResourceInfo, _space: &SpaceName, _object: &Value, _old: Option<&Value>) -> ApiResult<()> {
+        Ok(())
+    }
+
     /// Whether an update changed what `metadata.generation` counts: by default, a change of `spec`.
     fn generation_changed(&self, _resource: &ResourceInfo, old: &Value, new: &Value) -> bool {
         old.get("spec") != new.get("spec") && new.get("spec").is_some()
