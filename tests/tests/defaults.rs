@@ -110,6 +110,14 @@ fn pods_and_pod_templates_get_kubes_pod_spec_defaults() {
         ("/spec/containers/0/ports/0", json!({"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"})),
         ("/spec/containers/0/imagePullPolicy", json!("Always")),
     ]);
+    let debugger = json!({"spec": {"ephemeralContainers": [{"name": "debugger", "image": "busybox:1.36"}]}});
+    let ephemeral = format!("{NS}/pods/d-pod/ephemeralcontainers");
+    let (code, debugged) = call("PATCH", &ephemeral, Some(&debugger), Some("application/strategic-merge-patch+json"));
+    assert_eq!(code, 200, "{debugged}");
+    check("an ephemeral container", &debugged, &[("/spec/ephemeralContainers/0", json!({"name": "debugger", "image": "busybox:1.36",
+        "imagePullPolicy": "IfNotPresent", "resources": {}, "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}))]);
+    let (code, again) = call("PATCH", &ephemeral, Some(&debugger), Some("application/strategic-merge-patch+json"));
+    assert_eq!(code, 200, "the same container written again is no change: {again}");
     let (template, spec) = template(json!({"app": "t"}));
     let pod_template = created(&format!("{NS}/podtemplates"), json!({"metadata": meta("d-template"), "template": template}));
     check("a PodTemplate", &pod_template, &[("/template/spec", spec)]);

@@ -28,6 +28,12 @@ pub(crate) fn default_pod_spec(spec: &mut Value) {
     }
 }
 
+/// The defaults of a list of ephemeral containers (the `ephemeralcontainers` subresource compares a write's with
+/// the stored, defaulted ones, as kube compares the decoded body).
+pub(crate) fn default_ephemeral_containers(containers: &mut Value) {
+    containers.as_array_mut().into_iter().flatten().filter_map(Value::as_object_mut).for_each(default_container);
+}
+
 /// The objects of the list `field` of `map` (none when it is missing or not a list).
 pub(crate) fn objects_mut<'a>(map: &'a mut Map<String, Value>, field: &str) -> impl Iterator<Item = &'a mut Map<String, Value>> {
     map.get_mut(field).and_then(Value::as_array_mut).into_iter().flatten().filter_map(Value::as_object_mut)
