@@ -10,6 +10,7 @@ pub mod api_resource_schema;
 pub mod certificate_signing_request;
 pub mod crd;
 pub mod custom_resource;
+pub mod defaults;
 pub mod flowcontrol;
 pub mod horizontal_pod_autoscaler;
 pub mod limit_range;
@@ -84,6 +85,7 @@ const KINDS: &[Kind] = &[
     volume_attachment::KIND,
     service::KIND,
     secret::KIND,
+    defaults::KIND,
     limit_range::KIND,
     resource_quota::KIND,
     flowcontrol::KIND,

@@ -28,6 +28,14 @@ SUBJECTS = [{"kind": "User", "name": "u", "apiGroup": "rbac.authorization.k8s.io
 ROLE_REF = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
 
 
+def POD_DEFAULTS(at):
+    """What kube writes into TEMPLATE's pod spec, found at `at`."""
+    return {f"{at}.{path}": value for path, value in {
+        "restartPolicy": "Always", "dnsPolicy": "ClusterFirst", "terminationGracePeriodSeconds": 30, "schedulerName": "default-scheduler",
+        "containers.0.imagePullPolicy": "IfNotPresent", "containers.0.terminationMessagePath": "/dev/termination-log",
+        "containers.0.terminationMessagePolicy": "File"}.items()}
+
+
 def certificate_request():
     """A PEM certificate request (openssl, as a user makes one), base64 as `spec.request` holds it."""
     key = subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout"], check=True, capture_output=True).stdout
@@ -36,39 +44,54 @@ def certificate_request():
 
 
 # (API class, the method suffix after create_/read_/list_/patch_, namespaced, API version, kind, the body's other
-# fields). `read_<suffix>` gives the typed model back; lists and watches deserialize every item.
+# fields[, the defaults kube 1.32 writes: dotted path in the API's field names -> value]). `read_<suffix>` gives the
+# typed model back; lists and watches deserialize every item; the defaults are compared on the object read and on
+# the one a patch answers (kube defaults every write), each through the typed model.
 ROWS = [
     ("CoreV1Api", "config_map", True, "v1", "ConfigMap", {"data": {"a": "1"}}),
-    ("CoreV1Api", "secret", True, "v1", "Secret", {"stringData": {"a": "1"}}),
+    ("CoreV1Api", "secret", True, "v1", "Secret", {"stringData": {"a": "1"}}, {"type": "Opaque"}),
     ("CoreV1Api", "service_account", True, "v1", "ServiceAccount", {}),
     ("CoreV1Api", "event", True, "v1", "Event", {"involvedObject": {"kind": "Pod", "name": "p"}, "reason": "R", "message": "m"}),
     ("CoreV1Api", "limit_range", True, "v1", "LimitRange", {"spec": {"limits": [{"type": "PersistentVolumeClaim", "max": {"storage": "10Gi"}}]}}),
     ("CoreV1Api", "resource_quota", True, "v1", "ResourceQuota", {"spec": {"hard": {"pods": "100"}}}),
-    ("CoreV1Api", "service", True, "v1", "Service", {"spec": {"ports": [{"port": 80}], "selector": {"app": "x"}}}),
-    ("CoreV1Api", "endpoints", True, "v1", "Endpoints", {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]}),
-    ("CoreV1Api", "pod", True, "v1", "Pod", {"spec": TEMPLATE["spec"]}),
-    ("CoreV1Api", "pod_template", True, "v1", "PodTemplate", {"template": TEMPLATE}),
-    ("CoreV1Api", "replication_controller", True, "v1", "ReplicationController", {"spec": {"selector": {"app": "x"}, "template": TEMPLATE}}),
+    ("CoreV1Api", "service", True, "v1", "Service", {"spec": {"ports": [{"port": 80}], "selector": {"app": "x"}}},
+     {"spec.type": "ClusterIP", "spec.sessionAffinity": "None", "spec.ports.0.protocol": "TCP", "spec.ports.0.targetPort": 80}),
+    ("CoreV1Api", "endpoints", True, "v1", "Endpoints", {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]},
+     {"subsets.0.ports.0.protocol": "TCP"}),
+    ("CoreV1Api", "pod", True, "v1", "Pod", {"spec": TEMPLATE["spec"]}, POD_DEFAULTS("spec")),
+    ("CoreV1Api", "pod_template", True, "v1", "PodTemplate", {"template": TEMPLATE}, POD_DEFAULTS("template.spec")),
+    ("CoreV1Api", "replication_controller", True, "v1", "ReplicationController", {"spec": {"selector": {"app": "x"}, "template": TEMPLATE}},
+     {"spec.replicas": 1, **POD_DEFAULTS("spec.template.spec")}),
     ("CoreV1Api", "persistent_volume_claim", True, "v1", "PersistentVolumeClaim",
-     {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+     {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}, {"spec.volumeMode": "Filesystem", "status.phase": "Pending"}),
     ("CoreV1Api", "persistent_volume", False, "v1", "PersistentVolume",
-     {"spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/x"}}}),
-    ("CoreV1Api", "namespace", False, "v1", "Namespace", {}),
+     {"spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/x"}}},
+     {"spec.persistentVolumeReclaimPolicy": "Retain", "spec.volumeMode": "Filesystem", "spec.hostPath.type": "", "status.phase": "Pending"}),
+    ("CoreV1Api", "namespace", False, "v1", "Namespace", {}, {"spec.finalizers": ["kubernetes"], "status.phase": "Active"}),
     ("CoreV1Api", "node", False, "v1", "Node", {}),
-    ("AppsV1Api", "deployment", True, "apps/v1", "Deployment", {"spec": {"selector": SELECTOR, "template": TEMPLATE}}),
-    ("AppsV1Api", "replica_set", True, "apps/v1", "ReplicaSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE}}),
-    ("AppsV1Api", "stateful_set", True, "apps/v1", "StatefulSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE, "serviceName": "s"}}),
-    ("AppsV1Api", "daemon_set", True, "apps/v1", "DaemonSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE}}),
+    ("AppsV1Api", "deployment", True, "apps/v1", "Deployment", {"spec": {"selector": SELECTOR, "template": TEMPLATE}},
+     {"spec.replicas": 1, "spec.strategy.type": "RollingUpdate", "spec.strategy.rollingUpdate.maxSurge": "25%", "spec.revisionHistoryLimit": 10,
+      "spec.progressDeadlineSeconds": 600, **POD_DEFAULTS("spec.template.spec")}),
+    ("AppsV1Api", "replica_set", True, "apps/v1", "ReplicaSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE}}, {"spec.replicas": 1}),
+    ("AppsV1Api", "stateful_set", True, "apps/v1", "StatefulSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE, "serviceName": "s"}},
+     {"spec.podManagementPolicy": "OrderedReady", "spec.updateStrategy.type": "RollingUpdate", "spec.updateStrategy.rollingUpdate.partition": 0,
+      "spec.persistentVolumeClaimRetentionPolicy.whenDeleted": "Retain", "spec.revisionHistoryLimit": 10}),
+    ("AppsV1Api", "daemon_set", True, "apps/v1", "DaemonSet", {"spec": {"selector": SELECTOR, "template": TEMPLATE}},
+     {"spec.updateStrategy.type": "RollingUpdate", "spec.updateStrategy.rollingUpdate.maxUnavailable": 1, "spec.revisionHistoryLimit": 10}),
     ("AppsV1Api", "controller_revision", True, "apps/v1", "ControllerRevision", {"revision": 1, "data": {"a": 1}}),
     ("AutoscalingV2Api", "horizontal_pod_autoscaler", True, "autoscaling/v2", "HorizontalPodAutoscaler",
-     {"spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3}}),
+     {"spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3}},
+     {"spec.minReplicas": 1, "spec.metrics.0.resource.target.averageUtilization": 80}),
     ("AutoscalingV1Api", "horizontal_pod_autoscaler", True, "autoscaling/v1", "HorizontalPodAutoscaler",
      {"spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3,
                "targetCPUUtilizationPercentage": 50}}),
     ("BatchV1Api", "job", True, "batch/v1", "Job",
-     {"spec": {"template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}}),
+     {"spec": {"template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}},
+     {"spec.completions": 1, "spec.parallelism": 1, "spec.backoffLimit": 6, "spec.completionMode": "NonIndexed", "spec.suspend": False,
+      "spec.manualSelector": False, "spec.podReplacementPolicy": "TerminatingOrFailed"}),
     ("BatchV1Api", "cron_job", True, "batch/v1", "CronJob", {"spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {
-        "template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}}}}),
+        "template": {"spec": {"containers": TEMPLATE["spec"]["containers"], "restartPolicy": "Never"}}}}}},
+     {"spec.concurrencyPolicy": "Allow", "spec.suspend": False, "spec.successfulJobsHistoryLimit": 3, "spec.failedJobsHistoryLimit": 1}),
     ("CertificatesV1Api", "certificate_signing_request", False, "certificates.k8s.io/v1", "CertificateSigningRequest",
      {"spec": {"request": certificate_request(), "signerName": "example.com/signer", "usages": ["client auth"]}}),
     ("CoordinationV1Api", "lease", True, "coordination.k8s.io/v1", "Lease", {"spec": {"holderIdentity": "me"}}),
@@ -79,15 +102,17 @@ ROWS = [
     ("NetworkingV1Api", "ingress", True, "networking.k8s.io/v1", "Ingress",
      {"spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}}}),
     ("NetworkingV1Api", "ingress_class", False, "networking.k8s.io/v1", "IngressClass", {"spec": {"controller": "example.com/c"}}),
-    ("NetworkingV1Api", "network_policy", True, "networking.k8s.io/v1", "NetworkPolicy", {"spec": {"podSelector": {}}}),
+    ("NetworkingV1Api", "network_policy", True, "networking.k8s.io/v1", "NetworkPolicy", {"spec": {"podSelector": {}}}, {"spec.policyTypes": ["Ingress"]}),
     ("PolicyV1Api", "pod_disruption_budget", True, "policy/v1", "PodDisruptionBudget", {"spec": {"minAvailable": 1, "selector": SELECTOR}}),
-    ("StorageV1Api", "storage_class", False, "storage.k8s.io/v1", "StorageClass", {"provisioner": "example.com/p"}),
-    ("StorageV1Api", "csi_driver", False, "storage.k8s.io/v1", "CSIDriver", {"spec": {}}),
+    ("StorageV1Api", "storage_class", False, "storage.k8s.io/v1", "StorageClass", {"provisioner": "example.com/p"},
+     {"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}),
+    ("StorageV1Api", "csi_driver", False, "storage.k8s.io/v1", "CSIDriver", {"spec": {}},
+     {"spec.attachRequired": True, "spec.podInfoOnMount": False, "spec.fsGroupPolicy": "ReadWriteOnceWithFSType", "spec.volumeLifecycleModes": ["Persistent"]}),
     ("StorageV1Api", "csi_node", False, "storage.k8s.io/v1", "CSINode", {"spec": {"drivers": []}}),
     ("StorageV1Api", "volume_attachment", False, "storage.k8s.io/v1", "VolumeAttachment",
      {"spec": {"attacher": "example.com/a", "nodeName": "n", "source": {"persistentVolumeName": "pv"}}}),
     ("StorageV1Api", "csi_storage_capacity", True, "storage.k8s.io/v1", "CSIStorageCapacity", {"storageClassName": "sc"}),
-    ("SchedulingV1Api", "priority_class", False, "scheduling.k8s.io/v1", "PriorityClass", {"value": 1000}),
+    ("SchedulingV1Api", "priority_class", False, "scheduling.k8s.io/v1", "PriorityClass", {"value": 1000}, {"preemptionPolicy": "PreemptLowerPriority"}),
     ("NodeV1Api", "runtime_class", False, "node.k8s.io/v1", "RuntimeClass", {"handler": "runc"}),
     ("AdmissionregistrationV1Api", "validating_webhook_configuration", False, "admissionregistration.k8s.io/v1",
      "ValidatingWebhookConfiguration", {"webhooks": []}),
@@ -105,6 +130,20 @@ ROWS = [
 ]
 
 
+def field_at(model, path):
+    """The value at the dotted `path` (the API's field names; a number indexes a list) of a typed model, as the client
+    serializes it; None when missing."""
+    value = API.sanitize_for_serialization(model)
+    for step in path.split("."):
+        if isinstance(value, list) and step.isdigit() and int(step) < len(value):
+            value = value[int(step)]
+        elif isinstance(value, dict):
+            value = value.get(step)
+        else:
+            return None
+    return value
+
+
 def name_of(suffix):
     return "py-" + suffix.replace("_", "-")
 
@@ -119,7 +158,7 @@ def namespace():
 
 
 def every_kind():
-    for api_class, suffix, namespaced, api_version, kind, fields in ROWS:
+    for api_class, suffix, namespaced, api_version, kind, fields, *defaulted in ROWS:
         api = getattr(client, api_class)(API)
         # Two versions of one kind are two rows: each its own object.
         version = api_version.rsplit("/", 1)[-1]
@@ -144,6 +183,9 @@ def every_kind():
             expect_equal(seen, [("ADDED", name)], f"{what}: watch")
             patched = getattr(api, f"patch_{kinds}{suffix}")(name, *where, {"metadata": {"annotations": {"patched": "yes"}}})
             expect_equal(patched.metadata.annotations.get("patched"), "yes", f"{what}: patch")
+            for model, when in ((read, "read"), (patched, "patched")):
+                for path, value in (defaulted[0] if defaulted else {}).items():
+                    expect_equal(field_at(model, path), value, f"{what}: {path} as kube defaults it ({when})")
         except (ValueError, TypeError) as error:
             raise CheckFailed(f"{what}: the client's model refused the answer: {error}") from error
         except ApiException as error:

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::patch::Patch;
 use super::{field_manager, read_body, Body, Ctx};
+use crate::kinds::defaults::pod_spec::default_ephemeral_containers;
 use crate::negotiate;
 use crate::registry::{DeleteOptions, ListOptions, Part, ResourceInfo, WriteContext};
 use crate::status::{ApiError, ApiResult, Cause};
@@ -215,7 +216,8 @@ async fn ephemeral_containers(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> 
                 replacement.clone()
             }
         };
-        let wanted = desired.pointer("/spec/ephemeralContainers").cloned().unwrap_or(Value::Null);
+        let mut wanted = desired.pointer("/spec/ephemeralContainers").cloned().unwrap_or(Value::Null);
+        default_ephemeral_containers(&mut wanted);
         let causes = ephemeral_problems(current, &wanted);
         if !causes.is_empty() {
             return Err(ApiError::invalid("", "Pod", &name, causes));

@@ -64,7 +64,28 @@ fn defaults(object: &mut Value) {
             spec.insert("metrics".into(), json!([cpu_metric(DEFAULT_CPU_UTILIZATION)]));
         }
     }
+    if let Some(behavior) = object.pointer_mut("/spec/behavior").and_then(Value::as_object_mut) {
+        let scale_up = json!([{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]);
+        let scale_down = json!([{"type": "Percent", "value": 100, "periodSeconds": 15}]);
+        default_scaling_rules(behavior, "scaleUp", 0, scale_up);
+        default_scaling_rules(behavior, "scaleDown", 300, scale_down);
+    }
     zero_status(object, &["desiredReplicas"]);
+}
+
+/// kube's `GenerateHPAScaleUpRules`/`ScaleDownRules`: a behavior's rules in one direction get the stabilization
+/// window, `Max` selection and policies kube uses when they are not given.
+fn default_scaling_rules(behavior: &mut serde_json::Map<String, Value>, direction: &str, window: i64, policies: Value) {
+    let rules = behavior.entry(direction).or_insert_with(|| json!({}));
+    if rules.is_null() {
+        *rules = json!({});
+    }
+    let Some(rules) = rules.as_object_mut() else { return };
+    for (field, value) in [("stabilizationWindowSeconds", json!(window)), ("selectPolicy", json!("Max")), ("policies", policies)] {
+        if rules.get(field).is_none_or(Value::is_null) {
+            rules.insert(field.into(), value);
+        }
+    }
 }
 
 fn cpu_metric(utilization: i64) -> Value {

@@ -9,7 +9,8 @@ use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Value};
 
-use super::pod_template::{check_pod_spec, default_pod_spec};
+use super::defaults::pod_spec::{default_pod_only, default_pod_spec};
+use super::pod_template::check_pod_spec;
 use super::{Context, Kind, Rules};
 use crate::registry::strategy::{Part, Strategy};
 use crate::quota::resource_quota::milli;
@@ -26,6 +27,7 @@ impl Strategy for PodStrategy {
     fn prepare_create(&self, _resource: &ResourceInfo, _space: &SpaceName, _caller: Option<&Caller>, object: &mut Value) {
         if let Some(spec) = object.get_mut("spec") {
             default_pod_spec(spec);
+            default_pod_only(spec);
             default_requests(spec);
         }
         let qos = qos_class(object.get("spec").unwrap_or(&Value::Null));
@@ -37,6 +39,7 @@ impl Strategy for PodStrategy {
     fn prepare_update(&self, _resource: &ResourceInfo, _space: &SpaceName, _old: &Value, new: &mut Value, _part: Part) {
         if let Some(spec) = new.get_mut("spec") {
             default_pod_spec(spec);
+            default_pod_only(spec);
             default_requests(spec);
         }
     }

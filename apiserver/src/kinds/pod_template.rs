@@ -1,5 +1,5 @@
-//! What pods and the workloads that template them share: the pod spec's defaults (restart, DNS and pull
-//! policies, ports' protocol, ...) and kube-apiserver's checks of it that clients run into most (containers with
+//! What pods and the workloads that template them share: small defaulting helpers (the pod spec's own defaults
+//! are `defaults::pod_spec`'s) and kube-apiserver's checks of it that clients run into most (containers with
 //! unique DNS-label names and images, ports in range), and a template's labels matched by its selector.
 
 use serde_json::{json, Map, Value};
@@ -33,44 +33,6 @@ pub(crate) fn default_status(object: &mut Value, defaults: &[(&str, Value)]) {
         for (field, value) in defaults {
             set_default(status, field, value.clone());
         }
-    }
-}
-
-/// kube's defaults of a pod spec and its containers.
-pub(crate) fn default_pod_spec(spec: &mut Value) {
-    let Some(spec) = spec.as_object_mut() else { return };
-    set_default(spec, "restartPolicy", json!("Always"));
-    set_default(spec, "dnsPolicy", json!("ClusterFirst"));
-    set_default(spec, "terminationGracePeriodSeconds", json!(30));
-    set_default(spec, "schedulerName", json!("default-scheduler"));
-    set_default(spec, "securityContext", json!({}));
-    for list in ["containers", "initContainers"] {
-        if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
-            containers.iter_mut().for_each(default_container);
-        }
-    }
-}
-
-fn default_container(container: &mut Value) {
-    let Some(container) = container.as_object_mut() else { return };
-    let image = container.get("image").and_then(Value::as_str).unwrap_or_default();
-    let latest = !image.contains(':') || image.ends_with(":latest");
-    let policy = if latest && !image.contains('@') { "Always" } else { "IfNotPresent" };
-    set_default(container, "imagePullPolicy", json!(policy));
-    set_default(container, "terminationMessagePath", json!("/dev/termination-log"));
-    set_default(container, "terminationMessagePolicy", json!("File"));
-    set_default(container, "resources", json!({}));
-    if let Some(ports) = container.get_mut("ports").and_then(Value::as_array_mut) {
-        for port in ports.iter_mut().filter_map(Value::as_object_mut) {
-            set_default(port, "protocol", json!("TCP"));
-        }
-    }
-}
-
-/// The pod spec defaults of a workload's `spec.template`.
-pub(crate) fn default_template(object: &mut Value) {
-    if let Some(spec) = object.pointer_mut("/spec/template/spec") {
-        default_pod_spec(spec);
     }
 }
 

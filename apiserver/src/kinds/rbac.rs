@@ -125,8 +125,9 @@ impl Escalation {
                 return Err(ApiError::invalid(RBAC_GROUP, &resource.kind, name, vec![Cause::not_supported("roleRef.kind", kind, supported)]));
             }
         };
-        if new.pointer("/roleRef/apiGroup").and_then(Value::as_str) != Some(RBAC_GROUP) {
-            let group = new.pointer("/roleRef/apiGroup").and_then(Value::as_str).unwrap_or_default();
+        // An empty group is RBAC's: the binding's defaults (`defaults::groups::role_binding`) write it after admission.
+        let group = new.pointer("/roleRef/apiGroup").and_then(Value::as_str).filter(|group| !group.is_empty()).unwrap_or(RBAC_GROUP);
+        if group != RBAC_GROUP {
             return Err(ApiError::invalid(RBAC_GROUP, &resource.kind, name, vec![Cause::not_supported("roleRef.apiGroup", group, &[RBAC_GROUP])]));
         }
         if self.unrestricted() || self.may("bind", role_plural, role_name, role_namespace) {

@@ -254,6 +254,9 @@ impl WriteObserver for ServiceAllocations {
     }
 }
 
+/// How long a client sticks to one endpoint under `ClientIP` affinity unless told (kube's three hours).
+const CLIENT_IP_AFFINITY_SECONDS: i64 = 10800;
+
 pub struct ServiceStrategy {
     allocations: Arc<ServiceAllocations>,
 }
@@ -274,11 +277,17 @@ fn defaults(object: &mut Value) {
     if kind == "LoadBalancer" {
         set_default(spec, "allocateLoadBalancerNodePorts", json!(true));
     }
+    if spec.get("sessionAffinity").and_then(Value::as_str) == Some("ClientIP")
+        && spec.get("sessionAffinityConfig").and_then(|config| config.pointer("/clientIP/timeoutSeconds")).is_none_or(Value::is_null)
+    {
+        spec.insert("sessionAffinityConfig".into(), json!({"clientIP": {"timeoutSeconds": CLIENT_IP_AFFINITY_SECONDS}}));
+    }
     if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
         for port in ports.iter_mut().filter_map(Value::as_object_mut) {
             set_default(port, "protocol", json!("TCP"));
-            if let Some(number) = port.get("port").cloned() {
-                set_default(port, "targetPort", number);
+            let unset = port.get("targetPort").is_none_or(|target| target.is_null() || target == &json!(0) || target == &json!(""));
+            if let (true, Some(number)) = (unset, port.get("port").cloned()) {
+                port.insert("targetPort".into(), number);
             }
         }
     }

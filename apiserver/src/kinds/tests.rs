@@ -231,7 +231,7 @@ async fn workloads_pods_services_and_secrets() {
         the system space may have them
           ok /metadata/name="agent"
         a Pod's spec is defaulted
-          ok /spec={"containers":[{"image":"nginx:1.27","imagePullPolicy":"IfNotPresent","name":"c","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30}
+          ok /spec={"containers":[{"image":"nginx:1.27","imagePullPolicy":"IfNotPresent","name":"c","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","enableServiceLinks":true,"restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30}
         and checked
           422 Invalid: Pod "q" is invalid: spec.containers[1].name: Duplicate value: "c"
         a Service

@@ -10,9 +10,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::pod_template::{check_pod_spec, check_selector_matches, default_pod_spec, default_template, invalid_value, set_default, zero_status};
+use super::defaults::pod_spec::default_pod_spec;
+use super::defaults::workloads as workload_defaults;
+use super::pod_template::{check_pod_spec, check_selector_matches, invalid_value, zero_status};
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation, Question};
 use crate::registry::strategy::{Part, Strategy};
@@ -75,47 +77,20 @@ impl Workload {
         }
     }
 
+    /// kube's defaults of the kind's spec (`defaults::workloads`) and of its pod template.
     fn defaults(self, object: &mut Value) {
-        if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
-            match self {
-                Workload::Deployment => {
-                    set_default(spec, "replicas", json!(1));
-                    set_default(spec, "revisionHistoryLimit", json!(10));
-                    set_default(spec, "progressDeadlineSeconds", json!(600));
-                    let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
-                    if let Some(strategy) = strategy.as_object_mut() {
-                        set_default(strategy, "type", json!("RollingUpdate"));
-                        if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
-                            let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
-                            if let Some(rolling) = rolling.as_object_mut() {
-                                set_default(rolling, "maxSurge", json!("25%"));
-                                set_default(rolling, "maxUnavailable", json!("25%"));
-                            }
-                        }
-                    }
-                }
-                Workload::ReplicaSet | Workload::StatefulSet | Workload::ReplicationController => set_default(spec, "replicas", json!(1)),
-                Workload::DaemonSet => {}
-                Workload::Job => {
-                    set_default(spec, "backoffLimit", json!(6));
-                    set_default(spec, "completions", json!(1));
-                    set_default(spec, "parallelism", json!(1));
-                }
-                Workload::CronJob => {
-                    set_default(spec, "concurrencyPolicy", json!("Allow"));
-                    set_default(spec, "suspend", json!(false));
-                    set_default(spec, "successfulJobsHistoryLimit", json!(3));
-                    set_default(spec, "failedJobsHistoryLimit", json!(1));
-                }
-            }
-        }
-        match self {
-            Workload::CronJob => {
-                if let Some(spec) = object.pointer_mut(self.template().0) {
-                    default_pod_spec(spec);
-                }
-            }
-            _ => default_template(object),
+        let spec_defaults = match self {
+            Workload::Deployment => workload_defaults::deployment,
+            Workload::ReplicaSet => workload_defaults::replica_set,
+            Workload::StatefulSet => workload_defaults::stateful_set,
+            Workload::DaemonSet => workload_defaults::daemon_set,
+            Workload::ReplicationController => workload_defaults::replication_controller,
+            Workload::Job => workload_defaults::job,
+            Workload::CronJob => workload_defaults::cron_job,
+        };
+        spec_defaults(object);
+        if let Some(spec) = object.pointer_mut(self.template().0) {
+            default_pod_spec(spec);
         }
     }
 }
@@ -174,6 +149,7 @@ impl Admission for SystemDaemonSets {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::registry::builtin::builtin_resources;
 
     fn fields(group: &str, kind: &str, workload: Workload, object: Value) -> Vec<String> {
