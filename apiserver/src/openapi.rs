@@ -162,8 +162,9 @@ impl OpenApi {
 }
 
 /// The v3 definitions exactly as [`OpenApi::definitions`] serves them for `resources` and `extra_definitions`,
-/// generated afresh and owned by the caller: server-side apply compiles its own compact view of them once,
-/// without keeping the tens of megabytes the served documents hold (those stay unbuilt until a client asks).
+/// generated afresh and owned by the caller: what the built-in types snapshot server-side apply reads is made
+/// from (`kinds::tests::builtin_types_snapshot_is_up_to_date`).
+#[cfg(test)]
 pub(crate) fn fresh_definitions(resources: &[ResourceInfo], extra_definitions: &Map<String, Value>) -> Map<String, Value> {
     model::with_extensions(schemas::generate(Form::V3), resources, extra_definitions, Form::V3)
 }

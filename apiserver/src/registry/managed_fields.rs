@@ -9,7 +9,6 @@ use serde_json::{json, Value};
 use super::{ResourceInfo, Subresource, WriteContext};
 use crate::fieldmanager::{self, ApplyError, FieldSet, Filter, Operation, ResourceView, StructuralView, Types};
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::openapi;
 
 
 /// The built-in types as compiled from the definitions `/openapi/v3` serves (Kubernetes' kinds with their
@@ -18,13 +17,14 @@ pub(crate) const BUILTIN_TYPES_SNAPSHOT: &str = include_str!("../fieldmanager/sc
 
 /// The built-in types, read from the snapshot at the first write: generating the definitions would cost the
 /// server tens of milliseconds and about 10 MiB of memory it does not give back. A snapshot that does not read
-/// (a broken build; the test above catches it) falls back to Kubernetes' own definitions.
+/// (a broken build; the test above catches it) leaves every built-in kind untyped: its writes still merge, field
+/// by field, without list keys.
 pub(crate) fn builtin_types() -> &'static Types {
     static TYPES: OnceLock<Types> = OnceLock::new();
     TYPES.get_or_init(|| {
         Types::from_snapshot(BUILTIN_TYPES_SNAPSHOT).unwrap_or_else(|err| {
-            tracing::error!(%err, "the built-in types snapshot does not read; compiling Kubernetes' definitions instead");
-            Types::compile(&openapi::fresh_definitions(&[], &serde_json::Map::new()))
+            tracing::error!(%err, "the built-in types snapshot does not read; built-in kinds merge untyped");
+            Types::compile(&serde_json::Map::new())
         })
     })
 }
