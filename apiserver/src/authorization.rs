@@ -30,7 +30,7 @@ use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
 use crate::config::AuthorizationMode;
-use crate::filters::request_info::RequestInfo;
+use crate::apis::request_info::RequestInfo;
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::{Reader, ResourceInfo, ResourceTable, Scope};
 use crate::status::{ApiError, ApiResult};
@@ -388,7 +388,7 @@ mod tests {
     }
 
     fn info(method: &str, path: &str) -> RequestInfo {
-        crate::filters::request_info::parse(method, path, "")
+        crate::apis::request_info::parse(method, path, "")
     }
 
     #[test]

@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::audit::{AuditOutcome, AuditRequest, Level};
 use crate::filters::authenticate::PeerIdentity;
 use crate::filters::impersonate;
-use crate::filters::request_info::{self, RequestInfo, SpacePath, VirtualPath};
+use crate::apis::request_info::{self, RequestInfo, SpacePath, VirtualPath};
 use crate::handlers::{self, Body, Ctx, Unread};
 use crate::metrics::{self, RequestLabels};
 use crate::registry::selector::LabelSelector;

@@ -20,8 +20,7 @@ use kspaces_storage::{ApiIdentity, Revision, SpaceName};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha224};
 
-use crate::kinds::api_binding::export_hash;
-use crate::kinds::workspace::base62;
+use crate::apis::kcp::{base62, export_hash};
 use crate::registry::admission::{Admission, Attributes, Operation};
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::{GenericStore, ResourceInfo};

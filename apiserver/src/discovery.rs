@@ -76,7 +76,7 @@ fn subresource_entries(r: &ResourceInfo) -> Vec<(String, Value, Vec<&'static str
         entries.push(("token".to_owned(), request, vec!["create"]));
     }
     if r.is("", "Pod") {
-        for sub in crate::handlers::pod::SUBRESOURCES {
+        for sub in crate::apis::pods::SUBRESOURCES {
             let (group, version, kind) = sub.kind;
             entries.push((sub.name.to_owned(), json!({"group": group, "version": version, "kind": kind}), sub.verbs.to_vec()));
         }

@@ -3,6 +3,4 @@
 
 pub mod authenticate;
 pub mod impersonate;
-pub mod query;
-pub mod request_info;
 pub mod token_issuer;

@@ -26,7 +26,7 @@ use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
-use crate::filters::request_info::{RequestInfo, SpacePath};
+use crate::apis::request_info::{RequestInfo, SpacePath};
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::status::{ApiError, ApiResult};

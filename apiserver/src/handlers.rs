@@ -31,7 +31,7 @@ use futures::StreamExt;
 use kspaces_authz::Caller;
 use serde_json::Value;
 
-use crate::filters::request_info::RequestInfo;
+use crate::apis::request_info::RequestInfo;
 use crate::negotiate::{self, Endpoint, Format, Output, Target};
 use crate::registry::selector::LabelSelector;
 use crate::registry::{ObjectFilter, ResourceInfo, Scope, Subresource};

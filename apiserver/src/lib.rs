@@ -1,8 +1,9 @@
 //! The kspaces API server: the only crate that knows actix-web, rustls, clap and HTTP status codes.
 //!
-//! A request flows through [`chain`]: authenticate, parse ([`filters::request_info`]), resolve the space,
+//! A request flows through [`chain`]: authenticate, parse ([`apis::request_info`]), resolve the space,
 //! authorize, resolve the resource ([`registry`]), then the verb [`handlers`] decode, validate and store.
 
+pub mod apis;
 pub mod audit;
 pub mod authorization;
 pub mod chain;

@@ -15,8 +15,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::filters::query;
-use crate::filters::request_info::RequestInfo;
+use crate::apis::query;
+use crate::apis::request_info::RequestInfo;
 use crate::registry::ResourceInfo;
 
 /// kube-apiserver's `apiserver_request_duration_seconds` buckets.
@@ -249,7 +249,7 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filters::request_info;
+    use crate::apis::request_info;
 
     fn labels(method: &str, path: &str, query: &str, content_type: Option<&str>, resource: Option<&ResourceInfo>) -> RequestLabels {
         let info = request_info::parse(method, path, query);

@@ -612,7 +612,7 @@ fn refuse_over(limits: &SpaceLimits, usage: Usage, held: Growth, room: Growth, r
     };
     // kube's quota admission message, the LogicalCluster standing for the quota object.
     let why = format!("exceeded quota: {}, requested: {}, used: {}, limited: {}",
-        crate::kinds::logical_cluster::LOGICAL_CLUSTER_NAME,
+        crate::apis::kcp::LOGICAL_CLUSTER_NAME,
         list(&|(_, wanted, _)| wanted.to_string()),
         list(&|(used, _, _)| used.to_string()),
         list(&|(_, _, limit)| limit.to_string()));
@@ -661,7 +661,7 @@ impl WriteObserver for Quotas {
 
     fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
         if resource.is("core.kcp.io", "LogicalCluster") {
-            let name = crate::kinds::logical_cluster::LOGICAL_CLUSTER_NAME.to_owned();
+            let name = crate::apis::kcp::LOGICAL_CLUSTER_NAME.to_owned();
             return self.limits.lock().unwrap().keys().map(|space| (space.clone(), name.clone())).collect();
         }
         if resource.is("", "ResourceQuota") {

@@ -28,8 +28,7 @@ use kspaces_storage::{ApiIdentity, KeyParts, Revision, SpaceName};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::kinds::crd::accept_names;
-use crate::kinds::logical_cluster::LOGICAL_CLUSTER_NAME;
+use crate::apis::kcp::{APIS_GROUP, BOUND_RESOURCES, LOGICAL_CLUSTER_NAME};
 use crate::openapi::OpenApi;
 use crate::registry::feed::Rows;
 use crate::registry::observe::{RevisionMap, WriteObserver};
@@ -38,7 +37,7 @@ use crate::registry::{Custom, ResourceInfo, ResourceTable, Spaces, Subresource};
 use crate::table::custom_columns;
 use crate::tenancy::{TenantCache, Tree};
 
-const APIS: &str = crate::kinds::api_export::GROUP;
+const APIS: &str = APIS_GROUP;
 
 /// Every verb a custom resource serves.
 const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -75,6 +74,48 @@ pub struct AcceptedNames {
     pub short_names: Vec<String>,
     pub kind: String,
     pub list_kind: String,
+}
+
+/// A CRD's requested names checked against the names in use, as kube's naming controller checks them: a
+/// requested name conflicts when it is not the one already accepted and another CRD of the group holds it.
+/// Returns the names to accept (each conflicting one keeps its accepted value) and the last conflict found
+/// (kube reports the last), as (reason, message).
+pub fn accept_names(requested: &AcceptedNames, accepted: &AcceptedNames, used: &NamesInUse) -> (AcceptedNames, Option<(&'static str, String)>) {
+    let taken = |requested: &str, accepted: &str, used: &std::collections::BTreeSet<String>| {
+        (requested != accepted && used.contains(requested)).then(|| format!("{requested:?} is already in use"))
+    };
+    let mut names = accepted.clone();
+    let mut conflict = None;
+    match taken(&requested.plural, &accepted.plural, &used.resources) {
+        Some(message) => conflict = Some(("PluralConflict", message)),
+        None => names.plural = requested.plural.clone(),
+    }
+    match taken(&requested.singular, &accepted.singular, &used.resources) {
+        Some(message) => conflict = Some(("SingularConflict", message)),
+        None => names.singular = requested.singular.clone(),
+    }
+    if requested.short_names != accepted.short_names {
+        let errors: Vec<String> = requested
+            .short_names
+            .iter()
+            .filter(|name| !accepted.short_names.contains(name) && **name != accepted.plural && **name != accepted.singular)
+            .filter_map(|name| taken(name, "", &used.resources))
+            .collect();
+        match errors.as_slice() {
+            [] => names.short_names = requested.short_names.clone(),
+            [one] => conflict = Some(("ShortNamesConflict", one.clone())),
+            many => conflict = Some(("ShortNamesConflict", format!("[{}]", many.join(", ")))),
+        }
+    }
+    match taken(&requested.kind, &accepted.kind, &used.kinds) {
+        Some(message) => conflict = Some(("KindConflict", message)),
+        None => names.kind = requested.kind.clone(),
+    }
+    match taken(&requested.list_kind, &accepted.list_kind, &used.kinds) {
+        Some(message) => conflict = Some(("ListKindConflict", message)),
+        None => names.list_kind = requested.list_kind.clone(),
+    }
+    (names, conflict)
 }
 
 impl AcceptedNames {
@@ -186,6 +227,8 @@ pub struct Resolver {
     inner: RwLock<Inner>,
     /// OpenAPI documents of views with custom resources (spaces sharing a view share them), newest last.
     openapi: Mutex<Vec<(Arc<View>, Arc<OpenApi>)>>,
+    /// The OpenAPI definitions of kspaces' own kinds, which those documents add to Kubernetes' (`with_definitions`).
+    definitions: Map<String, Value>,
     /// Held by every CRD create and update from reading the names in use to the write being applied here, so
     /// two CRDs cannot claim one name at once (kube's naming controller is a single worker for that reason).
     pub naming: Arc<tokio::sync::Mutex<()>>,
@@ -379,7 +422,13 @@ impl Resolver {
             views: HashMap::new(),
             shared_views: HashMap::new(),
         };
-        Resolver { builtin, builtin_view, inner: RwLock::new(inner), openapi: Mutex::new(Vec::new()), naming: Arc::default() }
+        Resolver { builtin, builtin_view, inner: RwLock::new(inner), openapi: Mutex::new(Vec::new()), definitions: Map::new(), naming: Arc::default() }
+    }
+
+    /// Gives the OpenAPI documents of views with custom resources kspaces' own kinds' definitions.
+    pub fn with_definitions(mut self, definitions: Map<String, Value>) -> Resolver {
+        self.definitions = definitions;
+        self
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
@@ -491,7 +540,7 @@ impl Resolver {
         }
         let mut resources: Vec<ResourceInfo> = view.system.all().iter().map(|r| (**r).clone()).collect();
         resources.sort_by_key(|r| r.custom.is_some());
-        let mut definitions = crate::kinds::definitions();
+        let mut definitions = self.definitions.clone();
         for r in &view.custom {
             if let Some(schema) = r.custom.as_ref().and_then(|c| c.version()).map(|v| v.schema.source().clone()) {
                 definitions.insert(crate::openapi::definition_name(r), published_schema(schema));
@@ -658,7 +707,7 @@ impl Resolver {
     pub fn apply_schema(&self, space: &SpaceName, name: &str, schema: Option<&Value>, revision: Revision) {
         let parsed = schema.map(|schema| Arc::new(Schema {
             uid: schema.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default().to_owned(),
-            definition: crate::kinds::api_resource_schema::parse(schema).ok().map(Arc::new),
+            definition: crate::apis::kcp::parse(schema).ok().map(Arc::new),
         }));
         let mut inner = self.write();
         if !inner.schemas.entry(space.clone()).or_default().apply(name.to_owned(), parsed, revision) {
@@ -740,7 +789,7 @@ impl Resolver {
             .and_then(Value::as_str)
             .and_then(CrdPolicy::parse)
             .unwrap_or_default();
-        let retained = logical_cluster.and_then(|lc| lc.pointer(crate::kinds::logical_cluster::BOUND_RESOURCES)).and_then(Value::as_array)
+        let retained = logical_cluster.and_then(|lc| lc.pointer(BOUND_RESOURCES)).and_then(Value::as_array)
             .map(|list| Arc::new(list.iter().filter_map(retained_resource).collect::<Vec<_>>()));
         let mut inner = self.write();
         if let Some(resources) = &retained {

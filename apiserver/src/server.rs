@@ -231,7 +231,7 @@ impl Core {
         store.place_with(Arc::new(tenancy::placement::ByTenant { tenants: tenants.clone(), tree: tree.clone() }));
         let types = Arc::new(WorkspaceTypes::default());
         let base_url = Arc::new(BaseUrl::default());
-        let resolver = Arc::new(Resolver::new(resources.clone(), tenants.clone(), tree.clone()));
+        let resolver = Arc::new(Resolver::new(resources.clone(), tenants.clone(), tree.clone()).with_definitions(kinds::definitions()));
         let policies = PolicySource::new(crate::registry::Reader::new(store.clone()), &resources, tree.clone());
         let authorizer = Arc::new(Authorizer::new(authorization_modes, policies));
         let pending_workspaces = Arc::new(PendingWorkspaces::default());

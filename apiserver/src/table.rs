@@ -13,7 +13,6 @@ mod age;
 mod columns;
 mod custom;
 mod read;
-mod jsonpath;
 mod printers;
 #[cfg(test)]
 mod tests;
@@ -25,8 +24,8 @@ use crate::negotiate::MetaVersion;
 use crate::registry::resource::ResourceInfo;
 
 pub use age::human_duration;
-pub use custom::{custom_columns, CustomColumns};
-pub use jsonpath::JsonPath;
+pub use kspaces_crd::columns::{custom_columns, CustomColumns};
+pub use kspaces_crd::jsonpath::JsonPath;
 
 /// What each row's `object` carries (the `includeObject` query parameter).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,12 +58,6 @@ pub enum TableError {
     /// The `includeObject` query parameter is not `None`, `Metadata` or `Object` (a 400, in kube's words).
     #[error("Unable to convert to Table as requested: includeObject: Invalid value: {0:?}: must be 'Metadata', 'Object', 'None', or empty")]
     InvalidIncludeObject(String),
-    /// A printer column's `jsonPath` is outside the supported subset or malformed.
-    #[error("unrecognized column definition {path:?}: {reason}")]
-    InvalidJsonPath { path: String, reason: String },
-    /// A printer column is not an object or lacks its `jsonPath`.
-    #[error("additionalPrinterColumns[{index}] is invalid: {reason}")]
-    InvalidColumn { index: usize, reason: String },
 }
 
 /// Builds the `Table` for a built-in resource: kube's printer for `(group, kind)`, or kube's
@@ -80,7 +73,7 @@ pub fn build_table(
     now: DateTime<Utc>,
 ) -> Value {
     if let Some(columns) = resource.custom.as_ref().and_then(|c| c.columns.as_ref()) {
-        return columns.build_table(objects, list_metadata, include, now);
+        return custom::build_table(columns, objects, list_metadata, include, now);
     }
     let api_version = resource.api_version();
     let type_meta = Some((resource.kind.as_str(), api_version.as_str()));

@@ -8,7 +8,6 @@
 
 pub mod cache;
 pub mod home;
-pub mod lifecycle;
 pub mod placement;
 pub mod space;
 pub mod tree;
@@ -17,7 +16,7 @@ pub mod types;
 use kspaces_authz::{Caller, UserInfo, MASTERS};
 use kspaces_storage::SpaceName;
 
-use crate::filters::request_info::SpacePath;
+use crate::apis::request_info::SpacePath;
 use crate::registry::{ResourceInfo, SpaceTenants, Spaces};
 use crate::status::{ApiError, ApiResult};
 pub use cache::{Phase, TenantCache};

@@ -30,14 +30,14 @@ use kspaces_storage::SpaceName;
 use serde_json::Value;
 
 use crate::authorization::{self, Authorizer};
-use crate::filters::request_info::{RequestInfo, SpacePath};
+use crate::apis::request_info::{RequestInfo, SpacePath};
 use crate::kinds::logical_cluster::{check_entry, LOGICAL_CLUSTER_NAME};
 use crate::registry::selector::LabelSelector;
 use crate::claims::Claims;
 use crate::resolver::Resolver;
 use crate::registry::{GenericStore, ObjectFilter, ResourceInfo, ResourceTable, Scope, Spaces};
 use crate::status::{ApiError, ApiResult};
-use crate::tenancy::lifecycle::{Lifecycle, PHASE_LABEL};
+use crate::apis::lifecycle::{Lifecycle, PHASE_LABEL};
 use crate::tenancy::types::{lifecycle_type, WorkspaceTypes};
 use crate::tenancy::{self, Tree, ALL};
 
@@ -132,7 +132,7 @@ impl VirtualWorkspaces {
         if !permissions.is_empty() {
             // Discovery is not content: the rules speak of what the controller may read and write.
             let attributes = authorization::attributes(info);
-            let discovery = !info.is_resource && crate::routes::route(&info.path).is_discovery();
+            let discovery = !info.is_resource && crate::apis::route::route(&info.path).is_discovery();
             if !discovery && !permissions.iter().any(|rule| rule_allows(rule, &attributes)) {
                 return Err(ApiError::forbidden(format!("{} {entry:?} denied by {}: no rule allows {}", lifecycle.noun(),
                     lifecycle.permissions(), describe(&attributes))));
@@ -222,16 +222,16 @@ mod tests {
     fn the_wildcard_selects_the_phase_and_the_entry() {
         let initializing = selector(Lifecycle::Initializing, "root:org").expect("a selector");
         let mut waiting = serde_json::json!({"metadata": {}, "status": {"phase": "Initializing", "initializers": ["root:org"]}});
-        crate::tenancy::lifecycle::label_logical_cluster(&mut waiting);
+        crate::apis::lifecycle::label_logical_cluster(&mut waiting);
         assert!(initializing.matches(&waiting));
         let mut other = serde_json::json!({"metadata": {}, "status": {"phase": "Initializing", "initializers": ["root:team"]}});
-        crate::tenancy::lifecycle::label_logical_cluster(&mut other);
+        crate::apis::lifecycle::label_logical_cluster(&mut other);
         assert!(!initializing.matches(&other));
         let mut terminating = serde_json::json!({"metadata": {}, "status": {"phase": "Ready", "terminators": ["root:org"]}});
-        crate::tenancy::lifecycle::label_logical_cluster(&mut terminating);
+        crate::apis::lifecycle::label_logical_cluster(&mut terminating);
         assert!(!selector(Lifecycle::Terminating, "root:org").expect("a selector").matches(&terminating), "not deleted yet");
         terminating["status"]["phase"] = "Terminating".into();
-        crate::tenancy::lifecycle::label_logical_cluster(&mut terminating);
+        crate::apis::lifecycle::label_logical_cluster(&mut terminating);
         assert!(selector(Lifecycle::Terminating, "root:org").expect("a selector").matches(&terminating));
     }
 }

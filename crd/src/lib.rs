@@ -6,11 +6,14 @@
 //!   `crdPolicy`);
 //! - `cost`: the estimated cost of CEL rules, checked against kube's static limits when a CRD is written and
 //!   against its runtime budget before an object's rules run;
-//! - `field`: the field errors every check reports, in Kubernetes' `field.Error` shape.
+//! - `field`: the field errors every check reports, in Kubernetes' `field.Error` shape;
+//! - `columns` and `jsonpath`: a version's printer columns, parsed once, and the JSONPath subset they use.
 
+pub mod columns;
 pub mod cost;
 pub mod definition;
 pub mod field;
+pub mod jsonpath;
 pub mod structural;
 pub mod sharing;
 

@@ -35,7 +35,7 @@ use crate::kinds::api_binding::{self, export_of};
 use crate::kinds::api_export::{self, identity_hash, IDENTITY_KEY, IDENTITY_NAMESPACE};
 use crate::kinds::api_export_endpoint_slice;
 use crate::kinds::logical_cluster::{BOUND_RESOURCES, LOGICAL_CLUSTER_NAME};
-use crate::tenancy::lifecycle::Lifecycle;
+use crate::apis::lifecycle::Lifecycle;
 use crate::tenancy::types::API_BINDINGS_INITIALIZER;
 use crate::registry::observe::WriteObserver;
 use crate::registry::store::cluster_name;

@@ -22,7 +22,7 @@ use crate::registry::store::space_of_cluster;
 use crate::registry::{is_deleting, GenericStore, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
-use crate::tenancy::lifecycle::Lifecycle;
+use crate::apis::lifecycle::Lifecycle;
 use crate::tenancy::{space, Tree};
 use crate::registry::stored::at;
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::metrics::{FlowMetrics, SchemaMetrics};
 use super::queueset::{Params, QueueSet, Queuing};
-use crate::filters::request_info::RequestInfo;
+use crate::apis::request_info::RequestInfo;
 
 /// kube's default `nominalConcurrencyShares` of a Limited level that names none.
 pub const DEFAULT_SHARES: u32 = 30;

@@ -8,7 +8,7 @@ use kspaces_storage::{Revision, SpaceName};
 use serde_json::{json, Value};
 
 use super::*;
-use crate::filters::request_info;
+use crate::apis::request_info;
 
 fn caller(name: &str, groups: &[&str], tenant: &str) -> Caller {
     let user = UserInfo::authenticated(name.into(), String::new(), groups.iter().map(|g| g.to_string()).collect(), Some(tenant.into()));

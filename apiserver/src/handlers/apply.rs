@@ -50,7 +50,7 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
 
 /// `force`, an apimachinery query bool as kube decodes PatchOptions: anything but `0` and `false` is true.
 fn force(ctx: &Ctx) -> ApiResult<bool> {
-    Ok(ctx.query.get("force").is_some_and(|value| crate::filters::query::go_query_bool(value)))
+    Ok(ctx.query.get("force").is_some_and(|value| crate::apis::query::go_query_bool(value)))
 }
 
 /// The applied configuration: a YAML (or JSON) object. Keys given twice are what `fieldValidation` judges for an

@@ -9,7 +9,7 @@ use kspaces_storage::SpaceName;
 use serde_json::json;
 
 use super::Ctx;
-use crate::filters::request_info::{RequestInfo, SpacePath};
+use crate::apis::request_info::{RequestInfo, SpacePath};
 use crate::kinds::workspace::OWNER_ANNOTATION;
 use crate::registry::{Scope, WriteContext, SERVER_MANAGER};
 use crate::server::ApiServer;

@@ -15,28 +15,7 @@ use crate::negotiate;
 use crate::registry::{DeleteOptions, ListOptions, Part, ResourceInfo, WriteContext};
 use crate::status::{ApiError, ApiResult, Cause};
 
-/// A subresource of pods this module serves: its name, the kind it answers with (group, version, kind) and the
-/// verbs discovery lists.
-pub struct PodSubresource {
-    pub name: &'static str,
-    pub kind: (&'static str, &'static str, &'static str),
-    pub verbs: &'static [&'static str],
-}
-
-const fn sub(name: &'static str, kind: (&'static str, &'static str, &'static str), verbs: &'static [&'static str]) -> PodSubresource {
-    PodSubresource { name, kind, verbs }
-}
-
-/// The subresources of pods this module serves, as kube-apiserver 1.32's discovery lists them.
-pub const SUBRESOURCES: &[PodSubresource] = &[
-    sub("attach", ("", "v1", "PodAttachOptions"), &["create", "get"]),
-    sub("binding", ("", "v1", "Binding"), &["create"]),
-    sub("ephemeralcontainers", ("", "v1", "Pod"), &["get", "patch", "update"]),
-    sub("eviction", ("policy", "v1", "Eviction"), &["create"]),
-    sub("exec", ("", "v1", "PodExecOptions"), &["create", "get"]),
-    sub("log", ("", "v1", "Pod"), &["get"]),
-    sub("portforward", ("", "v1", "PodPortForwardOptions"), &["create", "get"]),
-];
+pub use crate::apis::pods::SUBRESOURCES;
 
 /// True for a pods subresource this module serves.
 pub fn serves(subresource: &str) -> bool {

@@ -20,11 +20,9 @@ use kspaces_authz::rbac::Attributes as RbacAttributes;
 use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha224};
 
 use super::api_conversion::{self, is_v1alpha2};
 use super::api_export::{self, check_claims, check_export_reference, claim_schema, claim_schema_v1alpha2, v1alpha2_row, GROUP};
-use super::workspace::base62;
 use super::{kcp_row, kind_schema, Context, Kind, Rules};
 use crate::authorization::{self, Authorizer};
 use crate::claims::ClaimLabels;
@@ -96,10 +94,7 @@ pub fn export_of(tree: &Tree, space: &SpaceName, binding: &Value) -> Option<(Spa
     Some((space, cluster, name))
 }
 
-/// kcp's hash naming an export in labels: `Base62(Sha224("<cluster>:<name>"))`.
-pub fn export_hash(cluster: &str, name: &str) -> String {
-    base62(&Sha224::digest(format!("{cluster}:{name}").as_bytes()))
-}
+pub use crate::apis::kcp::export_hash;
 
 pub struct BindingStrategy {
     tree: Arc<Tree>,
@@ -250,18 +245,5 @@ impl Admission for BoundNames {
                 "metadata.name", attributes.name, &format!("the resource is bound in this workspace by APIBinding {binding:?}; delete the binding first"))])),
             None => Ok(()),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_export_label_is_kcps_base62_sha224() {
-        // Go: new(big.Int).SetBytes(sha256.Sum224([]byte("root:widgets"))).Text(62), as Python's int reckons it.
-        assert_eq!(export_hash("root", "widgets"), "1oNwKzCPVdx8ged3ajqEGHgS4wYwVD4iICmHKO");
-        assert_eq!(base62(&[0, 61]), "Z");
-        assert_eq!(base62(&[0, 62]), "10");
     }
 }

@@ -30,7 +30,7 @@ use crate::status::Cause;
 pub const KIND: Kind = Kind { rows, definitions, rules };
 
 /// kcp's API group of exports, bindings and schemas.
-pub const GROUP: &str = "apis.kcp.io";
+pub const GROUP: &str = crate::apis::kcp::APIS_GROUP;
 pub const NAME: &str = "APIExport";
 pub const PLURAL: &str = "apiexports";
 const DEFINITION: &str = "io.kcp.apis.v1alpha1.APIExport";

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use kspaces_crd::definition::{self, Definition};
+use kspaces_crd::definition;
 use serde_json::{json, Map, Value};
 
 use super::api_export::{self, GROUP};
@@ -57,41 +57,7 @@ fn rules(context: &Context, rules: &mut Rules) {
     }
 }
 
-/// The CustomResourceDefinition a schema stands for: named `<plural>.<group>`, with the schema's uid, each
-/// version's `schema` wrapped as `openAPIV3Schema`. What the resolver compiles for a binding, and what
-/// validation checks.
-pub fn as_crd(schema: &Value) -> Value {
-    let spec = schema.get("spec").cloned().unwrap_or_else(|| json!({}));
-    let text = |pointer: &str| spec.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_owned();
-    let versions: Vec<Value> = spec.get("versions").and_then(Value::as_array).into_iter().flatten().map(|version| {
-        let mut version = version.clone();
-        if let Some(map) = version.as_object_mut() {
-            let openapi = map.remove("schema").unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
-            map.insert("schema".into(), json!({"openAPIV3Schema": openapi}));
-        }
-        version
-    }).collect();
-    let mut crd_spec = spec.as_object().cloned().unwrap_or_default();
-    crd_spec.remove("nameValidation");
-    crd_spec.insert("versions".into(), json!(versions));
-    let mut crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{}.{}", text("/names/plural"), text("/group")), "uid": schema.pointer("/metadata/uid").cloned().unwrap_or(Value::Null)},
-        "spec": crd_spec,
-    });
-    definition::defaults(&mut crd);
-    crd
-}
-
-/// The schema compiled as a CRD's definition, or its problems at the schema's own field paths.
-pub fn parse(schema: &Value) -> Result<Definition, Vec<Cause>> {
-    Definition::parse(&as_crd(schema)).map_err(|errors| errors.into_iter().map(|error| {
-        let mut cause = Cause::from(error);
-        cause.field = cause.field.replace(".schema.openAPIV3Schema", ".schema");
-        cause
-    }).collect())
-}
+pub use crate::apis::kcp::{as_crd, parse};
 
 /// kcp's pattern of the prefix in front of `.<plural>.<group>`.
 fn is_prefix(prefix: &str) -> bool {

@@ -21,7 +21,7 @@ use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation, Question};
 use crate::registry::strategy::{Part, Strategy, WriteGuard};
 use crate::registry::{now, GenericStore, ResourceInfo};
-use crate::resolver::{AcceptedNames, NamesInUse, Resolver};
+use crate::resolver::{accept_names, AcceptedNames, NamesInUse, Resolver};
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// CustomResourceDefinition: its strategy and the forced-name admission.
@@ -143,48 +143,6 @@ impl Admission for ForcedNames {
             None => Ok(()),
         }
     }
-}
-
-/// A CRD's requested names checked against the names in use, as kube's naming controller checks them: a
-/// requested name conflicts when it is not the one already accepted and another CRD of the group holds it.
-/// Returns the names to accept (each conflicting one keeps its accepted value) and the last conflict found
-/// (kube reports the last), as (reason, message).
-pub fn accept_names(requested: &AcceptedNames, accepted: &AcceptedNames, used: &NamesInUse) -> (AcceptedNames, Option<(&'static str, String)>) {
-    let taken = |requested: &str, accepted: &str, used: &std::collections::BTreeSet<String>| {
-        (requested != accepted && used.contains(requested)).then(|| format!("{requested:?} is already in use"))
-    };
-    let mut names = accepted.clone();
-    let mut conflict = None;
-    match taken(&requested.plural, &accepted.plural, &used.resources) {
-        Some(message) => conflict = Some(("PluralConflict", message)),
-        None => names.plural = requested.plural.clone(),
-    }
-    match taken(&requested.singular, &accepted.singular, &used.resources) {
-        Some(message) => conflict = Some(("SingularConflict", message)),
-        None => names.singular = requested.singular.clone(),
-    }
-    if requested.short_names != accepted.short_names {
-        let errors: Vec<String> = requested
-            .short_names
-            .iter()
-            .filter(|name| !accepted.short_names.contains(name) && **name != accepted.plural && **name != accepted.singular)
-            .filter_map(|name| taken(name, "", &used.resources))
-            .collect();
-        match errors.as_slice() {
-            [] => names.short_names = requested.short_names.clone(),
-            [one] => conflict = Some(("ShortNamesConflict", one.clone())),
-            many => conflict = Some(("ShortNamesConflict", format!("[{}]", many.join(", ")))),
-        }
-    }
-    match taken(&requested.kind, &accepted.kind, &used.kinds) {
-        Some(message) => conflict = Some(("KindConflict", message)),
-        None => names.kind = requested.kind.clone(),
-    }
-    match taken(&requested.list_kind, &accepted.list_kind, &used.kinds) {
-        Some(message) => conflict = Some(("ListKindConflict", message)),
-        None => names.list_kind = requested.list_kind.clone(),
-    }
-    (names, conflict)
 }
 
 /// Sets `status.acceptedNames` and the `NamesAccepted` and `Established` conditions of `crd` from its requested

@@ -25,7 +25,7 @@ use crate::registry::store::{space_of_cluster, CLUSTER_ANNOTATION};
 use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{GenericStore, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::tenancy::lifecycle::{label_logical_cluster, Lifecycle};
+use crate::apis::lifecycle::{label_logical_cluster, Lifecycle};
 use crate::tenancy::types::lifecycle_type;
 use crate::tenancy::Tree;
 use crate::registry::stored::at;
@@ -35,16 +35,9 @@ pub const KIND: Kind = Kind { rows, definitions, rules };
 
 /// The OpenAPI definition name of LogicalCluster.
 pub const DEFINITION: &str = "io.kcp.core.v1alpha1.LogicalCluster";
-/// The name of the one LogicalCluster in every space.
-pub const LOGICAL_CLUSTER_NAME: &str = "cluster";
+pub use crate::apis::kcp::{BOUND_RESOURCES, DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
 /// The CRD policies a space may choose (`LogicalCluster.spec.crdPolicy`).
 pub const CRD_POLICIES: [&str; 3] = ["NeverUseSystemCRDUnlessForced", "SystemCRDFirst", "LocalCRDFirst"];
-/// Where a LogicalCluster lists every resource an APIBinding ever bound in its space (`{group, resource, schema,
-/// schemaCluster, UID, identityHash}`), written by the APIs controller: what emptying the space deletes besides
-/// what its bindings bind now (`Resolver::stored_in`).
-pub const BOUND_RESOURCES: &str = "/status/boundResources";
-/// The policy a new tenant space starts with.
-pub const DEFAULT_CRD_POLICY: &str = "LocalCRDFirst";
 
 fn rows() -> Vec<ResourceInfo> {
     vec![

@@ -18,10 +18,9 @@ use crate::registry::admission::{Admission, Attributes, Operation};
 use crate::registry::stored::at;
 use crate::registry::{GenericStore, Part, ResourceInfo};
 use crate::status::{ApiError, ApiResult};
-use crate::tenancy::space::TYPE_ANNOTATION;
+use crate::apis::kcp::TYPE_ANNOTATION;
 
-/// kcp's workspace path of the logical cluster an object lives in (`LogicalCluster`, and kcp's path annotation).
-pub const PATH_ANNOTATION: &str = "kcp.io/path";
+pub use crate::apis::kcp::PATH_ANNOTATION;
 
 /// The server-owned annotation keys, named whole.
 pub const SERVER_OWNED: [&str; 2] = [PATH_ANNOTATION, TYPE_ANNOTATION];

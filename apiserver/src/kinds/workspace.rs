@@ -28,7 +28,7 @@ use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operatio
 use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::tenancy::lifecycle::PHASE_LABEL;
+use crate::apis::lifecycle::PHASE_LABEL;
 use crate::tenancy::tree::{Node, Tree, ROOT, TENANT_DEFAULT_TYPE, TENANT_TYPE_ANNOTATION};
 use crate::tenancy::types::{is_home_type, Resolved, TypeError, TypeName, WorkspaceTypes, USABLE_BY_EVERYONE};
 use crate::tenancy::{space, ALL, SYSTEM};
@@ -43,8 +43,7 @@ pub const NAME: &str = "Workspace";
 pub const DEFINITION: &str = "io.kcp.tenancy.v1alpha1.Workspace";
 /// Holds a Workspace until its subtree and content are gone.
 pub const FINALIZER: &str = "core.kcp.io/logicalcluster";
-/// The creator of a workspace, as JSON `UserInfo` (kcp's annotation).
-pub const OWNER_ANNOTATION: &str = "experimental.tenancy.kcp.io/owner";
+pub use crate::apis::kcp::{base36, base62, OWNER_ANNOTATION};
 
 /// Where the server is reached (`https://host:port`), for `spec.URL`; set once the listener is bound.
 #[derive(Debug, Default)]
@@ -134,33 +133,6 @@ pub fn random_cluster_name() -> String {
     let mut seed = [0u8; 32];
     rand::rng().fill_bytes(&mut seed);
     base36(&Sha224::digest(seed)).chars().take(16).collect()
-}
-
-/// Big-endian base 36 of `bytes`, lower case.
-pub fn base36(bytes: &[u8]) -> String {
-    in_base(bytes, b"0123456789abcdefghijklmnopqrstuvwxyz")
-}
-
-/// Big-endian base 62 of `bytes`, with Go's `big.Int.Text(62)` digits (kcp's `ToBase62`).
-pub fn base62(bytes: &[u8]) -> String {
-    in_base(bytes, b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-}
-
-fn in_base(bytes: &[u8], alphabet: &[u8]) -> String {
-    let base = alphabet.len() as u32;
-    let mut digits: Vec<u8> = Vec::new();
-    let mut number: Vec<u32> = bytes.iter().map(|b| *b as u32).collect();
-    while number.iter().any(|d| *d != 0) {
-        let mut remainder = 0u32;
-        for digit in number.iter_mut() {
-            let value = remainder * 256 + *digit;
-            *digit = value / base;
-            remainder = value % base;
-        }
-        digits.push(alphabet[remainder as usize]);
-    }
-    digits.reverse();
-    String::from_utf8(digits).unwrap_or_default()
 }
 
 impl WorkspaceStrategy {

@@ -20,7 +20,7 @@ use crate::registry::strategy::{Part, Strategy, View};
 use crate::registry::{GenericStore, ResourceInfo};
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::kinds::workspace::BaseUrl;
-use crate::tenancy::lifecycle::virtual_workspaces;
+use crate::apis::lifecycle::virtual_workspaces;
 use crate::tenancy::types::{TypeName, TypeSpec, WorkspaceTypes};
 use crate::authorization::Authorizer;
 use crate::kinds::api_binding::check_bind;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use kspaces_crd::definition::{Definition, ScalePaths, Version};
 use kspaces_storage::{ApiIdentity, GroupResource};
 
-use crate::table::CustomColumns;
+use kspaces_crd::columns::CustomColumns;
 
 /// Subresources the generic registry knows how to serve.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -42,7 +42,7 @@ pub(crate) const fn wide(name: &'static str, type_: &'static str, description: &
 pub(crate) const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 
 /// `ObjectMeta.creationTimestamp`'s documentation, the description of every AGE column.
-pub(crate) const CREATION_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+pub(crate) use kspaces_crd::columns::CREATION_DESCRIPTION;
 
 pub(crate) const NAME: ColumnSpec =
     ColumnSpec { name: "Name", type_: "string", format: "name", description: NAME_DESCRIPTION, priority: 0 };

@@ -5,105 +5,41 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::age::{parse_time, since};
-use super::columns::{CREATION_DESCRIPTION, NAME};
-use super::read::{as_int, name, opt_int, opt_str};
-use super::jsonpath::JsonPath;
+use super::columns::NAME;
+use super::read::{as_int, name};
+use kspaces_crd::columns::CustomColumns;
 use super::printers::Row;
-use super::{assemble, row_json, IncludeObject, TableError};
+use super::{assemble, row_json, IncludeObject};
 
-/// A CRD version's printer columns, parsed once and reused for every request.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CustomColumns {
-    columns: Vec<CustomColumn>,
+/// The `columnDefinitions` array: NAME, then the CRD's columns in order.
+pub fn column_definitions(columns: &CustomColumns) -> Value {
+    let custom = columns.columns.iter().map(|column| {
+        json!({
+            "name": column.name,
+            "type": column.type_,
+            "format": column.format,
+            "description": column.description,
+            "priority": column.priority,
+        })
+    });
+    Value::Array(std::iter::once(NAME.to_json()).chain(custom).collect())
 }
 
-#[derive(Clone, Debug, PartialEq)]
-struct CustomColumn {
-    name: String,
-    type_: String,
-    format: String,
-    description: String,
-    priority: i64,
-    path: JsonPath,
+/// A `meta.k8s.io/v1` Table of `objects` (one object for a GET) with a CRD version's columns; see
+/// [`super::build_table`].
+pub fn build_table(columns: &CustomColumns, objects: &[Value], list_metadata: Value, include: IncludeObject, now: DateTime<Utc>) -> Value {
+    let rows = objects.iter().map(|object| row_json(row(columns, object, now), object, include, None)).collect();
+    assemble(column_definitions(columns), rows, list_metadata)
 }
 
-/// Parses `additionalPrinterColumns` entries (`name`, `type`, `format`, `description`,
-/// `priority`, `jsonPath`). With no entries kube serves a single `Age` column; NAME always comes
-/// first. Kube adds no AGE column when the CRD lists columns of its own.
-///
-/// An error means the CRD's columns cannot be served; callers fall back to [`super::build_table`],
-/// whose default NAME / CREATED AT table is what kube falls back to as well.
-pub fn custom_columns(columns: &[Value]) -> Result<CustomColumns, TableError> {
-    if columns.is_empty() {
-        let age = json!({
-            "name": "Age",
-            "type": "date",
-            "description": CREATION_DESCRIPTION,
-            "jsonPath": ".metadata.creationTimestamp",
-        });
-        return custom_columns(&[age]);
+fn row(columns: &CustomColumns, object: &Value, now: DateTime<Utc>) -> Row {
+    let mut cells = vec![Value::String(name(object).to_string())];
+    for column in &columns.columns {
+        // Like kube, only the first match is printed.
+        let first = column.path.find(object).into_iter().next();
+        cells.push(first.map_or(Value::Null, |value| cell(&column.type_, value, now)));
     }
-    let parsed: Result<Vec<CustomColumn>, TableError> =
-        columns.iter().enumerate().map(|(index, column)| parse_column(index, column)).collect();
-    Ok(CustomColumns { columns: parsed? })
-}
-
-fn parse_column(index: usize, column: &Value) -> Result<CustomColumn, TableError> {
-    let invalid = |reason: &str| TableError::InvalidColumn { index, reason: reason.to_string() };
-    if !column.is_object() {
-        return Err(invalid("a printer column must be an object"));
-    }
-    let json_path = opt_str(column, &["jsonPath"]).ok_or_else(|| invalid("jsonPath is required"))?;
-    let description = match opt_str(column, &["description"]).filter(|d| !d.is_empty()) {
-        Some(description) => description.to_string(),
-        None => format!("Custom resource definition column (in JSONPath format): {json_path}"),
-    };
-    Ok(CustomColumn {
-        name: opt_str(column, &["name"]).unwrap_or("").to_string(),
-        type_: opt_str(column, &["type"]).unwrap_or("").to_string(),
-        format: opt_str(column, &["format"]).unwrap_or("").to_string(),
-        description,
-        priority: opt_int(column, &["priority"]).unwrap_or(0),
-        path: JsonPath::parse(json_path)?,
-    })
-}
-
-impl CustomColumns {
-    /// The `columnDefinitions` array: NAME, then the CRD's columns in order.
-    pub fn column_definitions(&self) -> Value {
-        let custom = self.columns.iter().map(|column| {
-            json!({
-                "name": column.name,
-                "type": column.type_,
-                "format": column.format,
-                "description": column.description,
-                "priority": column.priority,
-            })
-        });
-        Value::Array(std::iter::once(NAME.to_json()).chain(custom).collect())
-    }
-
-    /// A `meta.k8s.io/v1` Table of `objects` (one object for a GET); see [`super::build_table`].
-    pub fn build_table(
-        &self,
-        objects: &[Value],
-        list_metadata: Value,
-        include: IncludeObject,
-        now: DateTime<Utc>,
-    ) -> Value {
-        let rows = objects.iter().map(|object| row_json(self.row(object, now), object, include, None)).collect();
-        assemble(self.column_definitions(), rows, list_metadata)
-    }
-
-    fn row(&self, object: &Value, now: DateTime<Utc>) -> Row {
-        let mut cells = vec![Value::String(name(object).to_string())];
-        for column in &self.columns {
-            // Like kube, only the first match is printed.
-            let first = column.path.find(object).into_iter().next();
-            cells.push(first.map_or(Value::Null, |value| cell(&column.type_, value, now)));
-        }
-        cells.into()
-    }
+    cells.into()
 }
 
 /// `cellForJSONValue`, with `string` columns printed the way client-go's jsonpath prints.

@@ -195,7 +195,7 @@ fn custom_resource_columns() {
                "status": {"conditions": [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "False"}]}}),
         json!({"metadata": {"name": "bare"}, "spec": {"replicas": "three"}}),
     ];
-    let table = columns.build_table(&objects, json!({"resourceVersion": "7"}), IncludeObject::Metadata, now());
+    let table = super::custom::build_table(&columns, &objects, json!({"resourceVersion": "7"}), IncludeObject::Metadata, now());
     assert_rendered(&table, r#"
         NAME   REPLICAS   READY    FIRST PORT   SELECTOR       AGE
         db     3          False    5432         {"app":"db"}   5m
@@ -212,7 +212,7 @@ fn custom_resource_columns() {
 #[test]
 fn custom_resource_without_columns_gets_age_only() {
     let columns = custom_columns(&[]).unwrap_or_else(|error| panic!("default columns should parse: {error}"));
-    let table = columns.build_table(&[fixtures::secret()], json!({}), IncludeObject::None, now());
+    let table = super::custom::build_table(&columns, &[fixtures::secret()], json!({}), IncludeObject::None, now());
     assert_rendered(&table, "
         NAME    AGE
         creds   5s

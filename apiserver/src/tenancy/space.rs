@@ -16,9 +16,7 @@ use serde_json::{json, Value};
 use super::tree::{Tree, HOME_ROOT_TYPE, TENANT_DEFAULT_TYPE};
 use super::types::WorkspaceTypes;
 use super::{space_of, SYSTEM};
-use crate::kinds::logical_cluster::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME};
-use crate::kinds::server_annotations::PATH_ANNOTATION;
-use crate::kinds::workspace::OWNER_ANNOTATION;
+use crate::apis::kcp::{DEFAULT_CRD_POLICY, LOGICAL_CLUSTER_NAME, OWNER_ANNOTATION, PATH_ANNOTATION};
 use crate::registry::deletion::DeleteOptions;
 use crate::registry::store::DeleteOutcome;
 use crate::registry::{is_deleting, GenericStore, Part, ResourceInfo, ResourceTable, Scope, WriteContext, SERVER_MANAGER};
@@ -88,8 +86,7 @@ pub fn workspace_path(tenant: &str) -> String {
     if tenant == SYSTEM { "root".to_owned() } else { format!("root:{tenant}") }
 }
 
-/// The annotation of a LogicalCluster naming its workspace's type (kcp's).
-pub const TYPE_ANNOTATION: &str = "internal.tenancy.kcp.io/type";
+pub use crate::apis::kcp::TYPE_ANNOTATION;
 /// The binding that makes a workspace's creator its administrator.
 pub const WORKSPACE_ADMIN: &str = "workspace-admin";
 /// The namespaces a nested workspace starts with (kcp's universal initializer's).

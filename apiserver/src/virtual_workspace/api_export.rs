@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::{Access, VirtualWorkspaces};
 use crate::authorization;
-use crate::filters::request_info::{RequestInfo, SpacePath};
+use crate::apis::request_info::{RequestInfo, SpacePath};
 use crate::claims::label_key;
 use crate::kinds::api_binding::{self, export_hash, EXPORT_LABEL};
 use crate::kinds::api_export::{self, identity_hash, GROUP};

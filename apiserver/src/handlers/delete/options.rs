@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::filters::query::go_query_bool;
+use crate::apis::query::go_query_bool;
 use crate::registry::deletion::{DeleteOptions, Propagation};
 use crate::status::{ApiError, ApiResult, Cause};
 

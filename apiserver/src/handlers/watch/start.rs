@@ -8,7 +8,7 @@
 //! * neither, with `resourceVersion` unset or `0`: defaulted to `sendInitialEvents=true` (the legacy "state, then
 //!   changes" watch); with any other `resourceVersion`: the events after it.
 
-use crate::filters::query::go_query_bool;
+use crate::apis::query::go_query_bool;
 use kspaces_storage::Position;
 
 use crate::handlers::list::parse_position;

@@ -102,12 +102,12 @@ fn custom_columns_survive_garbage() {
     for garbage in replacements() {
         let object = json!({"metadata": {"name": "g"}, "spec": {"n": garbage}});
         for candidate in [object, garbage.clone()] {
-            let table = columns.build_table(std::slice::from_ref(&candidate), json!({}), IncludeObject::Object, now());
+            let table = super::super::custom::build_table(&columns, std::slice::from_ref(&candidate), json!({}), IncludeObject::Object, now());
             assert_eq!(table["rows"][0]["cells"].as_array().map(Vec::len), Some(8), "for {candidate}");
         }
     }
     let spec_n = |n: Value| {
-        let table = columns.build_table(&[json!({"spec": {"n": n}})], json!({}), IncludeObject::None, now());
+        let table = super::super::custom::build_table(&columns, &[json!({"spec": {"n": n}})], json!({}), IncludeObject::None, now());
         table["rows"][0]["cells"].clone()
     };
     assert_eq!(spec_n(json!(2.9)), json!(["", 2, 2.9, null, null, "2.9", null, null]));

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::TableError;
+use crate::columns::ColumnError;
 
 /// A parsed path; evaluate it with [`JsonPath::find`].
 #[derive(Clone, Debug, PartialEq)]
@@ -47,8 +47,8 @@ enum Literal {
 
 impl JsonPath {
     /// Parses `path` (for example `.status.conditions[?(@.type=="Ready")].status`).
-    pub fn parse(path: &str) -> Result<JsonPath, TableError> {
-        let invalid = |reason: &str| TableError::InvalidJsonPath { path: path.to_string(), reason: reason.to_string() };
+    pub fn parse(path: &str) -> Result<JsonPath, ColumnError> {
+        let invalid = |reason: &str| ColumnError::InvalidJsonPath { path: path.to_string(), reason: reason.to_string() };
         let trimmed = path.trim();
         let body = trimmed.strip_prefix('{').and_then(|p| p.strip_suffix('}')).unwrap_or(trimmed);
         let body = body.strip_prefix('$').unwrap_or(body);

@@ -6,7 +6,7 @@
 //! `fieldSelector` pins `metadata.name` names that object, as kube's does, so RBAC's `resourceNames` apply to it.
 
 use super::query;
-use crate::tenancy::lifecycle::{Lifecycle, SERVICES};
+use crate::apis::lifecycle::{Lifecycle, SERVICES};
 use crate::registry::selector::{FieldSelector, LabelSelector};
 
 /// Which space a path names, before identity is considered.
