@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the whole kspaces test suite: unit tests, the storage conformance suite on memory, sled and a real
 # etcd, the property and kill -9 tests, and the black-box tests that drive the real binary with kubectl 1.32,
-# kube-rs and the Python client. Installs what the tests need when it is missing (etcd-server, a venv at
-# .venv/ with the pinned Python `kubernetes` client); under CI=true anything it cannot provide is a failure,
-# never a skip. Nothing needs protoc: the etcd client's gRPC code is checked in (storage/src/etcd/proto).
+# kube-rs and the Python client, then each fuzz target for a bounded time. Installs what the tests need when it is
+# missing (etcd-server, a venv at .venv/ with the pinned Python `kubernetes` client, cargo-fuzz); under CI=true
+# anything it cannot provide is a failure, never a skip. Nothing needs protoc: the etcd client's gRPC code is checked
+# in (storage/src/etcd/proto).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,3 +51,30 @@ cargo test --workspace --no-fail-fast
 # The benchmarks (`cargo bench`) are not run here, but they must still build: in the dev profile, beside the tests'
 # artifacts, so this costs only their own compilation.
 cargo build --workspace --benches
+
+# The fuzz targets (tests/fuzz; docs/limits.md, "Fuzzing"): libFuzzer through cargo-fuzz, each target run for
+# FUZZ_SECONDS from its committed corpus, new inputs kept in a scratch directory; a crash, a timeout or running out
+# of memory fails the run, and the input is saved in tests/fuzz/artifacts/<target>/. cargo-fuzz passes rustc
+# nightly-only flags: RUSTC_BOOTSTRAP=1 lets the stable toolchain take them. No sanitizer: the server is safe Rust,
+# and AddressSanitizer would slow both the build and the runs to watch unsafe code that is not ours.
+FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "test-all: installing cargo-fuzz"
+  cargo install cargo-fuzz --locked || fail "could not install cargo-fuzz"
+fi
+cargo fuzz --version >/dev/null 2>&1 || fail "cargo-fuzz is missing after installing it"
+export RUSTC_BOOTSTRAP=1
+cargo fuzz build --fuzz-dir tests/fuzz --sanitizer none || fail "the fuzz targets do not build"
+fuzz_scratch="$(mktemp -d)"
+trap 'rm -rf "$fuzz_scratch"' EXIT
+for target in $(cargo fuzz list --fuzz-dir tests/fuzz); do
+  echo "test-all: fuzzing $target for ${FUZZ_SECONDS}s"
+  mkdir -p "$fuzz_scratch/$target"
+  # libFuzzer logs every input that adds coverage: its log is shown only when the target fails.
+  if ! cargo fuzz run --fuzz-dir tests/fuzz --sanitizer none "$target" "$fuzz_scratch/$target" "tests/fuzz/corpus/$target" \
+    -- -max_total_time="$FUZZ_SECONDS" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 >"$fuzz_scratch/$target.log" 2>&1; then
+    tail -n 60 "$fuzz_scratch/$target.log" >&2
+    fail "fuzz target $target failed: the input is in tests/fuzz/artifacts/$target/"
+  fi
+  grep -E '^(Done|stat::peak_rss_mb)' "$fuzz_scratch/$target.log" || true
+done

@@ -14,6 +14,8 @@ pub mod discovery;
 pub mod fieldmanager;
 pub mod filters;
 pub mod flowcontrol;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod handlers;
 pub mod kinds;
 pub mod kubeconfig;

@@ -12,7 +12,6 @@ use crate::negotiate::{self, PatchKind, Strictness};
 use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
 use crate::registry::field_validation::{Node, Problem};
 use crate::registry::Part;
-use crate::server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
 /// A parsed patch, ready to apply to any current object.
@@ -61,8 +60,9 @@ impl Patch {
         }
     }
 
-    /// Applies the patch to `current`, returning the patched object.
-    pub fn apply(&self, server: &ApiServer, definition: Option<&str>, current: &Value) -> ApiResult<Value> {
+    /// Applies the patch to `current`, returning the patched object; a strategic merge patch reads its merge rules
+    /// from `definition` in `definitions` (the server's OpenAPI definitions).
+    pub fn apply(&self, definitions: &Map<String, Value>, definition: Option<&str>, current: &Value) -> ApiResult<Value> {
         let mut patched = current.clone();
         match self {
             Patch::Json(patch) => crate::patch::json::apply(&mut patched, patch)?,
@@ -73,7 +73,6 @@ impl Patch {
                 json_patch::merge(&mut patched, patch)
             }
             Patch::Strategic(patch) => {
-                let definitions = server.openapi().definitions();
                 let result = match definition.map(|d| DefinitionsSchema::new(definitions, d)) {
                     Some(Ok(schema)) => apply_strategic_merge_patch(current, patch, &schema),
                     _ => apply_strategic_merge_patch(current, patch, &UnknownSchema),
@@ -123,7 +122,7 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let resource = ctx.resource.clone();
     let check = PatchCheck::new(&server, validation, Schema::of(&resource), problems);
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
-        let mut patched = patch.apply(&server, resource.definition.as_deref(), current)?;
+        let mut patched = patch.apply(server.openapi().definitions(), resource.definition.as_deref(), current)?;
         check.check(&mut patched, |patched| patch.shown(patched))?;
         Ok(patched)
     }).await?;
