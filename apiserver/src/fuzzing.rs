@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use crate::filters::{query, request_info};
+use crate::apis::{query, request_info};
 use crate::handlers::patch::Patch;
 use crate::negotiate::{self, BodyFormat, Endpoint, PatchKind, Strictness};
 use crate::registry::depth::{self, MAX_DEPTH};

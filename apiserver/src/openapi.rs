@@ -163,8 +163,7 @@ impl OpenApi {
 
 /// The v3 definitions exactly as [`OpenApi::definitions`] serves them for `resources` and `extra_definitions`,
 /// generated afresh and owned by the caller: what the built-in types snapshot server-side apply reads is made
-/// from (`kinds::tests::builtin_types_snapshot_is_up_to_date`).
-#[cfg(test)]
+/// from (`kinds::tests::builtin_types_snapshot_is_up_to_date`), and what the fuzz targets check bodies against.
 pub(crate) fn fresh_definitions(resources: &[ResourceInfo], extra_definitions: &Map<String, Value>) -> Map<String, Value> {
     model::with_extensions(schemas::generate(Form::V3), resources, extra_definitions, Form::V3)
 }
