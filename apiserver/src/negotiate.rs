@@ -282,6 +282,9 @@ pub fn decode_strict(format: BodyFormat, body: &[u8], strictness: Strictness<'_>
 
 /// YAML keys set twice are reported with their lines, whatever the schema: kube finds them while converting
 /// YAML to JSON, before the kind's decoder sees the document.
+/// The fewest events aliases of a YAML body may replay, however short the body.
+const MIN_ALIAS_REPLAY: usize = 10_000;
+
 fn decode_yaml(body: &[u8], strictness: Strictness<'_>) -> ApiResult<Decoded> {
     let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
     let strictness = match strictness {
@@ -290,6 +293,9 @@ fn decode_yaml(body: &[u8], strictness: Strictness<'_>) -> ApiResult<Decoded> {
     };
     let mut options = serde_saphyr::Options::default();
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    // Aliases may replay no more events than the body has bytes (at least 10,000): a few hundred bytes of nested
+    // aliases (a "billion laughs") would otherwise cost seconds of CPU before the default million-event bound.
+    options.alias_limits.max_total_replayed_events = body.len().max(MIN_ALIAS_REPLAY);
     let mut notes = strict::Notes::default();
     let value = serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
         strict::Seed::<strict::YamlKeys>::new(&mut notes, strictness).deserialize(deserializer)
@@ -301,6 +307,23 @@ fn decode_yaml(body: &[u8], strictness: Strictness<'_>) -> ApiResult<Decoded> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_yaml_aliases_replay_no_more_than_the_body_is_long() {
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        // 10^5 scalars from a few hundred bytes: under the default bound (a million replayed events).
+        for level in 1..5 {
+            let previous = format!("*a{}", level - 1);
+            bomb.push_str(&format!("a{level}: &a{level} [{}]\n", vec![previous; 10].join(", ")));
+        }
+        let started = std::time::Instant::now();
+        let refused = decode_strict(BodyFormat::Yaml, bomb.as_bytes(), Strictness::None).map(|d| d.value).err().map(|e| e.code);
+        assert_eq!(refused, Some(400), "a billion laughs is refused");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "refused after {:?}", started.elapsed());
+        let fine = "base: &base {a: 1, b: 2}\nfirst: *base\nsecond: *base\n";
+        let decoded = decode_strict(BodyFormat::Yaml, fine.as_bytes(), Strictness::None).map(|d| d.value).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(decoded["second"]["b"], 2, "ordinary aliases still read");
+    }
 
     /// What `accept` negotiates to at `endpoint`: `Ok((format, target))` or the error code.
     type Expected = Result<(Format, Target), u16>;
