@@ -113,7 +113,12 @@ fn check_kubernetes_service(http: Http, token: &str, prefix: &str) {
     assert_eq!(service["spec"]["type"], "ClusterIP", "{service}");
     assert_eq!(service["spec"]["ports"], json!([{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port()}]), "{service}");
 
-    let slice = call(http, token, "GET", &format!("{prefix}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes"), None).1;
+    // The space's defaults controller writes the Service first, then its Endpoints and EndpointSlice.
+    let mut slice = Value::Null;
+    assert!(eventually(TIMEOUT, || {
+        slice = call(http, token, "GET", &format!("{prefix}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes"), None).1;
+        slice["kind"] == "EndpointSlice"
+    }), "{prefix}: {slice}");
     assert_eq!(slice["metadata"]["labels"]["kubernetes.io/service-name"], "kubernetes", "{slice}");
     assert_eq!(slice["endpoints"][0]["addresses"], json!(["127.0.0.1"]), "{slice}");
     assert_eq!(slice["ports"], json!([{"name": "https", "port": port(), "protocol": "TCP"}]), "{slice}");
