@@ -249,9 +249,20 @@ async fn list_rows(server: &Server, client: &Client) -> Result<Vec<Row>> {
     let namespace = Namespace { metadata: ObjectMeta { name: Some("bench-list".into()), ..ObjectMeta::default() }, ..Namespace::default() };
     namespaces.create(&PostParams::default(), &namespace).await?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "bench-list");
+    // Every namespace holds the server's `kube-root-ca.crt` ConfigMap, as in kube: the list is it and 9,999 more
+    // (a server from before 2026-11-29 writes none within the 3 s: the list is then 10,000 of the bench's own).
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut own = LIST_SIZE;
+    while Instant::now() < deadline {
+        if api.get_opt("kube-root-ca.crt").await?.is_some() {
+            own = LIST_SIZE - 1;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let filled = Instant::now();
-    fill(&api, LIST_SIZE, 64, configmap_kib).await?;
-    let fill_rate = LIST_SIZE as f64 / filled.elapsed().as_secs_f64();
+    fill(&api, own, 64, configmap_kib).await?;
+    let fill_rate = own as f64 / filled.elapsed().as_secs_f64();
 
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (mut whole, mut paged) = (Vec::new(), Vec::new());
@@ -294,7 +305,7 @@ async fn list_rows(server: &Server, client: &Client) -> Result<Vec<Row>> {
     let mb = |bytes: usize| bytes as f64 / 1e6;
     let ((before, peak, after), (table_before, table_peak, table_after)) = (rss[0], rss[1]);
     Ok(vec![
-        Row::new("(fill: 10,000 creates of 1 KiB ConfigMaps, N = 64)", format!("{fill_rate:.0}/s")),
+        Row::new("(fill: 9,999 or 10,000 creates of 1 KiB ConfigMaps, N = 64)", format!("{fill_rate:.0}/s")),
         Row::new("list 10,000 ConfigMaps, one call, no limit, decoded by kube-rs (median of 3)", format!("{:.0} ms", millis(whole[1]))).cpu(cores),
         Row::new("list 10,000 ConfigMaps, one call, JSON bytes received (median of 3)", format!("{:.1} ms ({:.1} MB)", millis(raw[0][1]), mb(sizes[0])))
             .target("≤ 30 ms", raw[0][1] <= Duration::from_millis(30)),

@@ -190,9 +190,11 @@ where
     while arrivals.len() < count {
         let event = tokio::time::timeout(Duration::from_secs(30), stream.try_next()).await??;
         match event.ok_or("a watch ended early")? {
+            // The bench's own ConfigMaps (`w-<index>`); the namespace's `kube-root-ca.crt` is not one of them.
             WatchEvent::Added(cm) => {
-                let index: usize = cm.name_any().trim_start_matches("w-").parse()?;
-                arrivals.push((index, Instant::now()));
+                if let Some(index) = cm.name_any().strip_prefix("w-") {
+                    arrivals.push((index.parse()?, Instant::now()));
+                }
             }
             WatchEvent::Error(status) => return Err(format!("watch error: {status:?}").into()),
             _ => {}
