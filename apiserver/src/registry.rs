@@ -1,7 +1,9 @@
 //! The registry: one generic store serving every resource (`store.rs`), each kind's rules behind the
 //! `Strategy` trait (`strategy.rs`), the admission chain (`admission.rs`), the read side caches and controllers
-//! use (`read.rs`), and the caches' feed (`observe.rs`). It knows nothing of HTTP, tenancy, CRDs or RBAC: those
-//! come in as strategies, admission plugins and observers (`crate::kinds`, wired in `server.rs`).
+//! use (`read.rs`), and the caches' feed (`observe.rs`). It imports nothing above it (no kind, no HTTP stage, no
+//! table, OpenAPI or content negotiation; `apiserver/tests/tidy.rs`): the kinds' rules come in as strategies,
+//! admission plugins and observers (`crate::kinds`, wired in `server.rs`). It does speak the lower crates'
+//! vocabulary: the caller (`kspaces_authz::Caller`), compiled CRD definitions and printer columns (`kspaces_crd`).
 
 pub mod admission;
 pub mod builtin;
