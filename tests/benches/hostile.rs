@@ -253,17 +253,21 @@ fn amplifying_patch() -> Value {
     Value::Array(operations)
 }
 
-/// `loops` closed loops of the JSON patch `patch` on A's Thing.
-async fn patch_loops(a: Attacker, loops: usize, patch: Value) -> Result<()> {
-    let body = serde_json::to_vec(&patch)?;
+/// Runs `step` in `loops` closed loops until the attack is stopped; `step` gets A, its loop's number and how many
+/// steps that loop made before.
+async fn in_loops<F, Fut>(a: &Attacker, loops: usize, step: F) -> Result<()>
+where
+    F: Fn(Attacker, usize, u64) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<()>> + Send,
+{
     let workers: Vec<_> = (0..loops)
-        .map(|_| {
-            let (a, body) = (a.clone(), body.clone());
+        .map(|worker| {
+            let (a, step) = (a.clone(), step.clone());
             tokio::spawn(async move {
+                let mut made = 0;
                 while !a.stopped() {
-                    let request = http::Request::patch(format!("{THINGS}/target")).header("content-type", "application/json-patch+json").body(body.clone())?;
-                    let answer = a.client.request_text(request).await;
-                    a.count_answer(answer);
+                    step(a.clone(), worker, made).await?;
+                    made += 1;
                 }
                 Ok::<_, support::BoxError>(())
             })
@@ -273,6 +277,21 @@ async fn patch_loops(a: Attacker, loops: usize, patch: Value) -> Result<()> {
         worker.await??;
     }
     Ok(())
+}
+
+/// `loops` closed loops of the JSON patch `patch` on A's Thing.
+async fn patch_loops(a: Attacker, loops: usize, patch: Value) -> Result<()> {
+    let body = serde_json::to_vec(&patch)?;
+    in_loops(&a, loops, move |a, _, _| {
+        let body = body.clone();
+        async move {
+            let request = http::Request::patch(format!("{THINGS}/target")).header("content-type", "application/json-patch+json").body(body)?;
+            let answer = a.client.request_text(request).await;
+            a.count_answer(answer);
+            Ok(())
+        }
+    })
+    .await
 }
 
 /// Up to `streams` GETs of the 3 MiB ConfigMap on each of `connections` HTTP/2 connections, none of whose answers
@@ -307,114 +326,74 @@ async fn h2_flood(a: Attacker, connections: usize, streams: usize) -> Result<()>
 /// `count` HTTP/1.1 POSTs of a ConfigMap whose body (of 1,000 bytes, as its Content-Length says) comes one byte every
 /// 2 s; each connection answered is counted by its status line, and made again.
 async fn slow_bodies(a: Attacker, count: usize) -> Result<()> {
-    let workers: Vec<_> = (0..count)
-        .map(|_| {
-            let a = a.clone();
-            tokio::spawn(async move {
-                while !a.stopped() {
-                    let mut tls = a.connect(b"http/1.1").await?;
-                    let head = "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: kspaces\r\nAuthorization: Bearer a-token\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
-                    tls.write_all(head.as_bytes()).await?;
-                    let mut answer = vec![0u8; 256];
-                    loop {
-                        tokio::select! {
-                            read = tls.read(&mut answer) => {
-                                let read = read.unwrap_or(0);
-                                let line = String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or("closed").to_owned();
-                                a.count(if read == 0 { "closed".to_owned() } else { line });
-                                break;
-                            }
-                            _ = tokio::time::sleep(Duration::from_secs(2)) => {
-                                if a.stopped() { return Ok(()); }
-                                if tls.write_all(b" ").await.is_err() { a.count("closed while sending"); break; }
-                            }
-                        }
-                    }
+    in_loops(&a, count, |a, _, _| async move {
+        let mut tls = a.connect(b"http/1.1").await?;
+        let head = "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: kspaces\r\nAuthorization: Bearer a-token\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
+        tls.write_all(head.as_bytes()).await?;
+        let mut answer = vec![0u8; 256];
+        loop {
+            tokio::select! {
+                read = tls.read(&mut answer) => {
+                    let read = read.unwrap_or(0);
+                    let line = String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or("closed").to_owned();
+                    a.count(if read == 0 { "closed".to_owned() } else { line });
+                    return Ok(());
                 }
-                Ok::<_, support::BoxError>(())
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker.await??;
-    }
-    Ok(())
+                _ = tokio::time::sleep(Duration::from_secs(2)) => {
+                    if a.stopped() { return Ok(()); }
+                    if tls.write_all(b" ").await.is_err() { a.count("closed while sending"); return Ok(()); }
+                }
+            }
+        }
+    })
+    .await
 }
 
 /// `loops` closed loops creating objects of 100 items against a rule of three nested `all()` over them.
 async fn cel_loops(a: Attacker, loops: usize) -> Result<()> {
-    let workers: Vec<_> = (0..loops)
-        .map(|worker| {
-            let a = a.clone();
-            tokio::spawn(async move {
-                let mut n = 0;
-                while !a.stopped() {
-                    let object = json!({"apiVersion": "hostile.example.io/v1", "kind": "Costly", "metadata": {"name": format!("c-{worker}-{n}")},
-                        "spec": {"items": (0..100).collect::<Vec<i64>>()}});
-                    let request = http::Request::post("/apis/hostile.example.io/v1/namespaces/default/costlies")
-                        .header("content-type", "application/json").body(serde_json::to_vec(&object)?)?;
-                    let answer = a.client.request_text(request).await;
-                    a.count_answer(answer);
-                    n += 1;
-                }
-                Ok::<_, support::BoxError>(())
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker.await??;
-    }
-    Ok(())
+    in_loops(&a, loops, |a, worker, n| async move {
+        let object = json!({"apiVersion": "hostile.example.io/v1", "kind": "Costly", "metadata": {"name": format!("c-{worker}-{n}")},
+            "spec": {"items": (0..100).collect::<Vec<i64>>()}});
+        let request = http::Request::post("/apis/hostile.example.io/v1/namespaces/default/costlies")
+            .header("content-type", "application/json").body(serde_json::to_vec(&object)?)?;
+        let answer = a.client.request_text(request).await;
+        a.count_answer(answer);
+        Ok(())
+    })
+    .await
 }
 
 /// `loops` closed loops of watches asking for the largest `timeoutSeconds`, each dropped after its first 100 ms.
 async fn watch_loops(a: Attacker, loops: usize) -> Result<()> {
-    let workers: Vec<_> = (0..loops)
-        .map(|_| {
-            let a = a.clone();
-            tokio::spawn(async move {
-                while !a.stopped() {
-                    let request = http::Request::get("/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=9223372036854775807").body(Vec::new())?;
-                    match tokio::time::timeout(Duration::from_millis(100), a.client.send(request.map(Into::into))).await {
-                        Ok(Ok(answer)) => a.count(answer.status().as_u16().to_string()),
-                        Ok(Err(err)) => a.count(format!("error: {}", first_words(&err.to_string()))),
-                        Err(_) => a.count("no head within 100 ms"),
-                    }
-                }
-                Ok::<_, support::BoxError>(())
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker.await??;
-    }
-    Ok(())
+    in_loops(&a, loops, |a, _, _| async move {
+        let request = http::Request::get("/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=9223372036854775807").body(Vec::new())?;
+        match tokio::time::timeout(Duration::from_millis(100), a.client.send(request.map(Into::into))).await {
+            Ok(Ok(answer)) => a.count(answer.status().as_u16().to_string()),
+            Ok(Err(err)) => a.count(format!("error: {}", first_words(&err.to_string()))),
+            Err(_) => a.count("no head within 100 ms"),
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// `loops` closed loops of GETs, each on a new HTTP/1.1 connection, carrying 900 headers of 1 KiB.
 async fn large_heads(a: Attacker, loops: usize) -> Result<()> {
     let padding: String = (0..900).map(|i| format!("X-Pad-{i}: {}\r\n", "p".repeat(1010))).collect();
-    let workers: Vec<_> = (0..loops)
-        .map(|_| {
-            let (a, padding) = (a.clone(), padding.clone());
-            tokio::spawn(async move {
-                while !a.stopped() {
-                    let mut tls = a.connect(b"http/1.1").await?;
-                    let head = format!("GET /api/v1/namespaces/default/configmaps?limit=1 HTTP/1.1\r\nHost: kspaces\r\nAuthorization: Bearer a-token\r\n{padding}Connection: close\r\n\r\n");
-                    if tls.write_all(head.as_bytes()).await.is_err() {
-                        a.count("closed while sending");
-                        continue;
-                    }
-                    let mut answer = vec![0u8; 256];
-                    let read = tls.read(&mut answer).await.unwrap_or(0);
-                    a.count(String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or("closed").to_owned());
-                }
-                Ok::<_, support::BoxError>(())
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker.await??;
-    }
-    Ok(())
+    in_loops(&a, loops, move |a, _, _| {
+        let padding = padding.clone();
+        async move {
+            let mut tls = a.connect(b"http/1.1").await?;
+            let head = format!("GET /api/v1/namespaces/default/configmaps?limit=1 HTTP/1.1\r\nHost: kspaces\r\nAuthorization: Bearer a-token\r\n{padding}Connection: close\r\n\r\n");
+            if tls.write_all(head.as_bytes()).await.is_err() {
+                a.count("closed while sending");
+                return Ok(());
+            }
+            let mut answer = vec![0u8; 256];
+            let read = tls.read(&mut answer).await.unwrap_or(0);
+            a.count(String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or("closed").to_owned());
+            Ok(())
+        }
+    })
+    .await
 }

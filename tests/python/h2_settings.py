@@ -9,18 +9,10 @@ import ssl
 import struct
 import sys
 
+from raw_head import read_exactly
+
 NAMES = {1: "HEADER_TABLE_SIZE", 2: "ENABLE_PUSH", 3: "MAX_CONCURRENT_STREAMS", 4: "INITIAL_WINDOW_SIZE",
          5: "MAX_FRAME_SIZE", 6: "MAX_HEADER_LIST_SIZE", 8: "ENABLE_CONNECT_PROTOCOL"}
-
-
-def read_exactly(tls, count):
-    data = b""
-    while len(data) < count:
-        chunk = tls.recv(count - len(data))
-        if not chunk:
-            raise SystemExit("the server closed the connection")
-        data += chunk
-    return data
 
 
 def main(host, port):

@@ -146,6 +146,12 @@ def http2(host, port, headers):
         last = 0x4 if number == len(pieces) - 1 else 0
         frames += frame(1, 0x1 | last, 1, piece) if number == 0 else frame(9, last, 1, piece)
     failed = send_all(tls, frames)
+    print_answer(*read_answer(tls, failed))
+
+
+def read_answer(tls, failed=None):
+    """Reads frames until stream 1's answer ends (or the stream or connection is refused): its status, its body and
+    what went wrong, if anything did (`failed`: what already had)."""
     status, body = None, b""
     try:
         while True:
@@ -161,12 +167,19 @@ def http2(host, port, headers):
                 body += payload
             elif kind == 3 and stream == 1:
                 failed = f"RST_STREAM {struct.unpack('>I', payload[:4])[0]}"
+                break
             elif kind == 7:
                 failed = f"GOAWAY {struct.unpack('>I', payload[4:8])[0]}"
-            if stream == 1 and (flags & 1 and kind in (0, 1)) or kind in (3, 7) and stream in (0, 1):
+                break
+            if stream == 1 and kind in (0, 1) and flags & 1:
                 break
     except (OSError, EOFError) as err:
         failed = failed or str(err)
+    return status, body, failed
+
+
+def print_answer(status, body, failed):
+    """The status on the first line and the body after it; `0` and what happened when there was no status."""
     print(status or f"0\nno answer: {failed}")
     if status:
         print(body.decode(errors="replace"))
