@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use kspaces_apiserver::filters::request_info;
+use kspaces_apiserver::apis::request_info;
 use kspaces_apiserver::flowcontrol::{self, bootstrap, FlowControl, Settings, FLOW_SCHEMA, GROUP, PRIORITY_LEVEL};
 use kspaces_apiserver::registry::observe::WriteObserver;
 use kspaces_apiserver::tenancy::Tree;

@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use kspaces_apiserver::filters::authenticate::TokenFile;
-use kspaces_apiserver::filters::request_info::{self, SpacePath};
+use kspaces_apiserver::apis::request_info::{self, SpacePath};
 use kspaces_apiserver::registry::Spaces;
 use kspaces_apiserver::tenancy::{caller, resolve, Request, TenantCache, Tree};
 use kspaces_storage::Revision;
