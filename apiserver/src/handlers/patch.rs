@@ -61,8 +61,9 @@ impl Patch {
     }
 
     /// Applies the patch to `current`, returning the patched object; a strategic merge patch reads its merge rules
-    /// from `definition` in `definitions` (the server's OpenAPI definitions).
-    pub fn apply(&self, definitions: &Map<String, Value>, definition: Option<&str>, current: &Value) -> ApiResult<Value> {
+    /// from `definition` in `definitions()` (the server's OpenAPI definitions, built on first use: only a strategic
+    /// merge patch asks for them).
+    pub fn apply<'d>(&self, definitions: impl FnOnce() -> &'d Map<String, Value>, definition: Option<&str>, current: &Value) -> ApiResult<Value> {
         let mut patched = current.clone();
         match self {
             Patch::Json(patch) => crate::patch::json::apply(&mut patched, patch)?,
@@ -73,6 +74,7 @@ impl Patch {
                 json_patch::merge(&mut patched, patch)
             }
             Patch::Strategic(patch) => {
+                let definitions = definitions();
                 let result = match definition.map(|d| DefinitionsSchema::new(definitions, d)) {
                     Some(Ok(schema)) => apply_strategic_merge_patch(current, patch, &schema),
                     _ => apply_strategic_merge_patch(current, patch, &UnknownSchema),
@@ -122,7 +124,7 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let resource = ctx.resource.clone();
     let check = PatchCheck::new(&server, validation, Schema::of(&resource), problems);
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
-        let mut patched = patch.apply(server.openapi().definitions(), resource.definition.as_deref(), current)?;
+        let mut patched = patch.apply(|| server.openapi().definitions(), resource.definition.as_deref(), current)?;
         check.check(&mut patched, |patched| patch.shown(patched))?;
         Ok(patched)
     }).await?;

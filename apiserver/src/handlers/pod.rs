@@ -186,7 +186,7 @@ async fn ephemeral_containers(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> 
     let name = ctx.info.name.clone();
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &name, Part::Main, &write, |current| {
         let desired = match &change {
-            Change::Patch(patch) => patch.apply(server.openapi().definitions(), resource.definition.as_deref(), current)?,
+            Change::Patch(patch) => patch.apply(|| server.openapi().definitions(), resource.definition.as_deref(), current)?,
             Change::Replace(replacement) => {
                 let rv = text(replacement, "/metadata/resourceVersion");
                 if !rv.is_empty() && rv != text(current, "/metadata/resourceVersion") {

@@ -95,7 +95,7 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         let scale = to_scale(&resource, current);
         let desired = match &change {
             Change::Patch(patch) => {
-                let mut desired = patch.apply(server.openapi().definitions(), None, &scale)?;
+                let mut desired = patch.apply(|| server.openapi().definitions(), None, &scale)?;
                 check.check(&mut desired, |desired| patch.shown(desired))?;
                 desired
             }
