@@ -32,6 +32,7 @@ use kspaces_authz::Caller;
 use serde_json::Value;
 
 use crate::apis::request_info::RequestInfo;
+use crate::authorization;
 use crate::negotiate::{self, Endpoint, Format, Output, Target};
 use crate::registry::selector::LabelSelector;
 use crate::registry::{ObjectFilter, ResourceInfo, Scope, Subresource};
@@ -83,6 +84,19 @@ impl Warnings {
 }
 
 impl Ctx {
+    /// Asks the authorizer whether the caller may also `verb` the request's resource (kube's extra checks: an
+    /// apply that creates, a delete that ignores store read errors); 403 when not.
+    pub async fn authorize_also(&self, verb: &str) -> ApiResult<()> {
+        let mut info = self.info.clone();
+        info.verb = verb.into();
+        let attributes = authorization::attributes(&info);
+        let decision = self.server.authorizer.authorize(&self.caller, self.scope.space()?, &attributes).await?;
+        match decision.allowed {
+            true => Ok(()),
+            false => Err(authorization::forbidden(&self.caller.user, &attributes, &decision.reason)),
+        }
+    }
+
     pub fn new(server: Arc<ApiServer>, req: &HttpRequest, info: RequestInfo, resource: Arc<ResourceInfo>, scope: Scope, caller: Caller) -> Ctx {
         let query = web::Query::<HashMap<String, String>>::from_query(req.query_string())
             .map(web::Query::into_inner)

@@ -37,7 +37,6 @@ use crate::registry::{Custom, ResourceInfo, ResourceTable, Spaces, Subresource};
 use crate::table::custom_columns;
 use crate::tenancy::{TenantCache, Tree};
 
-const APIS: &str = APIS_GROUP;
 
 /// Every verb a custom resource serves.
 const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -845,7 +844,7 @@ impl Rows for Resolver {
 
 impl WriteObserver for Resolver {
     fn follows(&self) -> &[(&'static str, &'static str)] {
-        &[("apiextensions.k8s.io", "CustomResourceDefinition"), ("core.kcp.io", "LogicalCluster"), (APIS, "APIResourceSchema"), (APIS, "APIBinding")]
+        &[("apiextensions.k8s.io", "CustomResourceDefinition"), ("core.kcp.io", "LogicalCluster"), (APIS_GROUP, "APIResourceSchema"), (APIS_GROUP, "APIBinding")]
     }
 
     fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
@@ -853,9 +852,9 @@ impl WriteObserver for Resolver {
             self.apply_crd(space, name, object, revision);
         } else if resource.is("core.kcp.io", "LogicalCluster") {
             self.apply_policy(space, object, revision);
-        } else if resource.is(APIS, "APIResourceSchema") {
+        } else if resource.is(APIS_GROUP, "APIResourceSchema") {
             self.apply_schema(space, name, object, revision);
-        } else if resource.is(APIS, "APIBinding") {
+        } else if resource.is(APIS_GROUP, "APIBinding") {
             self.apply_binding(space, name, object, revision);
         } else if resource.is("", "Tenant") {
             // Its labels (in `TenantCache`, told first) may change which system CRDs apply to its spaces.
@@ -875,9 +874,9 @@ impl WriteObserver for Resolver {
         let inner = self.read();
         if resource.is("apiextensions.k8s.io", "CustomResourceDefinition") {
             by_space(&inner.spaces)
-        } else if resource.is(APIS, "APIResourceSchema") {
+        } else if resource.is(APIS_GROUP, "APIResourceSchema") {
             by_space(&inner.schemas)
-        } else if resource.is(APIS, "APIBinding") {
+        } else if resource.is(APIS_GROUP, "APIBinding") {
             by_space(&inner.bindings)
         } else if resource.is("core.kcp.io", "LogicalCluster") {
             let spaces: BTreeSet<&SpaceName> = inner.policies.keys().chain(inner.retained.keys()).collect();

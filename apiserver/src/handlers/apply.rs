@@ -9,7 +9,6 @@ use serde_json::Value;
 
 use super::options::{self, FieldValidation, Schema};
 use super::{create, field_manager, Ctx};
-use crate::authorization;
 use crate::negotiate::{self, BodyFormat, Strictness};
 use crate::registry::field_validation::{self, Problem};
 use crate::registry::{managed_fields, Part};
@@ -37,7 +36,8 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
             Err(err) if err.code == 404 && part == Part::Main => {}
             Err(err) => return Err(err),
         }
-        authorize_create(&ctx).await?;
+        // kube asks for `create` permission too when an apply creates the object.
+        ctx.authorize_also("create").await?;
         let object = managed_fields::apply(&resource, &write, None, &config, force)?;
         match create::create_object(&ctx, object, &write).await {
             Ok(created) => return ctx.respond_object(201, &created),
@@ -136,14 +136,3 @@ fn check_identity(ctx: &Ctx, mut config: Value) -> ApiResult<Value> {
     Ok(config)
 }
 
-/// kube asks for `create` permission too when an apply creates the object.
-async fn authorize_create(ctx: &Ctx) -> ApiResult<()> {
-    let mut info = ctx.info.clone();
-    info.verb = "create".into();
-    let attributes = authorization::attributes(&info);
-    let decision = ctx.server.authorizer.authorize(&ctx.caller, ctx.scope.space()?, &attributes).await?;
-    match decision.allowed {
-        true => Ok(()),
-        false => Err(authorization::forbidden(&ctx.caller.user, &attributes, &decision.reason)),
-    }
-}

@@ -5,7 +5,6 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::{list, partial, respond, Ctx};
-use crate::authorization;
 use crate::negotiate::{self, Target};
 use crate::registry::DeleteOutcome;
 use crate::status::{ApiError, ApiResult};
@@ -24,7 +23,8 @@ fn options(ctx: &Ctx, body: &Bytes) -> ApiResult<options::Requested> {
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let requested = options(&ctx, &body)?;
     if requested.options.ignore_store_read_error {
-        authorize_unsafe_delete(&ctx).await?;
+        // kube asks for this verb on the resource too (`system:masters` has it).
+        ctx.authorize_also("unsafe-delete-ignore-read-errors").await?;
     }
     let outcome = ctx.server.registry.delete(&ctx.resource, &ctx.scope, &ctx.info.name, &requested.options, Some(&ctx.caller)).await?;
     // kube answers 202 only when the object stays and the legacy orphanDependents=false asked for a cascade.
@@ -35,19 +35,6 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     match &outcome {
         DeleteOutcome::Deleted(object) if !ctx.resource.returns_deleted_object() => ctx.respond_object(code, &deleted_status(&ctx, object)),
         DeleteOutcome::Deleted(object) | DeleteOutcome::Pending(object) => ctx.respond_object(code, object),
-    }
-}
-
-/// kube asks for the verb `unsafe-delete-ignore-read-errors` on the resource too when a delete ignores store
-/// read errors (`system:masters` has it).
-async fn authorize_unsafe_delete(ctx: &Ctx) -> ApiResult<()> {
-    let mut info = ctx.info.clone();
-    info.verb = "unsafe-delete-ignore-read-errors".into();
-    let attributes = authorization::attributes(&info);
-    let decision = ctx.server.authorizer.authorize(&ctx.caller, ctx.scope.space()?, &attributes).await?;
-    match decision.allowed {
-        true => Ok(()),
-        false => Err(authorization::forbidden(&ctx.caller.user, &attributes, &decision.reason)),
     }
 }
 
