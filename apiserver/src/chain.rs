@@ -1,9 +1,10 @@
-//! The handler chain, one line per stage, in order: parse the request → the request's deadline (not for
-//! long-running ones) → authenticate → impersonate (the `Caller`, computed once) → read the body (before a seat is
-//! taken) → priority and fairness (a seat, or 429) → a virtual workspace's decision (who, where, whether RBAC is still asked), else
-//! resolve the space → authorize → resolve the resource → system-only resources →
-//! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage); then the
-//! audit event and the request's metrics.
+//! The handler chain: `handle` parses the request and sets its deadline (not for long-running ones), `serve` runs
+//! the stages, one line each, in order: reject an invalid path → authenticate → impersonate (the `Caller`, computed
+//! once) → read the body (before a seat is taken) → priority and fairness (a seat, or 429) → a virtual workspace
+//! (who, where, whether RBAC is still asked), a home, or a non-resource path answer here; else resolve the space →
+//! authorize → resolve the resource → an export's maximal permission → system-only resources → the audit body →
+//! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage). Then
+//! `handle` writes the audit event and the request's metrics.
 
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
@@ -28,7 +29,7 @@ use crate::handlers::{self, Body, Ctx, Unread};
 use crate::metrics::{self, RequestLabels};
 use crate::registry::selector::LabelSelector;
 use crate::registry::{ObjectFilter, ResourceInfo, ResourceTable, Scope, Spaces};
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::{authorization, flowcontrol, negotiate, routes, tenancy, virtual_workspace};
 
@@ -113,110 +114,216 @@ async fn serve_within(req: HttpRequest, payload: Unread, server: Arc<ApiServer>,
     }
 }
 
+/// The stages, one line each, in the order they run. Each is a function of the request and what it needs; a stage
+/// that answers the request itself (a virtual workspace, a home, a non-resource path) ends the list there.
 async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
     deadline: Option<tokio::time::Instant>) -> ApiResult<HttpResponse> {
-    if let Some(why) = &info.invalid_path {
-        return Err(ApiError::bad_request(why.clone()));
-    }
-    let user = authenticate(req, &server).await?;
-    if let Some(why) = user.as_ref().and_then(|user| tenancy::reserved_tenant(user, &server.tree)) {
-        tracing::debug!(why, "credentials refused");
-        return Err(ApiError::unauthorized());
-    }
-    let mut caller = user.map(|user| server.caller(user));
-    trail.user = caller.as_ref().map(|c| c.user.clone());
-    if let Some(requested) = impersonate::requested(req.headers())? {
-        let impersonator = caller.take().ok_or_else(ApiError::unauthorized)?;
-        let impersonated = impersonate::impersonate(&server.authorizer, &server.tenants, &impersonator, requested).await?;
-        if let Some(why) = tenancy::reserved_tenant(&impersonated, &server.tree) {
-            return Err(ApiError::forbidden(format!("User \"{}\" cannot impersonate: {why}", impersonator.user.name)));
-        }
-        trail.impersonator = Some(impersonator.user);
-        trail.user = Some(impersonated.clone());
-        caller = Some(server.caller(impersonated));
-    }
-    // An anonymous request reads no body: it reaches no handler that would.
-    let body = match caller {
-        Some(_) => handlers::read_before_admission(req.method(), info, payload, deadline).await?,
-        None => Body::Stream(payload),
-    };
+    reject_invalid_path(info)?;
+    let caller = authenticate(req, &server, trail).await?;
+    let caller = impersonate(req, &server, trail, caller).await?;
+    let body = read_body(req, info, caller.as_ref(), payload, deadline).await?;
     // Held until the response starts: a watch's or a streamed list's body does not keep its seat.
-    let _admitted = admit(&server, trail, caller.as_ref(), info).await?;
-    // A virtual workspace decides who the request acts as, where, and whether RBAC is still to be asked.
-    let access = match &info.virtual_workspace {
-        Some(path) => {
-            let caller = caller.take().ok_or_else(ApiError::unauthorized)?;
-            let user = caller.user.clone();
-            let (access, kind) = match path {
-                VirtualPath::Lifecycle(lifecycle, entry) => (server.virtual_workspaces.admit(info, *lifecycle, entry, caller).await?, lifecycle.kind()),
-                VirtualPath::ApiExport { cluster, export } => (server.virtual_workspaces.admit_export(info, cluster, export, caller).await?, "apiexport"),
-            };
-            // Acting as the workspace's creator: the audit log names the controller as the impersonator.
-            if access.caller.user.name != user.name {
-                trail.impersonator = Some(user);
-            }
-            trail.user = Some(access.caller.user.clone());
-            if access.authorized {
-                if let Spaces::One(space) = &access.spaces {
-                    trail.tenant = Some(server.tree.tenant_of(space));
-                }
-                trail.decision = Some(Decision { allowed: true, reason: format!("{kind} virtual workspace") });
-            } else {
-                authorize(&server, trail, &access.caller, &access.spaces, info).await?;
-            }
-            Some(access)
-        }
-        None => None,
-    };
-    if let Some(access) = access {
-        return serve_virtual(req, body, server, info, trail, access).await;
+    let _seat = priority_and_fairness(&server, trail, caller.as_ref(), info).await?;
+    if let Some(path) = &info.virtual_workspace {
+        return virtual_workspace(req, body, server, info, trail, path, caller).await;
     }
-    if handlers::home::is_home_request(info) {
-        let caller = caller.ok_or_else(ApiError::unauthorized)?;
-        return handlers::home::get(server, req, info, caller).await;
-    }
-    // A home is made on its owner's first request to its path (kubectl's discovery comes first).
-    if let Some(caller) = &caller {
-        handlers::home::first_access(&server, info, caller).await?;
+    if let Some(answer) = home(req, &server, info, caller.as_ref()).await? {
+        return Ok(answer);
     }
     if !info.is_resource {
-        let route = routes::route(&info.path);
-        let mut space = None;
-        match &caller {
-            None if !route.is_public() => return Err(ApiError::unauthorized()),
-            None => {}
-            Some(caller) if route.is_server_wide() => authorize_server_wide(&server, trail, caller, info).await?,
-            Some(caller) => match resolve_space(&server, info, caller, "get", "") {
-                Ok(spaces) => {
-                    authorize(&server, trail, caller, &spaces, info).await?;
-                    space = match spaces {
-                        Spaces::One(space) => Some(space),
-                        Spaces::All => None,
-                    };
-                }
-                // A caller with no space (no tenant, no --default-tenant) still reaches /version, health and
-                // discovery, so kubectl gets as far as the resource request and its explanation.
-                Err(_) if (route.is_public() || route.is_discovery()) && info.space == SpacePath::Short => {}
-                // A path is refused as kube refuses one: `cannot get path "/api"`.
-                Err(err) if err.code == 403 => {
-                    let attributes = Attributes::NonResource { verb: info.verb.clone(), path: info.path.clone() };
-                    return Err(authorization::forbidden(&caller.user, &attributes, "a user may only reach their own tenant"));
-                }
-                Err(err) => return Err(err),
-            },
-        }
-        return serve_non_resource(req, &server, caller.as_ref(), space, route);
+        return non_resource(req, &server, info, trail, caller.as_ref()).await;
     }
     let caller = caller.ok_or_else(ApiError::unauthorized)?;
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
-    serve_resource(req, body, server, info, trail, caller, Served { spaces, narrowed: None, resources: None, only: None }).await
+    serve_resource(req, body, server, info, trail, caller, Served::own(spaces)).await
+}
+
+/// A resource request, its caller and spaces known and authorized: the rest of the stages, then the verb's
+/// handler (decode, then the registry: admission, the kind's strategy, validation, storage).
+async fn serve_resource(req: &HttpRequest, body: Body, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
+    caller: Caller, served: Served) -> ApiResult<HttpResponse> {
+    let resource = resolve_resource(&server, info, trail, &served)?;
+    maximal_permission(&server, info, &caller, &resource, &served).await?;
+    let scope = system_only(info, &caller, &resource, served.spaces)?;
+    let (body, audit_body) = audit_body(req, &server, info, trail, body).await?;
+    let mut ctx = Ctx::new(server, req, info.clone(), resource, scope, caller);
+    (ctx.narrowed, ctx.only, ctx.audit_body) = (served.narrowed, served.only, audit_body);
+    handlers::dispatch(ctx, body).await
+}
+
+/// A path kube refuses to parse (a `..` segment, a name that is no path segment): 400.
+fn reject_invalid_path(info: &RequestInfo) -> ApiResult<()> {
+    match &info.invalid_path {
+        Some(why) => Err(ApiError::bad_request(why.clone())),
+        None => Ok(()),
+    }
+}
+
+/// The verified client certificate, else a bearer token (the token file, then service-account tokens), in kube's
+/// union authenticator's order (x509 before tokens): a request with a certificate runs as its user whatever
+/// token it carries. `None` is anonymous; a bad token without a certificate is 401, and so are credentials naming
+/// a reserved tenant.
+async fn authenticate(req: &HttpRequest, server: &ApiServer, trail: &mut Trail) -> ApiResult<Option<Caller>> {
+    let user = credentials(req, server).await?;
+    if let Some(why) = user.as_ref().and_then(|user| tenancy::reserved_tenant(user, &server.tree)) {
+        tracing::debug!(why, "credentials refused");
+        return Err(ApiError::unauthorized());
+    }
+    trail.user = user.clone();
+    Ok(user.map(|user| server.caller(user)))
+}
+
+/// `Impersonate-*` headers: the caller the request acts as, when the authenticated one may impersonate it (the
+/// `Caller` is computed once, here).
+async fn impersonate(req: &HttpRequest, server: &ApiServer, trail: &mut Trail, caller: Option<Caller>) -> ApiResult<Option<Caller>> {
+    let Some(requested) = impersonate::requested(req.headers())? else { return Ok(caller) };
+    let impersonator = caller.ok_or_else(ApiError::unauthorized)?;
+    let impersonated = impersonate::impersonate(&server.authorizer, &server.tenants, &impersonator, requested).await?;
+    if let Some(why) = tenancy::reserved_tenant(&impersonated, &server.tree) {
+        return Err(ApiError::forbidden(format!("User \"{}\" cannot impersonate: {why}", impersonator.user.name)));
+    }
+    trail.impersonator = Some(impersonator.user);
+    trail.user = Some(impersonated.clone());
+    Ok(Some(server.caller(impersonated)))
+}
+
+/// Reads a write's body before a seat is taken (bounded in size and by the deadline); an anonymous request reads
+/// none: it reaches no handler that would.
+async fn read_body(req: &HttpRequest, info: &RequestInfo, caller: Option<&Caller>, payload: Unread, deadline: Option<tokio::time::Instant>)
+    -> ApiResult<Body> {
+    match caller {
+        Some(_) => handlers::read_before_admission(req.method(), info, payload, deadline).await,
+        None => Ok(Body::Stream(payload)),
+    }
+}
+
+/// A virtual workspace decides who the request acts as, where, and whether RBAC is still to be asked; then its
+/// discovery, OpenAPI or resource is served.
+async fn virtual_workspace(req: &HttpRequest, body: Body, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
+    path: &VirtualPath, caller: Option<Caller>) -> ApiResult<HttpResponse> {
+    let caller = caller.ok_or_else(ApiError::unauthorized)?;
+    let user = caller.user.clone();
+    let (access, kind) = match path {
+        VirtualPath::Lifecycle(lifecycle, entry) => (server.virtual_workspaces.admit(info, *lifecycle, entry, caller).await?, lifecycle.kind()),
+        VirtualPath::ApiExport { cluster, export } => (server.virtual_workspaces.admit_export(info, cluster, export, caller).await?, "apiexport"),
+    };
+    // Acting as the workspace's creator: the audit log names the controller as the impersonator.
+    if access.caller.user.name != user.name {
+        trail.impersonator = Some(user);
+    }
+    trail.user = Some(access.caller.user.clone());
+    if access.authorized {
+        if let Spaces::One(space) = &access.spaces {
+            trail.tenant = Some(server.tree.tenant_of(space));
+        }
+        trail.decision = Some(Decision { allowed: true, reason: format!("{kind} virtual workspace") });
+    } else {
+        authorize(&server, trail, &access.caller, &access.spaces, info).await?;
+    }
+    serve_virtual(req, body, server, info, trail, access).await
+}
+
+/// `~` answers with the caller's home workspace; any other request by its owner to a home's path makes the home
+/// first (kubectl's discovery comes first).
+async fn home(req: &HttpRequest, server: &Arc<ApiServer>, info: &RequestInfo, caller: Option<&Caller>) -> ApiResult<Option<HttpResponse>> {
+    if handlers::home::is_home_request(info) {
+        let caller = caller.ok_or_else(ApiError::unauthorized)?;
+        return handlers::home::get(server.clone(), req, info, caller.clone()).await.map(Some);
+    }
+    if let Some(caller) = caller {
+        handlers::home::first_access(server, info, caller).await?;
+    }
+    Ok(None)
+}
+
+/// Discovery, OpenAPI, health, `/version` and the server-wide paths: who may reach the route, then the route.
+async fn non_resource(req: &HttpRequest, server: &ApiServer, info: &RequestInfo, trail: &mut Trail, caller: Option<&Caller>) -> ApiResult<HttpResponse> {
+    let route = routes::route(&info.path);
+    let mut space = None;
+    match caller {
+        None if !route.is_public() => return Err(ApiError::unauthorized()),
+        None => {}
+        Some(caller) if route.is_server_wide() => authorize_server_wide(server, trail, caller, info).await?,
+        Some(caller) => match resolve_space(server, info, caller, "get", "") {
+            Ok(spaces) => {
+                authorize(server, trail, caller, &spaces, info).await?;
+                space = match spaces {
+                    Spaces::One(space) => Some(space),
+                    Spaces::All => None,
+                };
+            }
+            // A caller with no space (no tenant, no --default-tenant) still reaches /version, health and
+            // discovery, so kubectl gets as far as the resource request and its explanation.
+            Err(_) if (route.is_public() || route.is_discovery()) && info.space == SpacePath::Short => {}
+            // A path is refused as kube refuses one: `cannot get path "/api"`.
+            Err(err) if err.code == 403 => {
+                let attributes = Attributes::NonResource { verb: info.verb.clone(), path: info.path.clone() };
+                return Err(authorization::forbidden(&caller.user, &attributes, "a user may only reach their own tenant"));
+            }
+            Err(err) => return Err(err),
+        },
+    }
+    serve_non_resource(req, server, caller, space, route)
+}
+
+/// The resource the request reaches in its spaces (built-in or custom), or in a virtual workspace's export; 404 if
+/// none.
+fn resolve_resource(server: &ApiServer, info: &RequestInfo, trail: &mut Trail, served: &Served) -> ApiResult<Arc<ResourceInfo>> {
+    let resource = match &served.resources {
+        Some(exported) => virtual_workspace::exported_row(exported, &server.virtual_workspaces.binding_versions, &info.group, &info.version, &info.resource),
+        None => server.resource(&served.spaces, &info.group, &info.version, &info.resource),
+    };
+    let resource = resource.ok_or_else(ApiError::no_route)?;
+    trail.resource = Some(resource.clone());
+    Ok(resource)
+}
+
+/// A bound resource in a consumer's workspace: the export's maximal permission policy bounds it too (its
+/// provider's virtual workspace is not bounded by it). 403 if it denies.
+async fn maximal_permission(server: &ApiServer, info: &RequestInfo, caller: &Caller, resource: &ResourceInfo, served: &Served) -> ApiResult<()> {
+    let (None, Some(ApiIdentity::Shared(identity))) = (&served.resources, resource.custom.as_ref().map(|c| &c.identity)) else { return Ok(()) };
+    let attributes = authorization::attributes(info);
+    match server.authorizer.maximal_permission(caller, identity, &attributes).await? {
+        Some(decision) if !decision.allowed => {
+            let why = format!("denied by the maximal permission policy of the APIExport bound here: {}", decision.reason);
+            Err(authorization::forbidden(&caller.user, &attributes, why.trim_end_matches(": ")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Tenancy's last word on the resource: system-only resources, and whether a tenant's request may reach it in
+/// these spaces (see `tenancy::check_resource`). A namespaced resource needs its namespace but to list and watch.
+fn system_only(info: &RequestInfo, caller: &Caller, resource: &ResourceInfo, spaces: Spaces) -> ApiResult<Scope> {
+    if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
+        return Err(ApiError::no_route());
+    }
+    let request = tenancy::Request { caller, verb: &info.verb, resource: &info.resource, path: &info.space };
+    let spaces = tenancy::check_resource(&request, resource, spaces)?;
+    Ok(Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } })
+}
+
+/// The audit policy's level for a write or list, known before the handler runs: at `Request` and above a write's
+/// body is read now, for the event; the second value says whether the response's objects are logged too.
+async fn audit_body(req: &HttpRequest, server: &ApiServer, info: &RequestInfo, trail: &mut Trail, body: Body) -> ApiResult<(Body, bool)> {
+    if !server.auditor.enabled() || !matches!(info.verb.as_str(), "create" | "update" | "patch" | "list") {
+        return Ok((body, false));
+    }
+    let level = audit_level(server, req, info, trail, &audit_request_uri(req));
+    trail.level = Some(level);
+    if level < Level::Request || info.verb == "list" {
+        return Ok((body, level >= Level::RequestResponse));
+    }
+    let bytes = handlers::read_body(body).await?;
+    trail.body = Some(bytes.clone());
+    Ok((Body::Read(bytes), level >= Level::RequestResponse))
 }
 
 /// API Priority and Fairness: classifies the request (its FlowSchema and priority level, which the response
 /// headers name) and waits for a seat of the level in the flow's queue (the tenant is part of the flow); 429 when
 /// the queue is full or the wait too long. An exempt level (system:masters, health checks) never waits.
-async fn admit(server: &ApiServer, trail: &mut Trail, caller: Option<&Caller>, info: &RequestInfo) -> ApiResult<Option<flowcontrol::Admitted>> {
+async fn priority_and_fairness(server: &ApiServer, trail: &mut Trail, caller: Option<&Caller>, info: &RequestInfo) -> ApiResult<Option<flowcontrol::Admitted>> {
     let Some(classified) = server.flowcontrol.classify(caller, info) else { return Ok(None) };
     let tenant = flowcontrol::tenant_of(caller, &info.space, &server.tree);
     let admitted = server.flowcontrol.admit(&classified, caller, &tenant, info).await;
@@ -231,6 +338,13 @@ struct Served {
     narrowed: Option<LabelSelector>,
     resources: Option<Vec<Arc<ResourceInfo>>>,
     only: Option<ObjectFilter>,
+}
+
+impl Served {
+    /// A request in its own spaces, not through a virtual workspace.
+    fn own(spaces: Spaces) -> Served {
+        Served { spaces, narrowed: None, resources: None, only: None }
+    }
 }
 
 /// A request through a virtual workspace, once admitted: discovery and OpenAPI of its space, or a resource.
@@ -278,56 +392,8 @@ fn serve_non_resource(req: &HttpRequest, server: &ApiServer, caller: Option<&Cal
     routes::serve(server, table, openapi, route, accept, req.query_string(), &host)
 }
 
-/// A resource request, its caller and spaces known and authorized: the resource, then the verb's handler.
-async fn serve_resource(req: &HttpRequest, body: Body, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
-    caller: Caller, served: Served) -> ApiResult<HttpResponse> {
-    let Served { spaces, narrowed, resources, only } = served;
-    let resource = match &resources {
-        Some(exported) => virtual_workspace::exported_row(exported, &server.virtual_workspaces.binding_versions, &info.group, &info.version, &info.resource),
-        None => server.resource(&spaces, &info.group, &info.version, &info.resource),
-    };
-    let resource = resource.ok_or_else(ApiError::no_route)?;
-    trail.resource = Some(resource.clone());
-    // A bound resource in a consumer's workspace: the export's maximal permission policy bounds it too (its
-    // provider's virtual workspace is not bounded by it).
-    if let (None, Some(ApiIdentity::Shared(identity))) = (&resources, resource.custom.as_ref().map(|c| &c.identity)) {
-        let attributes = authorization::attributes(info);
-        if let Some(decision) = server.authorizer.maximal_permission(&caller, identity, &attributes).await? {
-            if !decision.allowed {
-                let why = format!("denied by the maximal permission policy of the APIExport bound here: {}", decision.reason);
-                return Err(authorization::forbidden(&caller.user, &attributes, why.trim_end_matches(": ")));
-            }
-        }
-    }
-    if resource.namespaced && info.namespace.is_none() && !matches!(info.verb.as_str(), "list" | "watch") {
-        return Err(ApiError::no_route());
-    }
-    let request = tenancy::Request { caller: &caller, verb: &info.verb, resource: &info.resource, path: &info.space };
-    let spaces = tenancy::check_resource(&request, &resource, spaces)?;
-    let scope = Scope { spaces, namespace: if resource.namespaced { info.namespace.clone() } else { None } };
-    let mut body = body;
-    let mut audit_body = false;
-    if server.auditor.enabled() && matches!(info.verb.as_str(), "create" | "update" | "patch" | "list") {
-        let level = audit_level(&server, req, info, trail, &audit_request_uri(req));
-        trail.level = Some(level);
-        audit_body = level >= Level::RequestResponse;
-        if level >= Level::Request && info.verb != "list" {
-            let bytes = handlers::read_body(body).await?;
-            trail.body = Some(bytes.clone());
-            body = Body::Read(bytes);
-        }
-    }
-    let mut ctx = Ctx::new(server, req, info.clone(), resource, scope, caller);
-    ctx.narrowed = narrowed;
-    ctx.only = only;
-    ctx.audit_body = audit_body;
-    handlers::dispatch(ctx, body).await
-}
-
-/// The verified client certificate, else a bearer token (the token file, then service-account tokens), in kube's
-/// union authenticator's order (x509 before tokens): a request with a certificate runs as its user whatever
-/// token it carries. `None` is anonymous; a bad token without a certificate is 401.
-async fn authenticate(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option<UserInfo>> {
+/// The user the request's credentials name (see `authenticate`).
+async fn credentials(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option<UserInfo>> {
     if let Some(identity) = req.conn_data::<PeerIdentity>() {
         return Ok(Some(identity.0.clone()));
     }

@@ -36,7 +36,7 @@ use crate::authorization;
 use crate::negotiate::{self, Endpoint, Format, Output, Target};
 use crate::registry::selector::LabelSelector;
 use crate::registry::{ObjectFilter, ResourceInfo, Scope, Subresource};
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 use crate::negotiate::respond::warning_header;
 use crate::status::{ApiError, ApiResult};
 use crate::table::{self, IncludeObject};

@@ -1,4 +1,4 @@
-//! `kspaces`: thin entry point. Parses the command line and hands over to `server::run` (after
+//! `kspaces`: thin entry point. Parses the command line and hands over to `server::run` on the listener `server::bind` makes (after
 //! `platform::exec_with_vector_copies`) or `kubeconfig`.
 
 use std::process::ExitCode;
@@ -21,7 +21,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => {
             platform::exec_with_vector_copies();
-            actix_web::rt::System::new().block_on(server::run(*args)).map_err(|e| e.to_string())
+            let serve = async {
+                let listener = server::bind(&args)?;
+                server::run(listener, *args, server::signals()).await
+            };
+            actix_web::rt::System::new().block_on(serve).map_err(|e| e.to_string())
         }
         Command::Kubeconfig(args) => kubeconfig::print(&args),
     };

@@ -13,7 +13,7 @@ use crate::discovery;
 use crate::negotiate::parse_accept;
 use crate::registry::ResourceTable;
 use crate::openapi::OpenApi;
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 
 /// Reported by `/version`: within kubectl 1.32's skew, and the version k8s-openapi's types describe.

@@ -3,18 +3,19 @@
 //! registry, the request path's handles (`ApiServer`) and the controllers, each given what it uses.
 
 use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use actix_web::{middleware, web, App, HttpServer};
-use kspaces_authz::{Caller, UserInfo};
 use kspaces_storage::sled::SledConfig;
 use kspaces_storage::{ClusterId, Clusters, KeyLayout, SpaceName, Store, StoreConfig};
 use prometheus_client::metrics::gauge::Gauge;
 use serde_json::json;
 use tokio::task::JoinHandle;
 
+use crate::api_server::ApiServer;
 use crate::audit::Auditor;
 use crate::authorization::{Authorizer, PolicySource};
 use crate::config::{AuthorizationMode, ServeArgs, StorageBackend};
@@ -33,11 +34,10 @@ use crate::filters::authenticate::{from_certificate, Authenticator, PeerIdentity
 use crate::filters::token_issuer::{TokenIssuer, TokenOptions};
 use crate::flowcontrol::FlowControl;
 use crate::metrics::Metrics;
-use crate::openapi::OpenApi;
 use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::feed::Feed;
 use crate::registry::observe::WriteObserver;
-use crate::registry::{GenericStore, ResourceInfo, ResourceTable, Scope, Spaces, Wiring, WriteContext, SERVER_MANAGER};
+use crate::registry::{GenericStore, ResourceTable, Scope, Wiring, WriteContext, SERVER_MANAGER};
 use crate::kinds::workspace::BaseUrl;
 use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult};
@@ -49,66 +49,6 @@ use crate::{chain, controllers, kinds};
 
 #[cfg(test)]
 mod tests;
-
-/// What the request path shares: the registry, and the narrow handles each stage uses.
-pub struct ApiServer {
-    pub registry: GenericStore,
-    /// The built-in resources.
-    pub resources: ResourceTable,
-    /// Which resource a request reaches in a space, and what each space discovers.
-    pub resolver: Arc<Resolver>,
-    pub authenticator: Authenticator,
-    pub authorizer: Arc<Authorizer>,
-    pub auditor: Auditor,
-    /// Every tenant's phase.
-    pub tenants: Arc<TenantCache>,
-    /// The workspace tree: paths and logical clusters.
-    pub tree: Arc<Tree>,
-    /// `--default-tenant`: where callers whose credentials name no tenant go.
-    pub default_tenant: Option<String>,
-    /// Where the server is reached (set once the listener is bound).
-    pub base_url: Arc<BaseUrl>,
-    /// `~`: who gets a home workspace, and where.
-    pub homes: HomeConfig,
-    /// `/services/initializingworkspaces/...` and `/services/terminatingworkspaces/...`.
-    pub virtual_workspaces: VirtualWorkspaces,
-    /// API Priority and Fairness: classification and seats.
-    pub flowcontrol: Arc<FlowControl>,
-    /// `--request-timeout`: how long a request that is not long-running may take, reading its body included.
-    pub request_timeout: Duration,
-    pub metrics: Metrics,
-    openapi: OnceLock<OpenApi>,
-}
-
-impl ApiServer {
-    /// The OpenAPI documents of the built-in resources, built on first use (about 50-80 ms once; see `run`).
-    pub fn openapi(&self) -> &OpenApi {
-        self.openapi.get_or_init(|| {
-            let resources: Vec<ResourceInfo> = self.resources.all().iter().map(|r| (**r).clone()).collect();
-            OpenApi::build_with(&resources, kinds::definitions())
-        })
-    }
-
-    /// The caller `user` is (its tenant, whether it is a system user).
-    pub fn caller(&self, user: UserInfo) -> Caller {
-        tenancy::caller(user, self.default_tenant.as_deref())
-    }
-
-    /// The built-in resources `caller` may discover.
-    pub fn resources_for(&self, caller: Option<&Caller>) -> &ResourceTable {
-        let builtin = self.resolver.builtin_view();
-        match caller {
-            Some(caller) if caller.system => &builtin.system,
-            _ => &builtin.tenant,
-        }
-    }
-
-    /// The resource a request for `group/version/plural` in `spaces` reaches: built-in, or custom (see
-    /// `Resolver`).
-    pub fn resource(&self, spaces: &Spaces, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
-        self.resolver.lookup(spaces, group, version, plural)
-    }
-}
 
 /// What a server is made of, besides its store.
 pub struct Settings {
@@ -531,8 +471,34 @@ fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> ServeError +
     move |source| ServeError::Io { path: path.to_owned(), source }
 }
 
-/// Runs the server until it is stopped (SIGINT/SIGTERM).
-pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
+/// The listener `kspaces serve` serves on: `--bind-address` and `--secure-port` (0 for any free port).
+pub fn bind(args: &ServeArgs) -> Result<TcpListener, ServeError> {
+    TcpListener::bind((args.bind_address, args.secure_port)).map_err(io_err(std::path::Path::new("--bind-address/--secure-port")))
+}
+
+/// How the server stops: draining its connections for up to actix's shutdown timeout, or at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Graceful,
+    Now,
+}
+
+/// What `kspaces serve` stops on, as actix-web's own signal handling: SIGTERM drains, SIGINT and SIGQUIT do not.
+pub async fn signals() -> Stop {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int), Ok(mut quit)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::quit())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => Stop::Graceful,
+        _ = int.recv() => Stop::Now,
+        _ = quit.recv() => Stop::Now,
+    }
+}
+
+/// Serves on `listener` with `args` until `shutdown` completes (mini-redis' `server::run`): `main` passes the
+/// process's signals, a test a channel of its own. Must run inside an actix system (`actix_web::rt::System`).
+pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<Output = Stop> + 'static) -> Result<(), ServeError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     std::fs::create_dir_all(&args.data_dir).map_err(io_err(&args.data_dir))?;
     // Replicas sharing a data dir may start at the same moment: the first makes the CA, the serving certificate and
@@ -615,8 +581,6 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let (server, mut controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;
 
-    let listener = TcpListener::bind((args.bind_address, args.secure_port))
-        .map_err(io_err(std::path::Path::new("--bind-address/--secure-port")))?;
     let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;
     let url = server_url(addr);
     server.base_url.set(&url);
@@ -631,23 +595,14 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
 
     // The OpenAPI documents (about 30 MB of schema trees) are built on the first request that needs them
     // (kubectl explain/apply/create, a strategic merge patch), not at startup: idle memory stays small.
-    // On SIGTERM or SIGINT the controllers' Lease is given up at once, while the server drains its connections
+    // When `shutdown` completes, the controllers' Lease is given up at once, while the server drains its connections
     // (watches may hold it for its whole shutdown timeout): another replica takes the controllers over at its next
     // try.
-    if let Some(stepdown) = controllers.start() {
-        actix_web::rt::spawn(async move {
-            let Ok(mut terminate) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else { return };
-            tokio::select! {
-                _ = terminate.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-            stepdown.release(STEPDOWN_WITHIN).await;
-        });
-    }
+    let stepdown = controllers.start();
 
     println!("kspaces serving on {url} (admin kubeconfig: {})", kubeconfig_path.display());
     let data = web::Data::new(server);
-    HttpServer::new(move || {
+    let serving = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
             .wrap(middleware::Compress::default())
@@ -671,9 +626,25 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // Without it, an HTTP/2 answer written as several TLS records waits on the client's delayed ACK (40 ms on
     // Linux) under Nagle's algorithm: kubectl's and client-go's requests each took 40-50 ms.
     .tcp_nodelay(true)
+    .disable_signals()
     .listen_rustls_0_23(listener, tls)
     .map_err(io_err(std::path::Path::new("listener")))?
-    .run()
-    .await
-    .map_err(io_err(std::path::Path::new("server")))
+    .run();
+    let handle = serving.handle();
+    let (released, given_up) = tokio::sync::oneshot::channel::<()>();
+    actix_web::rt::spawn(async move {
+        let stop = shutdown.await;
+        let release = async {
+            if let Some(stepdown) = stepdown {
+                stepdown.release(STEPDOWN_WITHIN).await;
+            }
+            let _ = released.send(());
+        };
+        futures::join!(release, handle.stop(stop == Stop::Graceful));
+    });
+    let served = serving.await.map_err(io_err(std::path::Path::new("server")));
+    // The drain may end first (no connection open): `run` returns once the Lease is given up too, as another
+    // replica may otherwise wait out the lease.
+    let _ = tokio::time::timeout(STEPDOWN_WITHIN, given_up).await;
+    served
 }

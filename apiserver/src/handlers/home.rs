@@ -12,7 +12,7 @@ use super::Ctx;
 use crate::apis::request_info::{RequestInfo, SpacePath};
 use crate::kinds::workspace::OWNER_ANNOTATION;
 use crate::registry::{Scope, WriteContext, SERVER_MANAGER};
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::tenancy::{self, ROOT, SYSTEM};
 

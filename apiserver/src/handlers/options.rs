@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::negotiate::{self, BodyFormat, Decoded, Strictness};
 use crate::registry::field_validation::{self as fields, Node, Problem, OBJECT_META};
 use crate::registry::ResourceInfo;
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 use crate::status::{ApiError, ApiResult, Cause};
 
 use super::Ctx;

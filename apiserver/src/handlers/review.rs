@@ -56,7 +56,7 @@ fn answer(ctx: &Ctx, mut review: Value, status: Value) -> ApiResult<HttpResponse
     ctx.respond_object(201, &review)
 }
 
-fn user_info(server: &crate::server::ApiServer, user: &UserInfo) -> Value {
+fn user_info(server: &crate::api_server::ApiServer, user: &UserInfo) -> Value {
     let mut info = json!({"username": user.name, "groups": user.groups});
     if !user.uid.is_empty() {
         info["uid"] = json!(user.uid);

@@ -21,7 +21,7 @@ use kspaces_storage::{Position, WatchItem, Watcher};
 use super::{list, Ctx};
 use crate::negotiate::{Format, Target};
 use crate::registry::selector::FieldSelector;
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use render::Render;
 

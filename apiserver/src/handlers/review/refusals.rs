@@ -20,7 +20,7 @@ use kspaces_storage::SpaceName;
 use crate::registry::admission::Question;
 use crate::registry::{ResourceInfo, Subresource};
 use crate::routes;
-use crate::server::ApiServer;
+use crate::api_server::ApiServer;
 
 /// Whom a review is about and where.
 pub struct Subject<'a> {
