@@ -17,6 +17,7 @@ pub mod limit_range;
 pub mod logical_cluster;
 pub mod namespace;
 pub mod pod;
+pub mod pod_admission;
 pub mod pod_disruption_budget;
 mod pod_template;
 pub mod rbac;
@@ -87,6 +88,7 @@ const KINDS: &[Kind] = &[
     secret::KIND,
     defaults::KIND,
     limit_range::KIND,
+    pod_admission::KIND,
     resource_quota::KIND,
     flowcontrol::KIND,
     server_annotations::KIND,

@@ -94,11 +94,15 @@ fn pods_and_pod_templates_get_kubes_pod_spec_defaults() {
     let volumes = json!([{"name": "scratch"}, {"name": "cm", "configMap": {"name": "x"}},
         {"name": "tok", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}}, {"name": "h", "hostPath": {"path": "/x"}}]);
     let pod = created(&format!("{NS}/pods"), json!({"metadata": meta("d-pod"), "spec": {"containers": [given], "volumes": volumes}}));
+    // The service account's token volume, named at random (`a_new_pod_gets_what_kubes_admission_adds`).
+    let token = pod.pointer("/spec/volumes/4").cloned().unwrap_or_default();
+    let mut defaulted = defaulted;
+    defaulted["volumeMounts"] = json!([{"name": token["name"], "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]);
     check("a Pod", &pod, &[
         ("/spec/containers/0", defaulted),
         ("/spec/volumes", json!([{"name": "scratch", "emptyDir": {}}, {"name": "cm", "configMap": {"name": "x", "defaultMode": 420}},
             {"name": "tok", "projected": {"defaultMode": 420, "sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 3600}}]}},
-            {"name": "h", "hostPath": {"path": "/x", "type": ""}}])),
+            {"name": "h", "hostPath": {"path": "/x", "type": ""}}, token])),
         ("/spec/enableServiceLinks", json!(true)),
         ("/spec/restartPolicy", json!("Always")),
         ("/spec/dnsPolicy", json!("ClusterFirst")),
@@ -121,6 +125,62 @@ fn pods_and_pod_templates_get_kubes_pod_spec_defaults() {
     let (template, spec) = template(json!({"app": "t"}));
     let pod_template = created(&format!("{NS}/podtemplates"), json!({"metadata": meta("d-template"), "template": template}));
     check("a PodTemplate", &pod_template, &[("/template/spec", spec)]);
+}
+
+/// kube-apiserver's default admission plugins on a new pod: ServiceAccount, Priority and
+/// DefaultTolerationSeconds, as `kubectl get pod -o yaml` shows them on kube.
+#[test]
+fn a_new_pod_gets_what_kubes_admission_adds() {
+    let pod = created(&format!("{NS}/pods"), json!({"metadata": meta("adm-pod"), "spec": {
+        "containers": [{"name": "c", "image": "nginx"}], "initContainers": [{"name": "i", "image": "busybox"}]}}));
+    let volume = pod.pointer("/spec/volumes/0").cloned().unwrap_or_default();
+    let name = volume["name"].as_str().unwrap_or_default().to_owned();
+    assert!(name.starts_with("kube-api-access-") && name.len() == 21, "the token volume: {pod}");
+    let mount = json!([{"name": name, "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]);
+    check("a Pod after admission", &pod, &[
+        ("/spec/serviceAccountName", json!("default")),
+        ("/spec/volumes/0/projected", json!({"defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]})),
+        ("/spec/containers/0/volumeMounts", mount.clone()),
+        ("/spec/initContainers/0/volumeMounts", mount),
+        ("/spec/priority", json!(0)),
+        ("/spec/preemptionPolicy", json!("PreemptLowerPriority")),
+        ("/spec/tolerations", json!([
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}])),
+    ]);
+    // A service account that mounts no token: none is mounted, its pull secrets are the pod's.
+    created(&format!("{NS}/serviceaccounts"), json!({"metadata": meta("adm-quiet"), "automountServiceAccountToken": false,
+        "imagePullSecrets": [{"name": "registry"}]}));
+    let quiet = created(&format!("{NS}/pods"), json!({"metadata": meta("adm-quiet"), "spec": {"serviceAccountName": "adm-quiet",
+        "containers": [{"name": "c", "image": "nginx"}]}}));
+    check("a Pod of a service account that mounts no token", &quiet, &[
+        ("/spec/imagePullSecrets", json!([{"name": "registry"}])),
+    ]);
+    assert_eq!(quiet.pointer("/spec/volumes"), None, "{quiet}");
+    assert_eq!(quiet.pointer("/spec/containers/0/volumeMounts"), None, "{quiet}");
+    // A priority class, the system ones, and kube's refusals.
+    created("/apis/scheduling.k8s.io/v1/priorityclasses", json!({"metadata": meta("adm-high"), "value": 1000, "preemptionPolicy": "Never"}));
+    let high = created(&format!("{NS}/pods"), json!({"metadata": meta("adm-high"), "spec": {"priorityClassName": "adm-high",
+        "containers": [{"name": "c", "image": "nginx"}]}}));
+    check("a Pod of a PriorityClass", &high, &[("/spec/priority", json!(1000)), ("/spec/preemptionPolicy", json!("Never"))]);
+    let critical = created(&format!("{NS}/pods"), json!({"metadata": meta("adm-critical"), "spec": {"priorityClassName": "system-cluster-critical",
+        "containers": [{"name": "c", "image": "nginx"}]}}));
+    check("a Pod of system-cluster-critical", &critical, &[("/spec/priority", json!(2_000_000_000))]);
+    let refusals = [
+        (json!({"serviceAccountName": "nobody"}), "pods \"adm-refused\" is forbidden: error looking up service account default/nobody: serviceaccount \"nobody\" not found"),
+        (json!({"priorityClassName": "nothing"}), "pods \"adm-refused\" is forbidden: no PriorityClass with name nothing was found"),
+        (json!({"priorityClassName": "adm-high", "priority": 5}),
+            "pods \"adm-refused\" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 1000 from the given PriorityClass name"),
+    ];
+    for (spec, message) in refusals {
+        let mut spec = spec;
+        spec["containers"] = json!([{"name": "c", "image": "nginx"}]);
+        let (code, answer) = call("POST", &format!("{NS}/pods"), Some(&json!({"metadata": meta("adm-refused"), "spec": spec})), None);
+        assert_eq!((code, answer["reason"].as_str(), answer["message"].as_str()), (403, Some("Forbidden"), Some(message)), "{answer}");
+    }
 }
 
 #[test]
