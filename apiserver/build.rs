@@ -4,7 +4,8 @@
 //! half of it resident in an idle server (docs/benchmarks.md, "Idle RSS: the startup code laid out together").
 //!
 //! The ordering is an option of LLD, the linker Rust uses by default on x86_64 Linux since 1.90; with another
-//! linker, or another target, nothing is asked for. Names the list holds that a build lacks are skipped quietly.
+//! linker, or another target, nothing is asked for. Names the list holds that a build lacks are skipped quietly;
+//! `tests/tests/symbol_order.rs` fails when the list is stale (its names' hashes or paths no longer today's).
 
 use std::process::Command;
 

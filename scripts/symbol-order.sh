@@ -47,6 +47,35 @@ run restart requests
 echo "# The kspaces binary's functions in the order a release build lays them out first (apiserver/build.rs): those run"
 echo "# by a first start and its first /readyz, then those run by a restart and a few kubectl requests. Written by"
 echo "# scripts/symbol-order.sh from callgrind runs of a release build; names absent from a later build are skipped."
+# What the names' hashes depend on: the toolchain, the Cargo.lock entries of the packages kspaces-apiserver reaches
+# and the manifests. tests/tests/symbol_order.rs computes it the same way and fails when today's differs.
+python3 - "$(rustc --version)" "$HERE/.." <<'PY'
+import sys
+rustc, root = sys.argv[1].strip(), sys.argv[2]
+manifests = ["Cargo.toml", "apiserver/Cargo.toml", "storage/Cargo.toml", "crd/Cargo.toml", "authz/Cargo.toml"]
+packages = []
+for block in open(f"{root}/Cargo.lock").read().split("[[package]]")[1:]:
+    field = lambda key: next((l[len(key):] for l in block.splitlines() if l.startswith(key)), "").strip('"')
+    deps = block.split("dependencies = [")[1].split("]")[0] if "dependencies = [" in block else ""
+    deps = [d.strip().rstrip(",").strip('"') for d in deps.splitlines()]
+    entry = "\n".join(l.strip() for l in block.splitlines() if l.strip())
+    packages.append((f"{field('name = ')} {field('version = ')}", entry, [d for d in deps if d]))
+def find(wanted):
+    words = wanted.split()
+    name, version = words[0], (words[1] if len(words) > 1 else None)
+    return next((i for i, (id, _, _) in enumerate(packages) if id.split(" ")[0] == name and version in (None, id.split(" ")[1])), None)
+reached, pending = {}, [i for i in [find("kspaces-apiserver")] if i is not None]
+while pending:
+    id, entry, deps = packages[pending.pop()]
+    if id not in reached:
+        reached[id] = entry
+        pending.extend(j for j in map(find, deps) if j is not None)
+text = "\n".join([rustc] + [reached[id] for id in sorted(reached)] + [open(f"{root}/{m}").read() for m in manifests])
+h = 0xcbf29ce484222325
+for byte in text.encode():
+    h = ((h ^ byte) * 0x100000001b3) % (1 << 64)
+print(f"# fingerprint: {h:016x} ({rustc}; Cargo.lock and the manifests, tests/tests/symbol_order.rs)")
+PY
 # Callgrind names each object and function once, as `ob=(n) name` / `fn=(n) name`, and by number after; `cob=`
 # and `cfn=` name the object and function called. Every function of the binary that ran, in first-seen order.
 python3 - "$BIN" "$DIR/first.out.1" "$DIR/restart.out.1" <<'PY'

@@ -8,9 +8,10 @@ use serde_json::{Map, Value};
 
 use crate::apis::{query, request_info};
 use crate::handlers::patch::Patch;
-use crate::negotiate::{self, BodyFormat, Endpoint, PatchKind, Strictness};
+use crate::decode::schema::{Node, MAX_PROBLEMS};
+use crate::decode::{self, Strictness};
+use crate::negotiate::{self, BodyFormat, Endpoint, PatchKind};
 use crate::registry::depth::{self, MAX_DEPTH};
-use crate::registry::field_validation::{Node, MAX_PROBLEMS};
 use crate::registry::selector::{FieldSelector, LabelSelector};
 
 /// The server's OpenAPI definitions, built once per fuzzing process.
@@ -33,7 +34,7 @@ fn definition(selector: u8) -> Option<&'static str> {
 }
 
 /// A create's or update's body: the first byte picks JSON, YAML or protobuf and how strictly it is read (as
-/// `handlers::options::decode` would); the rest is the body.
+/// `decode::decode` would); the rest is the body.
 pub fn request_body(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else { return };
     let format = [BodyFormat::Json, BodyFormat::Yaml, BodyFormat::Protobuf][usize::from(selector % 3)];
@@ -43,7 +44,7 @@ pub fn request_body(data: &[u8]) {
         1 => Strictness::Duplicates,
         _ => schema.map_or(Strictness::Duplicates, Strictness::Schema),
     };
-    if let Ok(decoded) = negotiate::decode_strict(format, body, strictness) {
+    if let Ok(decoded) = decode::read(format, body, strictness) {
         assert!(decoded.problems.len() <= MAX_PROBLEMS, "{} problems noted", decoded.problems.len());
         stored_reads_back(&decoded.value);
     }

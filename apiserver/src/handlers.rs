@@ -33,6 +33,7 @@ use serde_json::Value;
 
 use crate::apis::request_info::RequestInfo;
 use crate::authorization;
+use crate::decode::{self, Decoded, FieldValidation, Purpose, Schema};
 use crate::negotiate::{self, Endpoint, Format, Output, Target};
 use crate::registry::selector::LabelSelector;
 use crate::registry::{ObjectFilter, ResourceInfo, Scope, Subresource};
@@ -135,6 +136,29 @@ impl Ctx {
     /// Adds a `Warning` to the response.
     pub fn warn(&self, text: String) {
         self.warnings.add(text);
+    }
+
+    /// Decodes the request's body for `purpose` with the one decoder ([`decode::decode`]), its warnings added to
+    /// the response.
+    pub fn decode(&self, body: &[u8], validation: FieldValidation, purpose: Purpose<'_>) -> ApiResult<Decoded> {
+        decode::decode(body, self.content_type.as_deref(), validation, purpose, &mut |text| self.warn(text))
+    }
+
+    /// Decodes the body of a create or update of this request's resource, acting on its problems as `validation`
+    /// says and dropping what the kind does not declare.
+    pub fn decode_object(&self, body: &[u8], validation: FieldValidation) -> ApiResult<Value> {
+        let purpose = Purpose::Object { schema: self.schema(), kind: &self.resource.kind, version: &self.resource.version };
+        self.decode(body, validation, purpose).map(|decoded| decoded.value)
+    }
+
+    /// Decodes a body nothing is checked in (DeleteOptions, a review, an Eviction, a Binding, a TokenRequest).
+    pub fn decode_untyped(&self, body: &[u8]) -> ApiResult<Value> {
+        self.decode(body, FieldValidation::Ignore, Purpose::Untyped).map(|decoded| decoded.value)
+    }
+
+    /// What this request's resource's bodies are checked against.
+    pub fn schema(&self) -> Schema<'_> {
+        Schema::of(self.server.openapi(), &self.resource)
     }
 
     /// What this request's resource can be answered as: protobuf for built-in kinds, Tables where `tables`.

@@ -11,6 +11,7 @@ pub mod chain;
 pub mod claims;
 pub mod config;
 pub mod controllers;
+pub mod decode;
 pub mod discovery;
 pub mod fieldmanager;
 pub mod filters;

@@ -1,13 +1,8 @@
 //! Content negotiation: which representation a client accepts and which body formats it sent.
 
 pub mod respond;
-mod strict;
 
-use serde::de::DeserializeSeed;
-
-use crate::registry::field_validation::Problem;
 use crate::status::{ApiError, ApiResult};
-pub use strict::Strictness;
 
 /// A parsed media type with its parameters (`application/json;as=Table;v=v1;g=meta.k8s.io`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -245,85 +240,9 @@ pub fn patch_kind(content_type: Option<&str>) -> ApiResult<PatchKind> {
     }
 }
 
-/// Decodes a JSON or YAML body into a JSON value (400 when malformed).
-pub fn decode_body(format: BodyFormat, body: &[u8]) -> ApiResult<serde_json::Value> {
-    decode_strict(format, body, Strictness::None).map(|decoded| decoded.value)
-}
-
-/// A body decoded strictly: its value (the last of duplicate keys wins) and the problems found, in the
-/// order kube reports them.
-#[derive(Debug)]
-pub struct Decoded {
-    pub value: serde_json::Value,
-    pub problems: Vec<Problem>,
-}
-
-/// Decodes a JSON document strictly (see [`decode_strict`]); the caller words the error.
-pub fn decode_json(body: &[u8], strictness: Strictness<'_>) -> Result<Decoded, serde_json::Error> {
-    let mut notes = strict::Notes::default();
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let value = strict::Seed::<strict::JsonKeys>::new(&mut notes, strictness).deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok(Decoded { value, problems: notes.problems })
-}
-
-/// Decodes a JSON or YAML body in one pass, noting duplicate keys (and, for JSON with a schema, undeclared
-/// fields) as `strictness` asks. YAML duplicates are noted with their lines whatever the schema; protobuf
-/// bodies have neither duplicates nor undeclared fields.
-pub fn decode_strict(format: BodyFormat, body: &[u8], strictness: Strictness<'_>) -> ApiResult<Decoded> {
-    match format {
-        BodyFormat::Json => decode_json(body, strictness).map_err(|err| ApiError::bad_request(format!("the request body is not valid JSON: {err}"))),
-        BodyFormat::Yaml => decode_yaml(body, strictness),
-        BodyFormat::Protobuf => crate::protobuf::decode_request(body)
-            .map(|value| Decoded { value, problems: Vec::new() })
-            .map_err(|err| ApiError::bad_request(format!("the request body is not a valid protobuf object: {err}"))),
-    }
-}
-
-/// YAML keys set twice are reported with their lines, whatever the schema: kube finds them while converting
-/// YAML to JSON, before the kind's decoder sees the document.
-/// The fewest events aliases of a YAML body may replay, however short the body.
-const MIN_ALIAS_REPLAY: usize = 10_000;
-
-fn decode_yaml(body: &[u8], strictness: Strictness<'_>) -> ApiResult<Decoded> {
-    let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
-    let strictness = match strictness {
-        Strictness::None => Strictness::None,
-        _ => Strictness::Duplicates,
-    };
-    let mut options = serde_saphyr::Options::default();
-    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
-    // Aliases may replay no more events than the body has bytes (at least 10,000): a few hundred bytes of nested
-    // aliases (a "billion laughs") would otherwise cost seconds of CPU before the default million-event bound.
-    options.alias_limits.max_total_replayed_events = body.len().max(MIN_ALIAS_REPLAY);
-    let mut notes = strict::Notes::default();
-    let value = serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
-        strict::Seed::<strict::YamlKeys>::new(&mut notes, strictness).deserialize(deserializer)
-    })
-    .map_err(|err| ApiError::bad_request(format!("the request body is not valid YAML: {err}")))?;
-    Ok(Decoded { value, problems: notes.problems })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nested_yaml_aliases_replay_no_more_than_the_body_is_long() {
-        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
-        // 10^5 scalars from a few hundred bytes: under the default bound (a million replayed events).
-        for level in 1..5 {
-            let previous = format!("*a{}", level - 1);
-            bomb.push_str(&format!("a{level}: &a{level} [{}]\n", vec![previous; 10].join(", ")));
-        }
-        let started = std::time::Instant::now();
-        let refused = decode_strict(BodyFormat::Yaml, bomb.as_bytes(), Strictness::None).map(|d| d.value).err().map(|e| e.code);
-        assert_eq!(refused, Some(400), "a billion laughs is refused");
-        assert!(started.elapsed() < std::time::Duration::from_secs(2), "refused after {:?}", started.elapsed());
-        let fine = "base: &base {a: 1, b: 2}\nfirst: *base\nsecond: *base\n";
-        let decoded = decode_strict(BodyFormat::Yaml, fine.as_bytes(), Strictness::None).map(|d| d.value).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(decoded["second"]["b"], 2, "ordinary aliases still read");
-    }
 
     /// What `accept` negotiates to at `endpoint`: `Ok((format, target))` or the error code.
     type Expected = Result<(Format, Target), u16>;
@@ -396,7 +315,5 @@ mod tests {
         assert_eq!(body_format(Some("application/yaml")), Ok(BodyFormat::Yaml));
         assert_eq!(body_format(Some("text/plain")).map_err(|e| e.code), Err(415));
         assert_eq!(patch_kind(Some("application/strategic-merge-patch+json")), Ok(PatchKind::Strategic));
-        assert!(decode_body(BodyFormat::Json, b"{bad").is_err());
-        assert_eq!(decode_body(BodyFormat::Yaml, b"a: 1\n").ok(), Some(serde_json::json!({"a": 1})));
     }
 }

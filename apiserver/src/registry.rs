@@ -10,7 +10,6 @@ pub mod builtin;
 pub mod deletion;
 pub mod depth;
 pub mod feed;
-pub mod field_validation;
 pub mod limits;
 pub mod managed_fields;
 pub mod observe;

@@ -8,6 +8,7 @@
 //! - the kubectl plugins are clients: `plugins/` and `bin/` name nothing of the server, only its HTTP API;
 //! - the lower crates stay below: `storage`, `authz` and `crd` know no HTTP, TLS or command line, and `authz`
 //!   and `crd` do no IO;
+//! - one decoder for every request body: the request path reads bodies only through `decode::decode`;
 //! - errors are plain data: `status.rs` names no actix type and no format (rendering is `negotiate/respond.rs`'s);
 //! - the vocabulary (`apis/`) names nothing above the registry's parsers;
 //! - the top-level modules import each other in no loop but the entry point's own (chain, handlers, routes,
@@ -67,6 +68,11 @@ const RULES: &[Rule] = &[
             "crate::status", "kspaces_storage", "kspaces_authz", "kspaces_crd", "actix",
         ],
         why: "the kubectl plugins are clients: they speak HTTP to a server, they share none of its code",
+    },
+    Rule {
+        covers: |file| file == "handlers.rs" || file.starts_with("handlers/") || file == "chain.rs" || file == "routes.rs",
+        forbidden: &["body_format", "decode::read", "Strictness", "serde_saphyr::from", "protobuf::decode_request"],
+        why: "one decoder for every request body: handlers call `decode::decode` (through `Ctx::decode`), never a format's reader",
     },
     Rule {
         covers: |file| file.starts_with("controllers"),

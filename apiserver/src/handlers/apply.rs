@@ -7,10 +7,9 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::options::{self, FieldValidation, Schema};
 use super::{create, field_manager, Ctx};
-use crate::negotiate::{self, BodyFormat, Strictness};
-use crate::registry::field_validation::{self, Problem};
+use crate::decode::schema::Problem;
+use crate::decode::{self, Purpose};
 use crate::registry::{managed_fields, Part};
 use crate::status::{ApiError, ApiResult};
 
@@ -21,7 +20,7 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let validation = ctx.write_options()?.field_validation;
     let write = field_manager::apply_write(&ctx)?;
     let force = force(&ctx)?;
-    let config = decode(&ctx, validation, &body)?;
+    let config = ctx.decode(&body, validation, Purpose::Apply)?.value;
     let config = check_identity(&ctx, config)?;
     check_declared(&ctx, &config)?;
     let part = Part::of_subresource(&ctx.info.subresource);
@@ -53,45 +52,11 @@ fn force(ctx: &Ctx) -> ApiResult<bool> {
     Ok(ctx.query.get("force").is_some_and(|value| crate::apis::query::go_query_bool(value)))
 }
 
-/// The applied configuration: a YAML (or JSON) object. Keys given twice are what `fieldValidation` judges for an
-/// apply, as in kube (which reads the body with a strict YAML decoder): `Strict` refuses them, `Warn` warns.
-fn decode(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> ApiResult<Value> {
-    let parsed = match validation {
-        FieldValidation::Ignore => serde_json::from_slice::<Value>(body).or_else(|_| {
-            negotiate::decode_strict(BodyFormat::Yaml, body, Strictness::None).map(|decoded| decoded.value).map_err(|err| err.message)
-        }),
-        _ => negotiate::decode_strict(BodyFormat::Yaml, body, Strictness::Duplicates).map_err(|err| err.message).and_then(|decoded| {
-            duplicates(ctx, validation, &decoded.problems)?;
-            Ok(decoded.value)
-        }),
-    };
-    match parsed {
-        Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(other) => Err(ApiError::bad_request(format!("error decoding patch: the applied configuration must be an object, not {other}"))),
-        Err(why) => Err(ApiError::bad_request(format!("error decoding patch: {why}"))),
-    }
-}
-
-/// kube's words for the keys an apply body sets twice.
-fn duplicates(ctx: &Ctx, validation: FieldValidation, problems: &[Problem]) -> Result<(), String> {
-    if problems.is_empty() {
-        return Ok(());
-    }
-    let error = field_validation::strict_decoding_error(problems).replacen("strict decoding error: ", "error converting YAML to JSON: ", 1);
-    match validation {
-        FieldValidation::Strict => Err(format!("error strict decoding YAML: {error}")),
-        _ => {
-            ctx.warn(error);
-            Ok(())
-        }
-    }
-}
-
 /// An applied configuration may only set fields its kind declares: kube cannot make a typed object of it and
 /// answers `failed to create typed patch object (...): .spec.foo: field not declared in schema` (as a 500;
 /// here it is the client's error, 400), whatever `fieldValidation` says.
 fn check_declared(ctx: &Ctx, config: &Value) -> ApiResult<()> {
-    let undeclared: Vec<String> = options::unknown_fields(&ctx.server, Schema::of(&ctx.resource), config)
+    let undeclared: Vec<String> = decode::unknown_fields(ctx.schema(), config)
         .into_iter()
         .filter_map(|problem| match problem {
             Problem::Unknown(path) => Some(format!(".{path}: field not declared in schema")),

@@ -5,14 +5,14 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::{field_manager, options, Ctx};
+use super::{field_manager, Ctx};
 use crate::registry::WriteContext;
 use crate::status::{ApiError, ApiResult};
 
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let validation = ctx.write_options()?.field_validation;
     let write = field_manager::update_write(&ctx, "CreateOptions")?;
-    let object = options::decode_object(&ctx, validation, &body)?;
+    let object = ctx.decode_object(&body, validation)?;
     let created = create_object(&ctx, object, &write).await?;
     ctx.respond_object(201, &created)
 }

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::{list, partial, respond, Ctx};
-use crate::negotiate::{self, Target};
+use crate::negotiate::Target;
 use crate::registry::DeleteOutcome;
 use crate::status::{ApiError, ApiResult};
 
@@ -16,7 +16,7 @@ fn options(ctx: &Ctx, body: &Bytes) -> ApiResult<options::Requested> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return options::from_query(&ctx.query);
     }
-    let value = negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, body)?;
+    let value = ctx.decode_untyped(body)?;
     options::from_body(&value)
 }
 

@@ -1,16 +1,14 @@
 //! PATCH: JSON patch, JSON merge patch and strategic merge patch, applied in a read-modify-write loop.
 
-use std::sync::OnceLock;
-
 use actix_web::HttpResponse;
 use bytes::Bytes;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::options::{FieldValidation, PatchCheck, Schema};
-use super::{apply, field_manager, options, Ctx};
-use crate::negotiate::{self, PatchKind, Strictness};
+use super::{apply, field_manager, Ctx};
+use crate::decode::schema::Problem;
+use crate::decode::{self, FieldValidation, PatchCheck, Purpose};
+use crate::negotiate::{self, PatchKind};
 use crate::patch::strategic::{apply_strategic_merge_patch, DefinitionsSchema, UnknownSchema};
-use crate::registry::field_validation::{Node, Problem};
 use crate::registry::Part;
 use crate::status::{ApiError, ApiResult};
 
@@ -26,20 +24,13 @@ impl Patch {
         Patch::parse_checked(kind, body, FieldValidation::Ignore).map(|(patch, _)| patch)
     }
 
-    /// Parses a patch, noting its own problems unless they are ignored: duplicate keys, and a JSON patch's
-    /// undeclared operation fields (`json patch unknown field "[0].foo"`), as kube does.
+    /// Parses a patch with the one decoder, noting its own problems unless they are ignored: duplicate keys, and
+    /// a JSON patch's undeclared operation fields (`json patch unknown field "[0].foo"`), as kube does.
     pub fn parse_checked(kind: PatchKind, body: &[u8], validation: FieldValidation) -> ApiResult<(Patch, Vec<Problem>)> {
-        let strictness = match (validation, kind) {
-            (FieldValidation::Ignore, _) => Strictness::None,
-            (_, PatchKind::Json) => Strictness::Schema(json_patch_operations()),
-            _ => Strictness::Duplicates,
-        };
-        let decoded = negotiate::decode_json(body, strictness)
-            .map_err(|err| ApiError::bad_request(format!("the patch is not valid JSON: {err}")))?;
-        let (value, problems) = (decoded.value, decoded.problems);
+        let decoded = decode::decode(body, None, validation, Purpose::Patch(kind), &mut |_| {})?;
+        let (value, problems) = (decoded.value, decoded.pending);
         match kind {
             PatchKind::Json => {
-                let problems = problems.into_iter().map(|p| Problem::InJsonPatch(Box::new(p))).collect();
                 let patch = serde_json::from_value(value)
                     .map_err(|err| ApiError::bad_request(format!("the JSON patch is invalid: {err}")))?;
                 crate::patch::json::check_operations(&patch)?;
@@ -55,7 +46,7 @@ impl Patch {
     /// as Go prints the map it decoded.
     pub fn shown(&self, patched: &Value) -> String {
         match self {
-            Patch::Strategic(patch) => options::go_format(patch),
+            Patch::Strategic(patch) => decode::go_format(patch),
             Patch::Json(_) | Patch::Merge(_) => patched.to_string(),
         }
     }
@@ -97,19 +88,6 @@ fn refuse_strategic_for_custom(resource: &crate::registry::ResourceInfo, kind: P
     Ok(())
 }
 
-/// The schema of a JSON patch's operations, as kube decodes them (`value` may be anything).
-fn json_patch_operations() -> Node<'static> {
-    static SCHEMA: OnceLock<(Map<String, Value>, Value)> = OnceLock::new();
-    let (definitions, schema) = SCHEMA.get_or_init(|| {
-        let operation = json!({"type": "object", "properties": {
-            "op": {"type": "string"}, "path": {"type": "string"}, "from": {"type": "string"},
-            "value": {"x-kubernetes-preserve-unknown-fields": true},
-        }});
-        (Map::new(), json!({"type": "array", "items": operation}))
-    });
-    Node::schema(definitions, schema)
-}
-
 pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let kind = negotiate::patch_kind(ctx.content_type.as_deref())?;
     if kind == PatchKind::Apply {
@@ -122,12 +100,12 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let part = Part::of_subresource(&ctx.info.subresource);
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let check = PatchCheck::new(&server, validation, Schema::of(&resource), problems);
+    let check = PatchCheck::new(validation, ctx.schema(), problems);
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, part, &write, |current| {
         let mut patched = patch.apply(|| server.openapi().definitions(), resource.definition.as_deref(), current)?;
         check.check(&mut patched, |patched| patch.shown(patched))?;
         Ok(patched)
     }).await?;
-    check.warn(&ctx);
+    check.warn(|text| ctx.warn(text));
     ctx.respond_object(200, &updated)
 }

@@ -52,7 +52,7 @@ pub async fn handle(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
 
 /// The request's body as JSON (a Binding, an Eviction, a Pod).
 fn decode(ctx: &Ctx, body: &[u8]) -> ApiResult<Value> {
-    negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, body)
+    ctx.decode_untyped(body)
 }
 
 fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {

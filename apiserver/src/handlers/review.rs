@@ -18,7 +18,6 @@ use serde_json::{json, Value};
 mod refusals;
 
 use super::Ctx;
-use crate::negotiate;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy;
 
@@ -30,7 +29,7 @@ fn decode(ctx: &Ctx, body: &Bytes) -> ApiResult<Value> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
-    let review = negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, body)?;
+    let review = ctx.decode_untyped(body)?;
     if review.get("kind").and_then(Value::as_str).is_some_and(|k| k != ctx.resource.kind) {
         return Err(ApiError::bad_request(format!("the body must be a {}", ctx.resource.kind)));
     }

@@ -5,13 +5,17 @@ use actix_web::HttpResponse;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use super::options::{self, FieldValidation, PatchCheck, Schema, SCALE};
 use super::patch::Patch;
 use super::{field_manager, respond, Ctx};
+use crate::decode::schema::Problem;
+use crate::decode::{FieldValidation, PatchCheck, Purpose, Schema};
 use crate::negotiate::{self, Endpoint, Output, Target};
 use crate::registry::ResourceInfo;
 use crate::registry::Part;
 use crate::status::{ApiError, ApiResult};
+
+/// The definition of the `scale` subresource's body.
+const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
 
 /// Where a resource keeps what its Scale shows, as JSON pointers.
 struct Paths {
@@ -90,7 +94,7 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let write = field_manager::update_write(&ctx, if ctx.info.verb == "patch" { "PatchOptions" } else { "UpdateOptions" })?;
     let server = ctx.server.clone();
     let resource = ctx.resource.clone();
-    let check = PatchCheck::new(&server, write_options.field_validation, Schema::Definition(Some(SCALE)), problems);
+    let check = PatchCheck::new(write_options.field_validation, Schema::definition(server.openapi(), SCALE), problems);
     let updated = server.registry.guaranteed_update(&resource, &ctx.scope, &ctx.info.name, Part::Main, &write, |current| {
         let scale = to_scale(&resource, current);
         let desired = match &change {
@@ -103,7 +107,7 @@ pub async fn write(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         };
         scaled(&resource, current, &desired)
     }).await?;
-    check.warn(&ctx);
+    check.warn(|text| ctx.warn(text));
     respond_scale(&ctx, &updated)
 }
 
@@ -114,14 +118,13 @@ enum Change {
 }
 
 /// The write's change; a replacement's problems are acted on here, a patch's once it is applied.
-fn change(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> ApiResult<(Change, Vec<crate::registry::field_validation::Problem>)> {
+fn change(ctx: &Ctx, validation: FieldValidation, body: &[u8]) -> ApiResult<(Change, Vec<Problem>)> {
     if ctx.info.verb == "patch" {
         let (patch, problems) = Patch::parse_checked(negotiate::patch_kind(ctx.content_type.as_deref())?, body, validation)?;
         return Ok((Change::Patch(patch), problems));
     }
-    let format = negotiate::body_format(ctx.content_type.as_deref())?;
-    let decoded = options::decode(&ctx.server, validation, Schema::Definition(Some(SCALE)), format, body)?;
-    options::report_body(ctx, validation, "Scale", "v1", &decoded.problems)?;
+    let schema = Schema::definition(ctx.server.openapi(), SCALE);
+    let decoded = ctx.decode(body, validation, Purpose::Object { schema, kind: "Scale", version: "v1" })?;
     Ok((Change::Replace(decoded.value), Vec::new()))
 }
 

@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 
 use super::Ctx;
 use crate::filters::token_issuer::{BoundObject, BoundServiceAccount, TokenError};
-use crate::negotiate;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy;
 
@@ -19,7 +18,7 @@ pub async fn create(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     let mut request = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
-        negotiate::decode_body(negotiate::body_format(ctx.content_type.as_deref())?, &body)?
+        ctx.decode_untyped(&body)?
     };
     if !request.is_object() || request.get("kind").and_then(Value::as_str).is_some_and(|k| k != KIND) {
         return Err(ApiError::bad_request("the body must be a TokenRequest"));

@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
-use crate::registry::field_validation::{Node, Problem, Shape, MAX_PROBLEMS};
+use super::schema::{Node, Problem, Shape, MAX_PROBLEMS};
 
 /// What a decoding checks.
 #[derive(Clone, Copy, Debug)]
@@ -269,10 +269,11 @@ mod tests {
     use serde_json::{json, Map, Value};
 
     use super::Strictness;
-    use crate::negotiate::{decode_strict, BodyFormat};
+    use crate::decode::read as decode_strict;
+    use crate::decode::schema::{Node, Problem, MAX_PROBLEMS};
+    use crate::negotiate::BodyFormat;
     use crate::openapi::OpenApi;
     use crate::registry::builtin::builtin_resources;
-    use crate::registry::field_validation::{Node, Problem, MAX_PROBLEMS};
 
     fn served() -> &'static Map<String, Value> {
         static OPENAPI: OnceLock<OpenApi> = OnceLock::new();
