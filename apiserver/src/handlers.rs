@@ -398,6 +398,7 @@ async fn dispatch_verb(ctx: Ctx, payload: Body) -> ApiResult<HttpResponse> {
         ("get", _) => get::handle(ctx).await,
         ("list", _) => list::handle(ctx).await,
         ("watch", _) => watch::handle(ctx).await,
+        ("create", "") if ctx.resource.is("", "Binding") => pod::create_binding(ctx, read_body(payload).await?).await,
         ("create", "") if ctx.resource.group == "authentication.k8s.io" || ctx.resource.group == "authorization.k8s.io" => {
             let body = read_body(payload).await?;
             match ctx.resource.kind.as_str() {

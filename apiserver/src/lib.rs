@@ -7,6 +7,7 @@ pub mod api_server;
 pub mod apis;
 pub mod audit;
 pub mod authorization;
+pub mod builtin;
 pub mod chain;
 pub mod claims;
 pub mod config;

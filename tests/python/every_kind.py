@@ -103,6 +103,9 @@ ROWS = [
      {"spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}}}),
     ("NetworkingV1Api", "ingress_class", False, "networking.k8s.io/v1", "IngressClass", {"spec": {"controller": "example.com/c"}}),
     ("NetworkingV1Api", "network_policy", True, "networking.k8s.io/v1", "NetworkPolicy", {"spec": {"podSelector": {}}}, {"spec.policyTypes": ["Ingress"]}),
+    ("NetworkingV1Api", "ip_address", False, "networking.k8s.io/v1", "IPAddress",
+     {"spec": {"parentRef": {"group": "", "resource": "services", "namespace": "default", "name": "kubernetes"}}}),
+    ("NetworkingV1Api", "service_cidr", False, "networking.k8s.io/v1", "ServiceCIDR", {"spec": {"cidrs": ["10.100.0.0/16"]}}),
     ("PolicyV1Api", "pod_disruption_budget", True, "policy/v1", "PodDisruptionBudget", {"spec": {"minAvailable": 1, "selector": SELECTOR}}),
     ("StorageV1Api", "storage_class", False, "storage.k8s.io/v1", "StorageClass", {"provisioner": "example.com/p"},
      {"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}),
@@ -145,7 +148,8 @@ def field_at(model, path):
 
 
 def name_of(suffix):
-    return "py-" + suffix.replace("_", "-")
+    """The row's object name (an IPAddress is named by its address)."""
+    return "10.96.1.1" if suffix == "ip_address" else "py-" + suffix.replace("_", "-")
 
 
 def namespace():

@@ -1,7 +1,7 @@
 //! The Pod subresources an API server answers without a kubelet, as kube-apiserver 1.32 answers them:
 //! `ephemeralcontainers` (only `spec.ephemeralContainers` changes; existing ones stay as they are), `eviction`
 //! (a `policy/v1` Eviction: the pod deleted, or 429 when its PodDisruptionBudget does not allow it), `binding`
-//! (a `v1` Binding: `spec.nodeName` set once), and `log`, `exec`, `attach`, `portforward`, whose answers for a pod
+//! (a `v1` Binding: `spec.nodeName` set once; also served as the create-only `bindings` resource), and `log`, `exec`, `attach`, `portforward`, whose answers for a pod
 //! no node runs are kube's own (kspaces runs no kubelet).
 
 use actix_web::HttpResponse;
@@ -154,6 +154,19 @@ async fn bind(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         Ok(pod)
     }).await?;
     created(&ctx)
+}
+
+/// `POST namespaces/<ns>/bindings` (the `v1` Binding resource, create only): binds the pod the Binding's
+/// `metadata.name` names, as `pods/<name>/binding` does.
+pub async fn create_binding(mut ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
+    let binding = decode(&ctx, &body)?;
+    let name = text(&binding, "/metadata/name").to_owned();
+    ctx.resource = ctx.server.resources.lookup("", "v1", "pods").cloned().ok_or_else(ApiError::no_route)?;
+    if name.is_empty() {
+        return Err(ApiError::not_found("", "pods", ""));
+    }
+    ctx.info.name = name;
+    bind(ctx, body).await
 }
 
 /// Sets a pod condition's status, adding the condition when missing.

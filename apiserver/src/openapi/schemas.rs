@@ -1,11 +1,7 @@
-//! Definitions of the built-in types: generated with schemars from k8s-openapi, plus synthesized `XList` kinds.
+//! Definitions of the built-in types (`crate::builtin`'s rows and the meta types): generated with schemars from
+//! k8s-openapi, plus synthesized `XList` kinds.
 
-use k8s_openapi::api::{
-    admissionregistration, apps, authentication, autoscaling, batch, coordination, core, discovery, events, networking, node, policy,
-    rbac,
-};
-use k8s_openapi::api::{authorization, certificates, flowcontrol, scheduling, storage};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as crd;
+use k8s_openapi::api::{autoscaling, flowcontrol};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use std::sync::OnceLock;
 
@@ -13,6 +9,7 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{json, Map, Value};
 
 use super::Form;
+use crate::builtin::builtin_kinds;
 
 /// Meta types every document may reference (request bodies, responses, discovery).
 pub(crate) const DELETE_OPTIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions";
@@ -30,6 +27,13 @@ pub(crate) const API_VERSIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIV
 /// Registers each type (and, transitively, everything it references) with the generator.
 macro_rules! register {
     ($generator:expr; $($ty:ty),* $(,)?) => { $( let _ = $generator.subschema_for::<$ty>(); )* };
+}
+
+/// The OpenAPI column of each built-in kind's row: its k8s-openapi type, registered with `generator`.
+macro_rules! register_rows {
+    ($( $($ty:ident)::+, [$($short:literal),*], $flags:expr, $verbs:ident, [$($sub:ident),*], $printer:expr; )*) => {
+        |generator: &mut SchemaGenerator| { $( let _ = generator.subschema_for::<k8s_openapi::$($ty)::+>(); )* }
+    };
 }
 
 /// The schemars settings of one document form: where definitions live and which rewrites apply.
@@ -64,25 +68,9 @@ pub(crate) fn builtin_names() -> impl Iterator<Item = &'static str> {
 
 pub(crate) fn generate(form: Form) -> Map<String, Value> {
     let mut generator = SchemaGenerator::new(settings(form));
+    (builtin_kinds!(register_rows))(&mut generator);
     register!(generator;
-        core::v1::Namespace, core::v1::ConfigMap, core::v1::Secret, core::v1::ServiceAccount, core::v1::Event,
-        core::v1::LimitRange, core::v1::ResourceQuota, core::v1::Service, core::v1::Endpoints, core::v1::Pod,
-        core::v1::PodTemplate, core::v1::ReplicationController, core::v1::PersistentVolume,
-        core::v1::PersistentVolumeClaim, core::v1::Node, core::v1::ComponentStatus, node::v1::RuntimeClass,
-        storage::v1::CSIDriver, storage::v1::CSINode, storage::v1::VolumeAttachment, storage::v1::CSIStorageCapacity,
-        autoscaling::v1::HorizontalPodAutoscaler, autoscaling::v2::HorizontalPodAutoscaler,
-        certificates::v1::CertificateSigningRequest,
-        admissionregistration::v1::MutatingWebhookConfiguration,
-        admissionregistration::v1::ValidatingWebhookConfiguration, authentication::v1::SelfSubjectReview,
-        authentication::v1::TokenReview, authorization::v1::SubjectAccessReview,
-        authorization::v1::LocalSubjectAccessReview, authorization::v1::SelfSubjectAccessReview,
-        authorization::v1::SelfSubjectRulesReview,
-        apps::v1::Deployment, apps::v1::ReplicaSet, apps::v1::StatefulSet, apps::v1::DaemonSet,
-        apps::v1::ControllerRevision, batch::v1::Job, batch::v1::CronJob, coordination::v1::Lease,
-        events::v1::Event, discovery::v1::EndpointSlice, networking::v1::Ingress, networking::v1::IngressClass,
-        networking::v1::NetworkPolicy, policy::v1::PodDisruptionBudget, storage::v1::StorageClass,
-        scheduling::v1::PriorityClass, rbac::v1::Role, rbac::v1::RoleBinding, rbac::v1::ClusterRole,
-        rbac::v1::ClusterRoleBinding, autoscaling::v1::Scale, crd::CustomResourceDefinition,
+        autoscaling::v1::HorizontalPodAutoscaler, autoscaling::v1::Scale,
         flowcontrol::v1::FlowSchema, flowcontrol::v1::PriorityLevelConfiguration,
         meta::DeleteOptions, meta::Status, meta::ListMeta, meta::WatchEvent<Value>, meta::Patch,
         meta::APIResourceList, meta::APIGroup, meta::APIGroupList, meta::APIVersions,

@@ -1,12 +1,12 @@
 //! Writes `generated.rs`: one `ToJson` and one `FromJson` impl per k8s-pb message reachable from the kinds in
-//! [`roots`] (with their `XList` kinds), and the (apiVersion, kind) tables of decoders and encoders.
+//! [`roots`] (every row of `crate::builtin` and a few more, with their `XList` kinds), and the (apiVersion, kind) tables of decoders and encoders.
 //!
 //! JSON names come from k8s-openapi's schemars definitions; a property becomes a field when prost's snake case of
 //! it (heck, as prost-build does) names a field of the k8s-pb struct, whose source is read from cargo's registry.
 //! Kinds k8s-openapi has no schema for (`XList`, `PartialObjectMetadata(List)`) get a definition written here
-//! ([`synthetic_definitions`]). Which zero values kube keeps comes from [`super::keep_zero`]. Regenerate with
-//! `KSPACES_REGEN_PROTOBUF=1 cargo test -p kspaces-apiserver --lib protobuf::codegen`; without the variable the test
-//! fails when the committed file is stale.
+//! ([`synthetic_definitions`]). Which zero values kube keeps comes from [`super::keep_zero`]. The test
+//! `cargo test -p kspaces-apiserver --lib protobuf::codegen` compares the committed file with what it generates: when
+//! they differ it writes the new file and fails once (rebuild and commit it).
 
 use heck::ToSnakeCase;
 use k8s_openapi::api;
@@ -62,77 +62,27 @@ const PARTIAL_OBJECT_METADATA_LIST: &str =
 const PARTIAL_OBJECT_METADATA_LIST_V1BETA1: &str =
     "io.k8s.apimachinery.pkg.apis.meta.v1beta1.PartialObjectMetadataList";
 
-/// Every kind kubectl's typed clients (and client-go controllers) send as protobuf, plus their neighbours.
+/// The protobuf column of each built-in kind's row (`crate::builtin`): its k8s-openapi type.
+macro_rules! row_roots {
+    ($( $($ty:ident)::+, [$($short:literal),*], $flags:expr, $verbs:ident, [$($sub:ident),*], $printer:expr; )*) => {
+        |g: &mut SchemaGenerator| vec![$( resource::<k8s_openapi::$($ty)::+>(g), )*]
+    };
+}
+
+/// Every kind kubectl's typed clients (and client-go controllers) send as protobuf, plus their neighbours: every
+/// built-in kind's row, the bodies of subresources and the kinds `crate::kinds` adds.
 fn roots(generator: &mut SchemaGenerator) -> Vec<Root> {
-    use api::{
-        admissionregistration, apps, authentication, authorization, autoscaling, batch,
-        certificates,
-    };
-    use api::{
-        coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage,
-    };
+    use api::{authentication, autoscaling, policy};
     let g = generator;
-    let mut roots = vec![
-        resource::<core::v1::Binding>(g),
-        resource::<core::v1::ComponentStatus>(g),
-        resource::<core::v1::ConfigMap>(g),
-        resource::<core::v1::Endpoints>(g),
-        resource::<core::v1::Event>(g),
-        resource::<core::v1::LimitRange>(g),
-        resource::<core::v1::Namespace>(g),
-        resource::<core::v1::Node>(g),
-        resource::<core::v1::PersistentVolume>(g),
-        resource::<core::v1::PersistentVolumeClaim>(g),
-        resource::<core::v1::Pod>(g),
-        resource::<core::v1::PodTemplate>(g),
-        resource::<core::v1::ReplicationController>(g),
-        resource::<core::v1::ResourceQuota>(g),
-        resource::<core::v1::Secret>(g),
-        resource::<core::v1::Service>(g),
-        resource::<core::v1::ServiceAccount>(g),
-        resource::<apps::v1::ControllerRevision>(g),
-        resource::<apps::v1::DaemonSet>(g),
-        resource::<apps::v1::Deployment>(g),
-        resource::<apps::v1::ReplicaSet>(g),
-        resource::<apps::v1::StatefulSet>(g),
-        resource::<batch::v1::CronJob>(g),
-        resource::<batch::v1::Job>(g),
-        resource::<coordination::v1::Lease>(g),
-        resource::<events::v1::Event>(g),
-        resource::<discovery::v1::EndpointSlice>(g),
-        resource::<networking::v1::Ingress>(g),
-        resource::<networking::v1::IngressClass>(g),
-        resource::<networking::v1::NetworkPolicy>(g),
+    let mut roots = (crate::builtin::builtin_kinds!(row_roots))(g);
+    roots.extend([
         resource::<policy::v1::Eviction>(g),
-        resource::<policy::v1::PodDisruptionBudget>(g),
-        resource::<storage::v1::CSIDriver>(g),
-        resource::<storage::v1::CSINode>(g),
-        resource::<storage::v1::CSIStorageCapacity>(g),
-        resource::<storage::v1::StorageClass>(g),
-        resource::<storage::v1::VolumeAttachment>(g),
-        resource::<scheduling::v1::PriorityClass>(g),
-        resource::<node::v1::RuntimeClass>(g),
-        resource::<rbac::v1::ClusterRole>(g),
-        resource::<rbac::v1::ClusterRoleBinding>(g),
-        resource::<rbac::v1::Role>(g),
-        resource::<rbac::v1::RoleBinding>(g),
-        resource::<authentication::v1::SelfSubjectReview>(g),
         resource::<authentication::v1::TokenRequest>(g),
-        resource::<authentication::v1::TokenReview>(g),
-        resource::<authorization::v1::LocalSubjectAccessReview>(g),
-        resource::<authorization::v1::SelfSubjectAccessReview>(g),
-        resource::<authorization::v1::SelfSubjectRulesReview>(g),
-        resource::<authorization::v1::SubjectAccessReview>(g),
         resource::<autoscaling::v1::HorizontalPodAutoscaler>(g),
         resource::<autoscaling::v1::Scale>(g),
-        resource::<autoscaling::v2::HorizontalPodAutoscaler>(g),
-        resource::<certificates::v1::CertificateSigningRequest>(g),
-        resource::<admissionregistration::v1::MutatingWebhookConfiguration>(g),
-        resource::<admissionregistration::v1::ValidatingWebhookConfiguration>(g),
-        resource::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>(g),
         resource::<api::flowcontrol::v1::FlowSchema>(g),
         resource::<api::flowcontrol::v1::PriorityLevelConfiguration>(g),
-    ];
+    ]);
     roots.push(resource::<Status>(g));
     g.subschema_for::<DeleteOptions>();
     roots.push(Root::new(
@@ -522,8 +472,8 @@ fn object_body(
 /// The file header and the (apiVersion, kind) → decoder and → encoder tables.
 fn header(roots: &[Root], structs: &PbStructs) -> String {
     let mut text = String::from(
-        "//! Generated by `codegen.rs` (`KSPACES_REGEN_PROTOBUF=1 cargo test -p kspaces-apiserver --lib \
-         protobuf::codegen`); do not edit.\n\n\
+        "//! Generated by `codegen.rs` (`cargo test -p kspaces-apiserver --lib protobuf::codegen` rewrites it when \
+         stale); do not edit.\n\n\
          // A message with one JSON property still reads it with a `match`, like every other.\n\
          #![allow(clippy::single_match)]\n\n\
          use super::from_json::{Encoded, FromJson, encode, fields, set};\n\
@@ -619,14 +569,11 @@ fn generated_file_is_up_to_date() {
         generated.unmapped_definitions
     );
     eprintln!("unmapped properties: {:#?}", generated.unmapped_properties);
-    if std::env::var_os("KSPACES_REGEN_PROTOBUF").is_some() {
-        std::fs::write(GENERATED_PATH, &generated.text).expect("generated.rs is writable");
-    }
     let committed = std::fs::read_to_string(GENERATED_PATH).unwrap_or_default();
-    assert!(
-        committed == generated.text,
-        "generated.rs is stale; rerun with KSPACES_REGEN_PROTOBUF=1"
-    );
+    if committed != generated.text {
+        std::fs::write(GENERATED_PATH, &generated.text).expect("generated.rs is writable");
+        panic!("generated.rs was stale (a row of `crate::builtin` changed?): it has been rewritten, rebuild and commit it");
+    }
     assert!(
         generated.unmapped_definitions.is_empty(),
         "definitions without a k8s-pb struct"

@@ -673,6 +673,7 @@ pub(super) const KEEP_ZERO: &[(&str, &[&str])] = &[
         "io.k8s.api.networking.v1.NetworkPolicyPort",
         &["endPort", "protocol"],
     ),
+    ("io.k8s.api.networking.v1.ParentReference", &["name", "resource"]),
     ("io.k8s.api.node.v1.RuntimeClass", &["handler"]),
     (
         "io.k8s.api.policy.v1.PodDisruptionBudgetSpec",

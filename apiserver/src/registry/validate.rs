@@ -1,12 +1,17 @@
 //! Validation: object names, labels and annotations, and the object's shape checked against its
 //! k8s-openapi type (used for checking only: the stored object is the JSON the client sent, defaulted).
 
-use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub mod owners;
 
 use super::ResourceInfo;
+use crate::builtin::builtin_kinds;
 use crate::status::{ApiError, Cause};
 
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -119,12 +124,15 @@ pub enum NameRule {
     Label,
     /// RBAC objects: anything but `.`, `..`, `/` and `%`.
     PathSegment,
+    /// IPAddresses: the address itself, in its canonical form.
+    IpAddress,
 }
 
 pub fn name_rule(resource: &ResourceInfo) -> NameRule {
     match (resource.group.as_str(), resource.plural.as_str()) {
         ("", "namespaces" | "services" | "tenants") | ("tenancy.kcp.io", "workspaces") => NameRule::Label,
         ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+        ("networking.k8s.io", "ipaddresses") => NameRule::IpAddress,
         _ => NameRule::Subdomain,
     }
 }
@@ -142,6 +150,13 @@ pub fn check_name(rule: NameRule, field: &str, name: &str, causes: &mut Vec<Caus
         NameRule::PathSegment if name == "." || name == ".." || name.contains('/') || name.contains('%') => {
             causes.push(Cause::invalid(field, name, "may not be '.' or '..' and may not contain '/' or '%'"));
         }
+        NameRule::IpAddress => match name.parse::<std::net::IpAddr>() {
+            Err(_) => causes.push(Cause::invalid(field, name, "must be a valid IP address")),
+            Ok(ip) if ip.to_string() != name => {
+                causes.push(Cause::invalid(field, name, &format!("must be in canonical form (\"{ip}\")")));
+            }
+            Ok(_) => {}
+        },
         _ => {}
     }
 }
@@ -218,72 +233,38 @@ pub fn check_typed(resource: &ResourceInfo, value: &Value) -> Result<(), ApiErro
     )))
 }
 
-fn check_as<'de, T: Deserialize<'de>>(value: &'de Value) -> Result<(), (String, String)> {
+/// A typed check: deserializes the object as one k8s-openapi type, or says where and why it is not one.
+type Check = fn(&Value) -> Result<(), (String, String)>;
+
+fn check_as<T: DeserializeOwned>(value: &Value) -> Result<(), (String, String)> {
     serde_path_to_error::deserialize::<_, T>(value)
         .map(drop)
         .map_err(|err| (err.path().to_string(), err.inner().to_string()))
 }
 
+/// One entry of the checks: the type's definition name and its check.
+fn entry<T: DeserializeOwned + JsonSchema>() -> (String, Check) {
+    (T::schema_name().into_owned(), check_as::<T>)
+}
+
+/// The registry's typed column of each row: its k8s-openapi type.
 macro_rules! typed_checks {
-    ($($definition:literal => $ty:ty,)*) => {
-        fn typed(definition: &str, value: &Value) -> Option<Result<(), (String, String)>> {
-            match definition {
-                $($definition => Some(check_as::<$ty>(value)),)*
-                _ => None,
-            }
-        }
+    ($( $($ty:ident)::+, [$($short:literal),*], $flags:expr, $verbs:ident, [$($sub:ident),*], $printer:expr; )*) => {
+        vec![$( entry::<k8s_openapi::$($ty)::+>(), )*]
     };
 }
 
-use k8s_openapi::api::{admissionregistration, apps, authentication, batch, coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage};
-
-typed_checks! {
-    "io.k8s.api.core.v1.Namespace" => core::v1::Namespace,
-    "io.k8s.api.core.v1.ConfigMap" => core::v1::ConfigMap,
-    "io.k8s.api.core.v1.Secret" => core::v1::Secret,
-    "io.k8s.api.core.v1.ServiceAccount" => core::v1::ServiceAccount,
-    "io.k8s.api.core.v1.Event" => core::v1::Event,
-    "io.k8s.api.core.v1.LimitRange" => core::v1::LimitRange,
-    "io.k8s.api.core.v1.ResourceQuota" => core::v1::ResourceQuota,
-    "io.k8s.api.core.v1.Service" => core::v1::Service,
-    "io.k8s.api.core.v1.Endpoints" => core::v1::Endpoints,
-    "io.k8s.api.core.v1.Pod" => core::v1::Pod,
-    "io.k8s.api.core.v1.PodTemplate" => core::v1::PodTemplate,
-    "io.k8s.api.core.v1.ReplicationController" => core::v1::ReplicationController,
-    "io.k8s.api.core.v1.PersistentVolume" => core::v1::PersistentVolume,
-    "io.k8s.api.core.v1.PersistentVolumeClaim" => core::v1::PersistentVolumeClaim,
-    "io.k8s.api.core.v1.Node" => core::v1::Node,
-    "io.k8s.api.core.v1.ComponentStatus" => core::v1::ComponentStatus,
-    "io.k8s.api.authentication.v1.SelfSubjectReview" => authentication::v1::SelfSubjectReview,
-    "io.k8s.api.node.v1.RuntimeClass" => node::v1::RuntimeClass,
-    "io.k8s.api.storage.v1.CSIDriver" => storage::v1::CSIDriver,
-    "io.k8s.api.storage.v1.CSINode" => storage::v1::CSINode,
-    "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration" => admissionregistration::v1::MutatingWebhookConfiguration,
-    "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration" => admissionregistration::v1::ValidatingWebhookConfiguration,
-    "io.k8s.api.apps.v1.Deployment" => apps::v1::Deployment,
-    "io.k8s.api.apps.v1.ReplicaSet" => apps::v1::ReplicaSet,
-    "io.k8s.api.apps.v1.StatefulSet" => apps::v1::StatefulSet,
-    "io.k8s.api.apps.v1.DaemonSet" => apps::v1::DaemonSet,
-    "io.k8s.api.apps.v1.ControllerRevision" => apps::v1::ControllerRevision,
-    "io.k8s.api.batch.v1.Job" => batch::v1::Job,
-    "io.k8s.api.batch.v1.CronJob" => batch::v1::CronJob,
-    "io.k8s.api.coordination.v1.Lease" => coordination::v1::Lease,
-    "io.k8s.api.events.v1.Event" => events::v1::Event,
-    "io.k8s.api.discovery.v1.EndpointSlice" => discovery::v1::EndpointSlice,
-    "io.k8s.api.networking.v1.Ingress" => networking::v1::Ingress,
-    "io.k8s.api.networking.v1.IngressClass" => networking::v1::IngressClass,
-    "io.k8s.api.networking.v1.NetworkPolicy" => networking::v1::NetworkPolicy,
-    "io.k8s.api.policy.v1.PodDisruptionBudget" => policy::v1::PodDisruptionBudget,
-    "io.k8s.api.storage.v1.StorageClass" => storage::v1::StorageClass,
-    "io.k8s.api.scheduling.v1.PriorityClass" => scheduling::v1::PriorityClass,
-    "io.k8s.api.rbac.v1.Role" => rbac::v1::Role,
-    "io.k8s.api.rbac.v1.RoleBinding" => rbac::v1::RoleBinding,
-    "io.k8s.api.rbac.v1.ClusterRole" => rbac::v1::ClusterRole,
-    "io.k8s.api.rbac.v1.ClusterRoleBinding" => rbac::v1::ClusterRoleBinding,
-    "io.k8s.api.flowcontrol.v1.FlowSchema" => k8s_openapi::api::flowcontrol::v1::FlowSchema,
-    "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration" => k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
-    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition" =>
-        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+/// The check of a definition: every built-in kind's, and those of the kinds `crate::kinds` adds with a k8s-openapi
+/// type (flow control's).
+fn typed(definition: &str, value: &Value) -> Option<Result<(), (String, String)>> {
+    static CHECKS: OnceLock<HashMap<String, Check>> = OnceLock::new();
+    let checks = CHECKS.get_or_init(|| {
+        let mut checks = builtin_kinds!(typed_checks);
+        checks.push(entry::<k8s_openapi::api::flowcontrol::v1::FlowSchema>());
+        checks.push(entry::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>());
+        checks.into_iter().collect()
+    });
+    checks.get(definition).map(|check| check(value))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The built-in printers: one column set and one row function per kind, looked up by
-//! (group, kind) as kube-apiserver's `pkg/printers/internalversion` registers them.
+//! (group, kind) as kube-apiserver's `pkg/printers/internalversion` registers them (a built-in kind's row in
+//! `crate::builtin` names its printer).
 //!
 //! The server always prints the `-o wide` cells (kube calls its generator with `Wide: true`);
 //! kubectl hides the priority-1 columns itself unless asked for them.
@@ -11,10 +12,14 @@ mod flowcontrol;
 mod pod;
 mod workloads;
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::columns::ColumnSpec;
+use crate::builtin::builtin_kinds;
 
 /// One row's cells plus the optional `conditions` kube attaches (only pods use them).
 #[derive(Debug, Default)]
@@ -35,53 +40,37 @@ pub(crate) struct Printer {
     pub print: fn(&Value, DateTime<Utc>) -> Row,
 }
 
+/// The table column of each built-in kind's row: (group, kind) and its printer, when kube registers one.
+macro_rules! row_printers {
+    ($( $($ty:ident)::+, [$($short:literal),*], $flags:expr, $verbs:ident, [$($sub:ident),*], $printer:expr; )*) => {
+        vec![$( printer_of::<k8s_openapi::$($ty)::+>($printer), )*]
+    };
+}
+
+fn printer_of<T: k8s_openapi::Resource>(printer: Option<&'static Printer>) -> ((&'static str, &'static str), Option<&'static Printer>) {
+    ((T::GROUP, T::KIND), printer)
+}
+
 /// The printer kube-apiserver v1.33 registers for `(group, kind)`, or `None` when it uses the
 /// default convertor (NAME, CREATED AT): roles, cluster roles, limit ranges and unknown kinds.
+/// The built-in kinds' come from their rows (`crate::builtin`), kspaces' own kinds' and flow control's from here.
 pub(crate) fn printer_for(group: &str, kind: &str) -> Option<&'static Printer> {
-    let printer = match (group, kind) {
-        ("", "Pod") => &pod::POD,
-        ("", "PodTemplate") => &pod::POD_TEMPLATE,
-        ("", "Namespace") => &core::NAMESPACE,
-        ("", "Tenant") => &core::TENANT,
-        ("core.kcp.io", "LogicalCluster") => &core::LOGICAL_CLUSTER,
-        ("tenancy.kcp.io", "Workspace") => &core::WORKSPACE,
-        ("", "ConfigMap") => &core::CONFIG_MAP,
-        ("", "ComponentStatus") => &core::COMPONENT_STATUS,
-        ("", "Secret") => &core::SECRET,
-        ("", "ServiceAccount") => &core::SERVICE_ACCOUNT,
-        ("", "Service") => &core::SERVICE,
-        ("", "Endpoints") => &core::ENDPOINTS,
-        ("", "Node") => &core::NODE,
-        ("", "PersistentVolume") => &core::PERSISTENT_VOLUME,
-        ("", "PersistentVolumeClaim") => &core::PERSISTENT_VOLUME_CLAIM,
-        ("", "ResourceQuota") => &core::RESOURCE_QUOTA,
-        ("", "ReplicationController") => &workloads::REPLICATION_CONTROLLER,
-        ("", "Event") => &event::CORE_EVENT,
-        ("events.k8s.io", "Event") => &event::EVENTS_EVENT,
-        ("apps", "Deployment") => &workloads::DEPLOYMENT,
-        ("apps", "ReplicaSet") => &workloads::REPLICA_SET,
-        ("apps", "StatefulSet") => &workloads::STATEFUL_SET,
-        ("apps", "DaemonSet") => &workloads::DAEMON_SET,
-        ("apps", "ControllerRevision") => &workloads::CONTROLLER_REVISION,
-        ("batch", "Job") => &workloads::JOB,
-        ("batch", "CronJob") => &workloads::CRON_JOB,
-        ("policy", "PodDisruptionBudget") => &cluster::POD_DISRUPTION_BUDGET,
-        ("coordination.k8s.io", "Lease") => &cluster::LEASE,
-        ("discovery.k8s.io", "EndpointSlice") => &cluster::ENDPOINT_SLICE,
-        ("networking.k8s.io", "Ingress") => &cluster::INGRESS,
-        ("networking.k8s.io", "IngressClass") => &cluster::INGRESS_CLASS,
-        ("networking.k8s.io", "NetworkPolicy") => &cluster::NETWORK_POLICY,
-        ("storage.k8s.io", "StorageClass") => &cluster::STORAGE_CLASS,
-        ("scheduling.k8s.io", "PriorityClass") => &cluster::PRIORITY_CLASS,
-        ("rbac.authorization.k8s.io", "RoleBinding") => &cluster::ROLE_BINDING,
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => &cluster::CLUSTER_ROLE_BINDING,
-        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => &cluster::MUTATING_WEBHOOK,
-        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => &cluster::VALIDATING_WEBHOOK,
-        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => &flowcontrol::FLOW_SCHEMA,
-        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => &flowcontrol::PRIORITY_LEVEL,
-        _ => return None,
-    };
-    Some(printer)
+    static PRINTERS: OnceLock<HashMap<(&'static str, &'static str), &'static Printer>> = OnceLock::new();
+    let printers = PRINTERS.get_or_init(|| {
+        let own: [((&'static str, &'static str), Option<&'static Printer>); 5] = [
+            (("", "Tenant"), Some(&core::TENANT)),
+            (("core.kcp.io", "LogicalCluster"), Some(&core::LOGICAL_CLUSTER)),
+            (("tenancy.kcp.io", "Workspace"), Some(&core::WORKSPACE)),
+            (("flowcontrol.apiserver.k8s.io", "FlowSchema"), Some(&flowcontrol::FLOW_SCHEMA)),
+            (("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"), Some(&flowcontrol::PRIORITY_LEVEL)),
+        ];
+        builtin_kinds!(row_printers)
+            .into_iter()
+            .chain(own)
+            .filter_map(|(key, printer)| Some((key, printer?)))
+            .collect()
+    });
+    printers.get(&(group, kind)).copied()
 }
 
 /// A string cell.

@@ -281,3 +281,40 @@ fn print_webhooks(configuration: &Value, now: DateTime<Utc>) -> Row {
     let webhooks = array_at(configuration, &["webhooks"]).len();
     vec![text(name(configuration)), count(webhooks), text(creation_age(configuration, now))].into()
 }
+
+static IP_ADDRESS_COLUMNS: [ColumnSpec; 2] = [
+    NAME,
+    col("ParentRef", "string", "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object."),
+];
+pub(crate) static IP_ADDRESS: Printer = Printer { columns: &IP_ADDRESS_COLUMNS, print: print_ip_address };
+
+/// kube prints the parent as `resource[.group][/namespace]/name`, lower case, and no age.
+fn print_ip_address(address: &Value, _now: DateTime<Utc>) -> Row {
+    let parent = match at(address, &["spec", "parentRef"]).filter(|p| p.is_object()) {
+        Some(parent) => {
+            let mut text = str_at(parent, &["resource"]).to_string();
+            if let Some(group) = opt_str(parent, &["group"]).filter(|g| !g.is_empty()) {
+                text = format!("{text}.{group}");
+            }
+            text = text.to_lowercase();
+            if let Some(namespace) = opt_str(parent, &["namespace"]).filter(|n| !n.is_empty()) {
+                text = format!("{text}/{namespace}");
+            }
+            format!("{text}/{}", str_at(parent, &["name"]))
+        }
+        None => "<none>".to_string(),
+    };
+    vec![text(name(address)), text(parent)].into()
+}
+
+static SERVICE_CIDR_COLUMNS: [ColumnSpec; 3] = [
+    NAME,
+    col("CIDRs", "string", "CIDRs defines the IP blocks in CIDR notation (e.g. \"192.168.0.0/24\" or \"2001:db8::/64\") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable."),
+    AGE,
+];
+pub(crate) static SERVICE_CIDR: Printer = Printer { columns: &SERVICE_CIDR_COLUMNS, print: print_service_cidr };
+
+fn print_service_cidr(cidr: &Value, now: DateTime<Utc>) -> Row {
+    let cidrs: Vec<&str> = array_at(cidr, &["spec", "cidrs"]).iter().filter_map(Value::as_str).collect();
+    vec![text(name(cidr)), text(cidrs.join(",")), text(creation_age(cidr, now))].into()
+}
