@@ -87,6 +87,11 @@ macro_rules! builtin_kinds {
             api::storage::v1::CSIStorageCapacity, [], SYSTEM_ONLY, ALL_VERBS, [], None;
             api::admissionregistration::v1::MutatingWebhookConfiguration, [], SYSTEM_ONLY, ALL_VERBS, [], Some(&cluster::MUTATING_WEBHOOK);
             api::admissionregistration::v1::ValidatingWebhookConfiguration, [], SYSTEM_ONLY, ALL_VERBS, [], Some(&cluster::VALIDATING_WEBHOOK);
+            // Stored and validated in every space; not yet enforced (docs/client-fidelity.md).
+            api::admissionregistration::v1::ValidatingAdmissionPolicy, [], PLAIN, ALL_VERBS, [Status], None;
+            api::admissionregistration::v1::ValidatingAdmissionPolicyBinding, [], PLAIN, ALL_VERBS, [], None;
+            // The system space's; kube-apiserver's `Local` ones for its own groups are not listed, nothing is proxied yet.
+            kube_aggregator::pkg::apis::apiregistration::v1::APIService, [], SYSTEM_ONLY, ALL_VERBS, [Status], None;
             api::authentication::v1::SelfSubjectReview, [], PLAIN, CREATE_ONLY, [], None;
             api::authentication::v1::TokenReview, [], PLAIN, CREATE_ONLY, [], None;
             api::authorization::v1::LocalSubjectAccessReview, [], PLAIN, CREATE_ONLY, [], None;

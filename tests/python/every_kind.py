@@ -121,6 +121,16 @@ ROWS = [
      "ValidatingWebhookConfiguration", {"webhooks": []}),
     ("AdmissionregistrationV1Api", "mutating_webhook_configuration", False, "admissionregistration.k8s.io/v1",
      "MutatingWebhookConfiguration", {"webhooks": []}),
+    ("AdmissionregistrationV1Api", "validating_admission_policy", False, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy",
+     {"spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                                       "resources": ["configmaps"]}]},
+               "validations": [{"expression": "object.metadata.name != 'forbidden'"}]}},
+     {"spec.failurePolicy": "Fail", "spec.matchConstraints.matchPolicy": "Equivalent", "spec.matchConstraints.resourceRules.0.scope": "*"}),
+    ("AdmissionregistrationV1Api", "validating_admission_policy_binding", False, "admissionregistration.k8s.io/v1",
+     "ValidatingAdmissionPolicyBinding", {"spec": {"policyName": "py-validating-admission-policy", "validationActions": ["Deny"]}}),
+    ("ApiregistrationV1Api", "api_service", False, "apiregistration.k8s.io/v1", "APIService",
+     {"spec": {"group": "py.example.io", "version": "v1beta1", "groupPriorityMinimum": 100, "versionPriority": 10,
+               "service": {"namespace": "default", "name": "py"}}}),
     ("RbacAuthorizationV1Api", "role", True, "rbac.authorization.k8s.io/v1", "Role", {"rules": RULES}),
     ("RbacAuthorizationV1Api", "role_binding", True, "rbac.authorization.k8s.io/v1", "RoleBinding", {"subjects": SUBJECTS, "roleRef": ROLE_REF}),
     ("RbacAuthorizationV1Api", "cluster_role", False, "rbac.authorization.k8s.io/v1", "ClusterRole", {"rules": RULES}),
@@ -148,8 +158,9 @@ def field_at(model, path):
 
 
 def name_of(suffix):
-    """The row's object name (an IPAddress is named by its address)."""
-    return "10.96.1.1" if suffix == "ip_address" else "py-" + suffix.replace("_", "-")
+    """The row's object name (an IPAddress is named by its address, an APIService by its version and group)."""
+    named = {"ip_address": "10.96.1.1", "api_service": "v1beta1.py.example.io"}
+    return named.get(suffix, "py-" + suffix.replace("_", "-"))
 
 
 def namespace():

@@ -166,3 +166,42 @@ async fn a_binding_posted_to_bindings_assigns_its_pod_to_the_node() -> TestResul
     assert_eq!(listed.json()["reason"], "MethodNotAllowed");
     Ok(())
 }
+
+const POLICY: &str = "\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-forbidden-names}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  validations: [{expression: \"object.metadata.name != 'forbidden'\"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-forbidden-names}
+spec: {policyName: no-forbidden-names, validationActions: [Deny]}
+";
+
+/// `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicies and their bindings are each space's own, with
+/// kube's defaults; `apiregistration.k8s.io/v1` APIServices are the system space's.
+#[test]
+fn admission_policies_are_each_spaces_own_and_api_services_the_systems() {
+    let server = Server::start();
+    let kubectl = server.kubectl();
+    create_tenant(&kubectl, "t-a");
+    create_tenant(&kubectl, "t-b");
+    let (a, b) = (Kubectl::new(&certificate_kubeconfig(&server, "t-a", "admin", &[])), Kubectl::new(&certificate_kubeconfig(&server, "t-b", "admin", &[])));
+    a.ok_with_stdin(&["create", "-f", "-"], POLICY);
+    let read = a.ok(&["get", "validatingadmissionpolicy", "no-forbidden-names", "-o",
+        "jsonpath={.spec.failurePolicy} {.spec.matchConstraints.matchPolicy} {.spec.matchConstraints.resourceRules[0].scope}"]);
+    assert_eq!(read, "Fail Equivalent *");
+    assert_eq!(a.ok(&["get", "validatingadmissionpolicybindings", "-o", "name"]).trim(),
+        "validatingadmissionpolicybinding.admissionregistration.k8s.io/no-forbidden-names");
+    assert_eq!(b.ok(&["get", "validatingadmissionpolicies", "-o", "name"]).trim(), "", "another tenant sees none");
+    let service = "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1beta1.metrics.example.io}\n\
+        spec: {group: metrics.example.io, version: v1beta1, groupPriorityMinimum: 100, versionPriority: 10, service: {namespace: default, name: m}}\n";
+    kubectl.ok_with_stdin(&["create", "-f", "-"], service);
+    assert_eq!(kubectl.ok(&["get", "apiservices", "-o", "name"]).trim(), "apiservice.apiregistration.k8s.io/v1beta1.metrics.example.io");
+    let refused = a.fails(&["get", "apiservices"]);
+    assert!(refused.contains("the server doesn't have a resource type \"apiservices\""), "{refused}");
+}

@@ -45,6 +45,8 @@ const DEFAULTED: &[(&str, &str, Defaults)] = &[
     ("rbac.authorization.k8s.io", "ClusterRoleBinding", groups::role_binding),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", groups::mutating_webhooks),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", groups::validating_webhooks),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", groups::admission_policy),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", groups::admission_policy_binding),
 ];
 
 /// The defaulted kinds: one strategy each.

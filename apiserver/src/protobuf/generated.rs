@@ -60,6 +60,9 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
         ("storage.k8s.io/v1", "CSIStorageCapacity") => decode::<k8s_pb::api::storage::v1::CSIStorageCapacity>,
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => decode::<k8s_pb::api::admissionregistration::v1::MutatingWebhookConfiguration>,
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => decode::<k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy") => decode::<k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicy>,
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding") => decode::<k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>,
+        ("apiregistration.k8s.io/v1", "APIService") => decode::<k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
         ("authentication.k8s.io/v1", "SelfSubjectReview") => decode::<k8s_pb::api::authentication::v1::SelfSubjectReview>,
         ("authentication.k8s.io/v1", "TokenReview") => decode::<k8s_pb::api::authentication::v1::TokenReview>,
         ("authorization.k8s.io/v1", "LocalSubjectAccessReview") => decode::<k8s_pb::api::authorization::v1::LocalSubjectAccessReview>,
@@ -127,6 +130,9 @@ pub(crate) fn decoder_for(api_version: &str, kind: &str) -> Option<Decoder> {
         ("storage.k8s.io/v1", "CSIStorageCapacityList") => decode::<k8s_pb::api::storage::v1::CSIStorageCapacityList>,
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfigurationList") => decode::<k8s_pb::api::admissionregistration::v1::MutatingWebhookConfigurationList>,
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfigurationList") => decode::<k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfigurationList>,
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyList") => decode::<k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyList>,
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBindingList") => decode::<k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList>,
+        ("apiregistration.k8s.io/v1", "APIServiceList") => decode::<k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList>,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinitionList") => decode::<k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionList>,
         ("rbac.authorization.k8s.io/v1", "RoleList") => decode::<k8s_pb::api::rbac::v1::RoleList>,
         ("rbac.authorization.k8s.io/v1", "RoleBindingList") => decode::<k8s_pb::api::rbac::v1::RoleBindingList>,
@@ -187,6 +193,9 @@ pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
         ("storage.k8s.io/v1", "CSIStorageCapacity") => encode::<k8s_pb::api::storage::v1::CSIStorageCapacity>,
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => encode::<k8s_pb::api::admissionregistration::v1::MutatingWebhookConfiguration>,
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => encode::<k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy") => encode::<k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicy>,
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding") => encode::<k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>,
+        ("apiregistration.k8s.io/v1", "APIService") => encode::<k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
         ("authentication.k8s.io/v1", "SelfSubjectReview") => encode::<k8s_pb::api::authentication::v1::SelfSubjectReview>,
         ("authentication.k8s.io/v1", "TokenReview") => encode::<k8s_pb::api::authentication::v1::TokenReview>,
         ("authorization.k8s.io/v1", "LocalSubjectAccessReview") => encode::<k8s_pb::api::authorization::v1::LocalSubjectAccessReview>,
@@ -254,6 +263,9 @@ pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
         ("storage.k8s.io/v1", "CSIStorageCapacityList") => encode::<k8s_pb::api::storage::v1::CSIStorageCapacityList>,
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfigurationList") => encode::<k8s_pb::api::admissionregistration::v1::MutatingWebhookConfigurationList>,
         ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfigurationList") => encode::<k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfigurationList>,
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyList") => encode::<k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyList>,
+        ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBindingList") => encode::<k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList>,
+        ("apiregistration.k8s.io/v1", "APIServiceList") => encode::<k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList>,
         ("apiextensions.k8s.io/v1", "CustomResourceDefinitionList") => encode::<k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionList>,
         ("rbac.authorization.k8s.io/v1", "RoleList") => encode::<k8s_pb::api::rbac::v1::RoleList>,
         ("rbac.authorization.k8s.io/v1", "RoleBindingList") => encode::<k8s_pb::api::rbac::v1::RoleBindingList>,
@@ -267,6 +279,52 @@ pub(crate) fn encoder_for(api_version: &str, kind: &str) -> Option<Encoder> {
     Some(encoder)
 }
 
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::AuditAnnotation {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "key", &self.key, false)?;
+        put(&mut object, "valueExpression", &self.value_expression, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::AuditAnnotation {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "key" => set(&mut message.key, key, item)?,
+                "valueExpression" => set(&mut message.value_expression, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ExpressionWarning {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "fieldRef", &self.field_ref, false)?;
+        put(&mut object, "warning", &self.warning, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ExpressionWarning {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "fieldRef" => set(&mut message.field_ref, key, item)?,
+                "warning" => set(&mut message.warning, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
 
 impl ToJson for k8s_pb::api::admissionregistration::v1::MatchCondition {
     fn to_json(&self, _keep_zero: bool) -> Converted {
@@ -284,6 +342,35 @@ impl FromJson for k8s_pb::api::admissionregistration::v1::MatchCondition {
             match key.as_str() {
                 "expression" => set(&mut message.expression, key, item)?,
                 "name" => set(&mut message.name, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::MatchResources {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "excludeResourceRules", &self.exclude_resource_rules, false)?;
+        put(&mut object, "matchPolicy", &self.match_policy, false)?;
+        put(&mut object, "namespaceSelector", &self.namespace_selector, false)?;
+        put(&mut object, "objectSelector", &self.object_selector, false)?;
+        put(&mut object, "resourceRules", &self.resource_rules, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::MatchResources {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "excludeResourceRules" => set(&mut message.exclude_resource_rules, key, item)?,
+                "matchPolicy" => set(&mut message.match_policy, key, item)?,
+                "namespaceSelector" => set(&mut message.namespace_selector, key, item)?,
+                "objectSelector" => set(&mut message.object_selector, key, item)?,
+                "resourceRules" => set(&mut message.resource_rules, key, item)?,
                 _ => {}
             }
         }
@@ -380,6 +467,79 @@ impl FromJson for k8s_pb::api::admissionregistration::v1::MutatingWebhookConfigu
     }
 }
 
+impl ToJson for k8s_pb::api::admissionregistration::v1::NamedRuleWithOperations {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "resourceNames", &self.resource_names, false)?;
+        merge(&mut object, &self.rule_with_operations)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::NamedRuleWithOperations {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "resourceNames" => set(&mut message.resource_names, key, item)?,
+                _ => {}
+            }
+        }
+        message.rule_with_operations = Some(FromJson::from_json(value)?);
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ParamKind {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "apiVersion", &self.api_version, false)?;
+        put(&mut object, "kind", &self.kind, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ParamKind {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "apiVersion" => set(&mut message.api_version, key, item)?,
+                "kind" => set(&mut message.kind, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ParamRef {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "namespace", &self.namespace, false)?;
+        put(&mut object, "parameterNotFoundAction", &self.parameter_not_found_action, false)?;
+        put(&mut object, "selector", &self.selector, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ParamRef {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "name" => set(&mut message.name, key, item)?,
+                "namespace" => set(&mut message.namespace, key, item)?,
+                "parameterNotFoundAction" => set(&mut message.parameter_not_found_action, key, item)?,
+                "selector" => set(&mut message.selector, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
 impl ToJson for k8s_pb::api::admissionregistration::v1::Rule {
     fn to_json(&self, _keep_zero: bool) -> Converted {
         let mut object = Map::new();
@@ -450,6 +610,206 @@ impl FromJson for k8s_pb::api::admissionregistration::v1::ServiceReference {
                 "namespace" => set(&mut message.namespace, key, item)?,
                 "path" => set(&mut message.path, key, item)?,
                 "port" => set(&mut message.port, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::TypeChecking {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "expressionWarnings", &self.expression_warnings, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::TypeChecking {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "expressionWarnings" => set(&mut message.expression_warnings, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicy {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "metadata", &self.metadata, false)?;
+        put(&mut object, "spec", &self.spec, false)?;
+        put(&mut object, "status", &self.status, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicy {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "metadata" => set(&mut message.metadata, key, item)?,
+                "spec" => set(&mut message.spec, key, item)?,
+                "status" => set(&mut message.status, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "metadata", &self.metadata, false)?;
+        put(&mut object, "spec", &self.spec, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "metadata" => set(&mut message.metadata, key, item)?,
+                "spec" => set(&mut message.spec, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "items", &self.items, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "items" => set(&mut message.items, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "matchResources", &self.match_resources, false)?;
+        put(&mut object, "paramRef", &self.param_ref, false)?;
+        put(&mut object, "policyName", &self.policy_name, false)?;
+        put(&mut object, "validationActions", &self.validation_actions, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "matchResources" => set(&mut message.match_resources, key, item)?,
+                "paramRef" => set(&mut message.param_ref, key, item)?,
+                "policyName" => set(&mut message.policy_name, key, item)?,
+                "validationActions" => set(&mut message.validation_actions, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyList {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "items", &self.items, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyList {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "items" => set(&mut message.items, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "auditAnnotations", &self.audit_annotations, false)?;
+        put(&mut object, "failurePolicy", &self.failure_policy, false)?;
+        put(&mut object, "matchConditions", &self.match_conditions, false)?;
+        put(&mut object, "matchConstraints", &self.match_constraints, false)?;
+        put(&mut object, "paramKind", &self.param_kind, false)?;
+        put(&mut object, "validations", &self.validations, false)?;
+        put(&mut object, "variables", &self.variables, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "auditAnnotations" => set(&mut message.audit_annotations, key, item)?,
+                "failurePolicy" => set(&mut message.failure_policy, key, item)?,
+                "matchConditions" => set(&mut message.match_conditions, key, item)?,
+                "matchConstraints" => set(&mut message.match_constraints, key, item)?,
+                "paramKind" => set(&mut message.param_kind, key, item)?,
+                "validations" => set(&mut message.validations, key, item)?,
+                "variables" => set(&mut message.variables, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "conditions", &self.conditions, false)?;
+        put(&mut object, "observedGeneration", &self.observed_generation, false)?;
+        put(&mut object, "typeChecking", &self.type_checking, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "conditions" => set(&mut message.conditions, key, item)?,
+                "observedGeneration" => set(&mut message.observed_generation, key, item)?,
+                "typeChecking" => set(&mut message.type_checking, key, item)?,
                 _ => {}
             }
         }
@@ -537,6 +897,56 @@ impl FromJson for k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfi
             match key.as_str() {
                 "items" => set(&mut message.items, key, item)?,
                 "metadata" => set(&mut message.metadata, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::Validation {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "expression", &self.expression, false)?;
+        put(&mut object, "message", &self.message, false)?;
+        put(&mut object, "messageExpression", &self.message_expression, false)?;
+        put(&mut object, "reason", &self.reason, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::Validation {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "expression" => set(&mut message.expression, key, item)?,
+                "message" => set(&mut message.message, key, item)?,
+                "messageExpression" => set(&mut message.message_expression, key, item)?,
+                "reason" => set(&mut message.reason, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::api::admissionregistration::v1::Variable {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "expression", &self.expression, false)?;
+        put(&mut object, "name", &self.name, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::api::admissionregistration::v1::Variable {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "expression" => set(&mut message.expression, key, item)?,
+                "name" => set(&mut message.name, key, item)?,
                 _ => {}
             }
         }
@@ -13244,6 +13654,162 @@ impl FromJson for k8s_pb::apimachinery::pkg::apis::meta::v1beta1::PartialObjectM
             match key.as_str() {
                 "items" => set(&mut message.items, key, item)?,
                 "metadata" => set(&mut message.metadata, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIService {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "metadata", &self.metadata, false)?;
+        put(&mut object, "spec", &self.spec, false)?;
+        put(&mut object, "status", &self.status, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIService {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "metadata" => set(&mut message.metadata, key, item)?,
+                "spec" => set(&mut message.spec, key, item)?,
+                "status" => set(&mut message.status, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "lastTransitionTime", &self.last_transition_time, false)?;
+        put(&mut object, "message", &self.message, false)?;
+        put(&mut object, "reason", &self.reason, false)?;
+        put(&mut object, "status", &self.status, false)?;
+        put(&mut object, "type", &self.r#type, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "lastTransitionTime" => set(&mut message.last_transition_time, key, item)?,
+                "message" => set(&mut message.message, key, item)?,
+                "reason" => set(&mut message.reason, key, item)?,
+                "status" => set(&mut message.status, key, item)?,
+                "type" => set(&mut message.r#type, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "items", &self.items, false)?;
+        put(&mut object, "metadata", &self.metadata, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "items" => set(&mut message.items, key, item)?,
+                "metadata" => set(&mut message.metadata, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "caBundle", &self.ca_bundle, false)?;
+        put(&mut object, "group", &self.group, false)?;
+        put(&mut object, "groupPriorityMinimum", &self.group_priority_minimum, false)?;
+        put(&mut object, "insecureSkipTLSVerify", &self.insecure_skip_tls_verify, false)?;
+        put(&mut object, "service", &self.service, false)?;
+        put(&mut object, "version", &self.version, false)?;
+        put(&mut object, "versionPriority", &self.version_priority, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "caBundle" => set(&mut message.ca_bundle, key, item)?,
+                "group" => set(&mut message.group, key, item)?,
+                "groupPriorityMinimum" => set(&mut message.group_priority_minimum, key, item)?,
+                "insecureSkipTLSVerify" => set(&mut message.insecure_skip_tls_verify, key, item)?,
+                "service" => set(&mut message.service, key, item)?,
+                "version" => set(&mut message.version, key, item)?,
+                "versionPriority" => set(&mut message.version_priority, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "conditions", &self.conditions, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "conditions" => set(&mut message.conditions, key, item)?,
+                _ => {}
+            }
+        }
+        Ok(message)
+    }
+}
+
+impl ToJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
+    fn to_json(&self, _keep_zero: bool) -> Converted {
+        let mut object = Map::new();
+        put(&mut object, "name", &self.name, false)?;
+        put(&mut object, "namespace", &self.namespace, false)?;
+        put(&mut object, "port", &self.port, false)?;
+        Ok(Some(Value::Object(object)))
+    }
+}
+
+impl FromJson for k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
+    fn from_json(value: &Value) -> Encoded<Self> {
+        let mut message = Self::default();
+        for (key, item) in fields(value)? {
+            match key.as_str() {
+                "name" => set(&mut message.name, key, item)?,
+                "namespace" => set(&mut message.namespace, key, item)?,
+                "port" => set(&mut message.port, key, item)?,
                 _ => {}
             }
         }

@@ -99,6 +99,35 @@ pub(crate) fn validating_webhooks(object: &mut Value, _: Write) {
     webhooks(object, false);
 }
 
+/// ValidatingAdmissionPolicy: `failurePolicy` Fail, and its `matchConstraints`' defaults.
+pub(crate) fn admission_policy(object: &mut Value, _: Write) {
+    let Some(spec) = object.as_object_mut().and_then(|object| object_mut(object, "spec")) else { return };
+    set_default(spec, "failurePolicy", json!("Fail"));
+    if let Some(matches) = object_mut(spec, "matchConstraints") {
+        match_resources(matches);
+    }
+}
+
+/// ValidatingAdmissionPolicyBinding: its `matchResources`' defaults.
+pub(crate) fn admission_policy_binding(object: &mut Value, _: Write) {
+    let Some(spec) = object.as_object_mut().and_then(|object| object_mut(object, "spec")) else { return };
+    if let Some(matches) = object_mut(spec, "matchResources") {
+        match_resources(matches);
+    }
+}
+
+/// kube's `SetDefaults_MatchResources`, and the rules' scope.
+fn match_resources(matches: &mut Map<String, Value>) {
+    set_default(matches, "matchPolicy", json!("Equivalent"));
+    set_default(matches, "namespaceSelector", json!({}));
+    set_default(matches, "objectSelector", json!({}));
+    for list in ["resourceRules", "excludeResourceRules"] {
+        for rule in objects_mut(matches, list) {
+            set_default(rule, "scope", json!("*"));
+        }
+    }
+}
+
 fn webhooks(object: &mut Value, mutating: bool) {
     let Some(object) = object.as_object_mut() else { return };
     for webhook in objects_mut(object, "webhooks") {
