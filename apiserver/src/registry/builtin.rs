@@ -281,8 +281,8 @@ const ROWS: &[Row] = &[
     system(row(STORAGE, "csinodes", "CSINode", &[], false, false, NONE)),
     system(row(STORAGE, "volumeattachments", "VolumeAttachment", &[], false, false, STATUS)),
     system(row(STORAGE, "csistoragecapacities", "CSIStorageCapacity", &[], false, true, NONE)),
-    system(row(ADMISSION, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &[], false, false, NONE)),
-    system(row(ADMISSION, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", &[], false, false, NONE)),
+    row(ADMISSION, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", &[], false, false, NONE),
+    row(ADMISSION, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", &[], false, false, NONE),
     Row { verbs: CREATE_ONLY, ..row(AUTHENTICATION, "selfsubjectreviews", "SelfSubjectReview", &[], false, false, NONE) },
     Row { verbs: CREATE_ONLY, ..row(AUTHENTICATION, "tokenreviews", "TokenReview", &[], false, false, NONE) },
     Row { verbs: CREATE_ONLY, ..row(AUTHORIZATION, "localsubjectaccessreviews", "LocalSubjectAccessReview", &[], false, true, NONE) },
@@ -441,8 +441,8 @@ mod tests {
     fn system_only_resources_are_arktos_non_tenanted_ones() {
         let mut system_only: Vec<_> = builtin_resources().into_iter().filter(|r| r.system_only).map(|r| r.plural).collect();
         system_only.sort();
-        assert_eq!(system_only, ["componentstatuses", "csidrivers", "csinodes", "csistoragecapacities", "mutatingwebhookconfigurations", "nodes",
-            "priorityclasses", "runtimeclasses", "validatingwebhookconfigurations", "volumeattachments"]);
+        assert_eq!(system_only, ["componentstatuses", "csidrivers", "csinodes", "csistoragecapacities", "nodes",
+            "priorityclasses", "runtimeclasses", "volumeattachments"]);
     }
 
     #[test]
