@@ -351,3 +351,14 @@ fn configurations_are_called_after_a_restart() {
     let out = a.fails(&["create", "configmap", "after"]);
     assert!(out.contains("admission webhook \"kept.example.com\" denied the request: still here"), "{out}");
 }
+
+#[test]
+fn a_webhooks_warnings_reach_kubectl() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Warn("this configmap is deprecated by policy"));
+    validating(&a, "warn", vec![hook("warn.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({}))]);
+    let out = a.run(&["create", "configmap", "warned"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Warning: this configmap is deprecated by policy"), "{stderr}");
+}

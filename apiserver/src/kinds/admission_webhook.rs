@@ -188,6 +188,11 @@ impl Caller {
             Ok(body) => review::answer(&body, &uid, hook.mutating),
             Err(why) => Err(why),
         };
+        if let (Ok(answer), Some(sink)) = (&answer, attributes.warnings) {
+            for warning in &answer.warnings {
+                sink.add(warning.clone());
+            }
+        }
         match answer {
             Ok(answer) if !answer.allowed => Err(review::denied(&hook.name, &answer.status)),
             Ok(answer) => Ok(answer.patch),

@@ -12,6 +12,8 @@ use serde_json::{json, Value};
 /// What the webhook answers to one review.
 pub enum Reply {
     Allow,
+    /// Allowed, with a warning for the client.
+    Warn(&'static str),
     Deny(&'static str),
     /// JSONPatch operations, sent base64-encoded as kube expects.
     Patch(Value),
@@ -108,6 +110,7 @@ fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, handler: &Handler
     let response = |response: Value| json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}).to_string();
     let answer = match handler(&request) {
         Reply::Allow => response(json!({"uid": uid, "allowed": true})),
+        Reply::Warn(warning) => response(json!({"uid": uid, "allowed": true, "warnings": [warning]})),
         Reply::Deny(message) => response(json!({"uid": uid, "allowed": false, "status": {"code": 403, "reason": "Forbidden", "message": message}})),
         Reply::Patch(operations) => {
             let patch = base64::engine::general_purpose::STANDARD.encode(operations.to_string());

@@ -62,7 +62,7 @@ fn validate_webhook(webhook: &Value, field: &str, mutating: bool, causes: &mut V
     let versions = strings(webhook.get("admissionReviewVersions"));
     if versions.is_empty() {
         causes.push(Cause { reason: "FieldValueRequired", message: "Required value: must specify one of v1, v1beta1".into(), field: format!("{field}.admissionReviewVersions") });
-    } else if !versions.iter().any(|v| *v == "v1") {
+    } else if !versions.contains(&"v1") {
         causes.push(Cause::invalid(format!("{field}.admissionReviewVersions"), &format!("{versions:?}"), "must include v1: kspaces sends AdmissionReview v1 only"));
     }
     for selector in ["namespaceSelector", "objectSelector"] {
