@@ -9,7 +9,7 @@ mod webhook;
 
 use std::time::{Duration, Instant};
 
-use kspaces_tests::{certificate_kubeconfig, create_tenant, Kubectl, Server};
+use kspaces_tests::{certificate_kubeconfig, create_tenant, kubeconfig_with_server_url, Kubectl, Server};
 use serde_json::{json, Value};
 use webhook::{Certificate, Reply, Webhook};
 
@@ -361,4 +361,24 @@ fn a_webhooks_warnings_reach_kubectl() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Warning: this configmap is deprecated by policy"), "{stderr}");
+}
+
+#[test]
+fn a_nested_workspaces_configuration_applies_there_only() {
+    let (server, _system, a, _b) = server_with_tenants(&[]);
+    let admin = certificate_kubeconfig(&server, "t-a", "admin", &[]);
+    let at = |path: &str| Kubectl::new(&kubeconfig_with_server_url(&server, &admin, &format!("{}/clusters/{path}", server.url)));
+    let workspace = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": "ws"},
+        "spec": {"type": {"name": "universal", "path": "root"}}});
+    let parent = at("root:t-a");
+    parent.ok_with_stdin(&["create", "-f", "-"], &workspace.to_string());
+    parent.ok(&["wait", "--for=jsonpath={.status.phase}=Ready", "workspace/ws", "--timeout=20s"]);
+    let nested = at("root:t-a:ws");
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Deny("not in this workspace"));
+    validating(&nested, "nested", vec![hook("nested.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({}))]);
+    let out = nested.fails(&["create", "configmap", "in-ws"]);
+    assert!(out.contains("admission webhook \"nested.example.com\" denied the request: not in this workspace"), "{out}");
+    a.ok(&["create", "configmap", "in-tenant"]);
+    assert_eq!(names_of(&webhook.requests()), ["in-ws"]);
+    assert!(a.ok(&["get", "validatingwebhookconfigurations", "-o", "name"]).trim().is_empty(), "the tenant's own space holds none");
 }
