@@ -97,7 +97,8 @@ struct Caller {
 }
 
 /// Whether webhooks are called for writes of `resource` at all: never for the configurations themselves (as
-/// kube, so a broken webhook can always be removed).
+/// kube, so a broken webhook can always be removed). Checked after `Hooks::any`, so that a server without any
+/// configuration runs neither plugin.
 fn concerns(resource: &ResourceInfo) -> bool {
     !(resource.group == GROUP && resource.kind.ends_with("WebhookConfiguration"))
 }
@@ -108,7 +109,7 @@ struct MutatingWebhooks(Arc<Caller>);
 #[async_trait]
 impl Admission for MutatingWebhooks {
     fn handles(&self, resource: &ResourceInfo, _: Operation) -> bool {
-        concerns(resource)
+        self.0.hooks.any() && concerns(resource)
     }
 
     /// A delete has no validating phase in the registry: both kinds of webhooks are called here.
@@ -145,7 +146,7 @@ struct ValidatingWebhooks(Arc<Caller>);
 #[async_trait]
 impl Admission for ValidatingWebhooks {
     fn handles(&self, resource: &ResourceInfo, _: Operation) -> bool {
-        concerns(resource)
+        self.0.hooks.any() && concerns(resource)
     }
 
     fn phase(&self) -> AdmissionPhase {

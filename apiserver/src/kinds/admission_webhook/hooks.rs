@@ -149,6 +149,11 @@ impl Hooks {
         Hooks { held: AtomicUsize::new(0), spaces: RwLock::default(), tree, tenants }
     }
 
+    /// Whether any space holds a configuration (one atomic load: the whole cost of webhooks to a server without).
+    pub fn any(&self) -> bool {
+        self.held.load(Ordering::Acquire) > 0
+    }
+
     /// The webhooks a request in `space` meets (`mutating`: the mutating ones): the system space's that apply to
     /// it, then the space's own, each by configuration name (kube's order); nothing, cheaply, when no space has any.
     pub fn of(&self, space: &SpaceName, mutating: bool) -> Vec<Arc<Hook>> {
