@@ -382,3 +382,26 @@ fn a_nested_workspaces_configuration_applies_there_only() {
     assert_eq!(names_of(&webhook.requests()), ["in-ws"]);
     assert!(a.ok(&["get", "validatingwebhookconfigurations", "-o", "name"]).trim().is_empty(), "the tenant's own space holds none");
 }
+
+#[test]
+fn a_mutating_webhook_if_needed_is_called_again_after_a_later_change() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let first = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let never = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let later = Webhook::start(Certificate::SignedByCa, |_| Reply::Patch(json!([{"op": "add", "path": "/metadata/labels", "value": {"later": "yes"}}])));
+    let mutating = |name: &str, webhook: &Webhook, policy: &str| {
+        let body = configuration("MutatingWebhookConfiguration", name,
+            vec![hook(&format!("{name}.example.com"), &webhook.url("/m"), &webhook.ca_bundle(), json!({"reinvocationPolicy": policy}))]);
+        a.ok_with_stdin(&["create", "-f", "-"], &body);
+    };
+    mutating("a-first", &first, "IfNeeded");
+    mutating("b-never", &never, "Never");
+    mutating("c-later", &later, "Never");
+    a.ok(&["create", "configmap", "r"]);
+    let requests = first.requests();
+    assert_eq!(requests.len(), 2, "IfNeeded: called again after c-later's change: {requests:?}");
+    assert_eq!(requests[0]["object"]["metadata"]["labels"], Value::Null, "{requests:?}");
+    assert_eq!(requests[1]["object"]["metadata"]["labels"]["later"], "yes", "{requests:?}");
+    assert_eq!(never.requests().len(), 1, "Never: called once");
+    assert_eq!(later.requests().len(), 1, "the webhook that changed the object is not called again");
+}

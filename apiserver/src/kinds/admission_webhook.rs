@@ -127,14 +127,21 @@ impl Admission for MutatingWebhooks {
         if attributes.caller.is_none() {
             return Ok(());
         }
-        for hook in self.0.hooks.of(attributes.space, true) {
-            if let Some(patch) = self.0.call_one(registry, &hook, attributes, Some(object)).await? {
-                let mut patched = object.clone();
-                match json_patch::patch(&mut patched, &patch) {
-                    Ok(()) => *object = patched,
-                    Err(error) => self.0.failed(&hook, format!("the patch could not be applied: {error}"))?,
+        let hooks = self.0.hooks.of(attributes.space, true);
+        // kube's reinvocation: a webhook with `reinvocationPolicy: IfNeeded` that ran before a later webhook changed
+        // the object is called once more, in order, after the first round.
+        let (mut called, mut last_change) = (Vec::new(), None);
+        for (index, hook) in hooks.iter().enumerate() {
+            if let Some(changed) = self.0.mutate_once(registry, hook, attributes, object).await? {
+                called.push(index);
+                if changed {
+                    last_change = Some(index);
                 }
             }
+        }
+        let again = called.into_iter().filter(|i| hooks[*i].reinvoke && last_change.is_some_and(|last| *i < last));
+        for index in again.collect::<Vec<_>>() {
+            self.0.mutate_once(registry, &hooks[index], attributes, object).await?;
         }
         Ok(())
     }
@@ -162,6 +169,24 @@ impl Admission for ValidatingWebhooks {
 }
 
 impl Caller {
+    /// Calls mutating webhook `hook` on `object` and applies its patch: `None` when the write does not meet it,
+    /// else whether the object changed.
+    async fn mutate_once(&self, registry: &GenericStore, hook: &Hook, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<Option<bool>> {
+        if !self.meets(registry, hook, attributes, Some(object)).await? {
+            return Ok(None);
+        }
+        let Some(patch) = self.call_one(registry, hook, attributes, Some(object)).await? else { return Ok(Some(false)) };
+        let mut patched = object.clone();
+        match json_patch::patch(&mut patched, &patch) {
+            Ok(()) => {
+                let changed = patched != *object;
+                *object = patched;
+                Ok(Some(changed))
+            }
+            Err(error) => self.failed(hook, format!("the patch could not be applied: {error}")).map(|()| Some(false)),
+        }
+    }
+
     /// Calls every validating webhook the write meets, together; the first refusal in order is the answer.
     async fn validate(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: Option<&Value>) -> ApiResult<()> {
         let hooks = self.hooks.of(attributes.space, false);

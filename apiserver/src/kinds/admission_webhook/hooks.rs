@@ -84,6 +84,8 @@ pub struct Hook {
     pub server_name: Option<String>,
     /// A mutating configuration's webhook (only those may answer with a patch).
     pub mutating: bool,
+    /// `reinvocationPolicy: IfNeeded`: called once more when a later webhook changed the object.
+    pub reinvoke: bool,
     pub tls: Result<Tls, String>,
 }
 
@@ -111,6 +113,7 @@ impl Hook {
         Hook {
             server_name,
             mutating,
+            reinvoke: mutating && text(webhook, "reinvocationPolicy") == "IfNeeded",
             name: text(webhook, "name").to_owned(),
             space: space.clone(),
             rules: webhook.get("rules").and_then(Value::as_array).map(|r| r.iter().map(Rule::parse).collect()).unwrap_or_default(),
