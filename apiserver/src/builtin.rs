@@ -85,8 +85,8 @@ macro_rules! builtin_kinds {
             api::storage::v1::CSINode, [], SYSTEM_ONLY, ALL_VERBS, [], None;
             api::storage::v1::VolumeAttachment, [], SYSTEM_ONLY, ALL_VERBS, [Status], None;
             api::storage::v1::CSIStorageCapacity, [], SYSTEM_ONLY, ALL_VERBS, [], None;
-            api::admissionregistration::v1::MutatingWebhookConfiguration, [], SYSTEM_ONLY, ALL_VERBS, [], Some(&cluster::MUTATING_WEBHOOK);
-            api::admissionregistration::v1::ValidatingWebhookConfiguration, [], SYSTEM_ONLY, ALL_VERBS, [], Some(&cluster::VALIDATING_WEBHOOK);
+            api::admissionregistration::v1::MutatingWebhookConfiguration, [], PLAIN, ALL_VERBS, [], Some(&cluster::MUTATING_WEBHOOK);
+            api::admissionregistration::v1::ValidatingWebhookConfiguration, [], PLAIN, ALL_VERBS, [], Some(&cluster::VALIDATING_WEBHOOK);
             // Stored and validated in every space; not yet enforced (docs/client-fidelity.md).
             api::admissionregistration::v1::ValidatingAdmissionPolicy, [], PLAIN, ALL_VERBS, [Status], None;
             api::admissionregistration::v1::ValidatingAdmissionPolicyBinding, [], PLAIN, ALL_VERBS, [], None;

@@ -103,6 +103,10 @@ pub struct ServeArgs {
     /// The IPv4 range Services' cluster IPs come from, in every space (each space is a cluster of its own).
     #[arg(long, default_value = "10.0.0.0/24")]
     pub service_cluster_ip_range: String,
+    /// The address ranges (comma-separated CIDRs) tenants' admission webhooks may call; empty, the default: any
+    /// address. The system space's webhooks may call anywhere; no tenant's may call this server.
+    #[arg(long, default_value = "")]
+    pub tenant_webhook_allowed_cidrs: String,
     /// The ports NodePort and LoadBalancer Services' node ports come from.
     #[arg(long, default_value = "30000-32767")]
     pub service_node_port_range: String,

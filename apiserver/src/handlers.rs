@@ -22,7 +22,7 @@ pub mod watch;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -67,22 +67,8 @@ pub struct Ctx {
     pub audit_body: bool,
 }
 
-/// Warnings a request collects for its response, each once, in the order given.
-#[derive(Clone, Debug, Default)]
-pub struct Warnings(Arc<Mutex<Vec<String>>>);
-
-impl Warnings {
-    pub fn add(&self, text: String) {
-        let mut warnings = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !warnings.contains(&text) {
-            warnings.push(text);
-        }
-    }
-
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
-    }
-}
+/// Warnings a request collects for its response, each once, in the order given (the registry's writes add theirs).
+pub use crate::registry::write::Warnings;
 
 impl Ctx {
     /// Asks the authorizer whether the caller may also `verb` the request's resource (kube's extra checks: an

@@ -2,6 +2,7 @@
 //! definition; a kind with rules brings its `Strategy` and its admission plugins. `KINDS` is the table: a new
 //! kind is a file here plus one line in it, and the generic store does not change.
 
+pub mod admission_webhook;
 pub mod api_binding;
 pub mod api_conversion;
 pub mod api_export;
@@ -92,6 +93,8 @@ const KINDS: &[Kind] = &[
     resource_quota::KIND,
     flowcontrol::KIND,
     server_annotations::KIND,
+    // Last: kube calls webhooks after its built-in admission, validating ones on the final object.
+    admission_webhook::KIND,
 ];
 
 /// What the kinds' rules read: the CRDs (names in use, forced names), the tenants' phases, the workspace tree and
@@ -116,6 +119,8 @@ pub struct Context {
     pub services: Arc<service::ServiceAllocations>,
     /// The CA approved client CertificateSigningRequests are signed with.
     pub csr_signer: Arc<certificate_signing_request::CsrSigner>,
+    /// Where tenants' admission webhooks may call.
+    pub webhook_reach: Arc<admission_webhook::reach::Reach>,
 }
 
 /// The kinds' strategies, admission plugins and the caches those plugins keep, as they register them.

@@ -25,6 +25,7 @@ pub mod kubeconfig;
 pub mod metrics;
 pub mod negotiate;
 pub mod openapi;
+pub mod outbound;
 pub mod patch;
 pub mod pki;
 pub mod platform;

@@ -68,6 +68,8 @@ pub struct Settings {
     /// The CA that signs approved `kubernetes.io/kube-apiserver-client` requests: the server's own, when it is also
     /// the client CA (not with `--client-ca-file`).
     pub signing_ca: Option<CertificateAuthority>,
+    /// `--tenant-webhook-allowed-cidrs` (empty: any address).
+    pub webhook_cidrs: Vec<crate::kinds::admission_webhook::reach::Cidr>,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
@@ -158,6 +160,10 @@ pub struct Core {
     pub services: Arc<crate::kinds::service::ServiceAllocations>,
     /// The CA approved client CertificateSigningRequests are signed with.
     pub csr_signer: Arc<crate::kinds::certificate_signing_request::CsrSigner>,
+    /// Where tenants' admission webhooks may call (`--tenant-webhook-allowed-cidrs`).
+    pub webhook_reach: Arc<crate::kinds::admission_webhook::reach::Reach>,
+    /// The kinds' own caches that follow every stored object of a kind (the admission webhooks' configurations).
+    pub kind_caches: Vec<Arc<dyn WriteObserver>>,
 }
 
 impl Core {
@@ -186,6 +192,7 @@ impl Core {
         let flowcontrol = Arc::new(FlowControl::default());
         let services = Arc::new(kinds::service::ServiceAllocations::default());
         let csr_signer = Arc::new(kinds::certificate_signing_request::CsrSigner::default());
+        let webhook_reach = Arc::new(kinds::admission_webhook::reach::Reach::new(base_url.clone()));
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -200,6 +207,7 @@ impl Core {
             storage_clusters: store.ids().collect(),
             services: services.clone(),
             csr_signer: csr_signer.clone(),
+            webhook_reach: webhook_reach.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
@@ -208,6 +216,8 @@ impl Core {
         let mut observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
             pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(),
             quotas.clone(), flowcontrol.clone(), services.clone(), space_defaults.clone()];
+        // The kinds' caches that start from every stored object of a kind are primed (and fed) with the server's.
+        let kind_caches: Vec<Arc<dyn WriteObserver>> = kinds.observers.iter().filter(|o| !o.follows().is_empty()).cloned().collect();
         observers.extend(kinds.observers);
         let registry = GenericStore::new(store, Wiring {
             strategies: kinds.strategies,
@@ -217,7 +227,7 @@ impl Core {
             limits: quotas.clone(),
         });
         Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
-            quotas, flowcontrol, services, csr_signer }
+            quotas, flowcontrol, services, csr_signer, webhook_reach, kind_caches }
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
@@ -228,8 +238,9 @@ impl Core {
     }
 
     fn primed(&self) -> Vec<Arc<dyn WriteObserver>> {
-        vec![self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(), self.authorizer.clone(),
-            self.claims.clone(), self.quotas.clone(), self.flowcontrol.clone(), self.services.clone()]
+        let caches: Vec<Arc<dyn WriteObserver>> = vec![self.tenants.clone(), self.tree.clone(), self.types.clone(), self.resolver.clone(), self.apis.clone(), self.authorizer.clone(),
+            self.claims.clone(), self.quotas.clone(), self.flowcontrol.clone(), self.services.clone()];
+        caches.into_iter().chain(self.kind_caches.iter().cloned()).collect()
     }
 
     /// Primes the caches, then, when other processes write the store too (replicas on one etcd), keeps every
@@ -257,12 +268,13 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     let store: Clusters = store.into();
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.services.set_ranges(settings.service_ranges);
+    core.webhook_reach.allow(settings.webhook_cidrs);
     if let Some(ca) = settings.signing_ca {
         core.csr_signer.set(ca);
     }
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
-        quotas: _, flowcontrol, services: _, csr_signer: _ } = core;
+        quotas: _, flowcontrol, services: _, csr_signer: _, webhook_reach: _, kind_caches: _ } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let mut metrics = Metrics::default();
     flowcontrol.configure(settings.flowcontrol);
@@ -573,6 +585,7 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
         request_timeout: args.request_timeout,
         service_ranges: crate::kinds::service::Ranges::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
             .map_err(ServeError::Config)?,
+        webhook_cidrs: crate::kinds::admission_webhook::reach::Cidr::parse_list(&args.tenant_webhook_allowed_cidrs).map_err(ServeError::Config)?,
         signing_ca: match args.client_ca_file {
             None => Some(CertificateAuthority::load_or_create(&PkiPaths::new(&args.data_dir))?),
             Some(_) => None,

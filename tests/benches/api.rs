@@ -5,7 +5,9 @@
 //!
 //! Run: `cargo bench -p kspaces-tests --bench api` (the harness builds `target/release/kspaces`, or set
 //! `KSPACES_BIN`); `API_BENCH_ONLY=watch` runs the watch row alone, on a fresh server, and `API_BENCH_ONLY=creates`
-//! the N = 64 creates row three times (to compare binaries, or to profile the server meanwhile).
+//! the N = 64 creates row three times (to compare binaries, or to profile the server meanwhile);
+//! `API_BENCH_ONLY=webhook` the N = 64 creates row without and then with one validating webhook (an HTTPS server
+//! in this process answering "allowed") on every create.
 //!
 //! The targets in the table are issue 19's.
 
@@ -19,6 +21,10 @@ use kube::{Api, Client};
 use kspaces_tests::Server;
 
 mod support;
+// The admission webhook the tests use (`API_BENCH_ONLY=webhook`); the bench answers every review "allowed".
+#[allow(dead_code)]
+#[path = "../tests/admission_webhooks/webhook.rs"]
+mod webhook;
 
 use support::watch::{FanOut, Watchers};
 use support::{client, closed_loops, configmap, millis, percentile, status_kib, wait_ready, BoxError, Cores, CpuClock, Result};
@@ -84,6 +90,9 @@ async fn run() -> Result<Vec<Row>> {
         return Ok(rows);
     }
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    if only.as_deref() == Some("webhook") {
+        return webhook_rows(&server, &client, &api).await;
+    }
     if only_creates {
         for round in 0..3 {
             rows.push(create_row(&server, &api, 64, round).await?);
@@ -359,3 +368,28 @@ async fn watch_row(server: &Server, client: &Client) -> Result<Row> {
     Ok(Row::new(FanOut::measurement(), fan_out.summary()).cpu(clock.cores()?).target("event p99 ≤ 3 ms", met))
 }
 
+
+/// The N = 64 creates row, then the same with one validating webhook called on every ConfigMap create (in the
+/// system space, where the bench's administrator writes), and again without it.
+async fn webhook_rows(server: &Server, client: &Client, api: &Api<ConfigMap>) -> Result<Vec<Row>> {
+    use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    let mut rows = vec![create_row(server, api, 64, 0).await?];
+    let hook = webhook::Webhook::start(webhook::Certificate::SignedByCa, |_| webhook::Reply::Allow);
+    let configuration: ValidatingWebhookConfiguration = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "bench"},
+        "webhooks": [{
+            "name": "bench.example.com",
+            "clientConfig": {"url": hook.url("/validate"), "caBundle": hook.ca_bundle()},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+            "sideEffects": "None", "admissionReviewVersions": ["v1"], "failurePolicy": "Fail",
+        }],
+    }))?;
+    let configurations: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    configurations.create(&PostParams::default(), &configuration).await?;
+    let mut with = create_row(server, api, 64, 1).await?;
+    with.measurement = format!("{}, one validating webhook ({} reviews answered)", with.measurement, hook.requests().len());
+    rows.push(with);
+    configurations.delete("bench", &Default::default()).await?;
+    rows.push(create_row(server, api, 64, 2).await?);
+    Ok(rows)
+}

@@ -473,7 +473,7 @@ fn a_kubeconfig_whose_server_names_the_tenants_workspace_works_with_plain_kubect
 }
 
 /// (discovery name as `kubectl api-resources -o name` prints it, collection path).
-const SYSTEM_ONLY: [(&str, &str); 9] = [
+const SYSTEM_ONLY: [(&str, &str); 7] = [
     ("tenants", "/api/v1/tenants"),
     ("nodes", "/api/v1/nodes"),
     ("componentstatuses", "/api/v1/componentstatuses"),
@@ -481,8 +481,6 @@ const SYSTEM_ONLY: [(&str, &str); 9] = [
     ("runtimeclasses.node.k8s.io", "/apis/node.k8s.io/v1/runtimeclasses"),
     ("csidrivers.storage.k8s.io", "/apis/storage.k8s.io/v1/csidrivers"),
     ("csinodes.storage.k8s.io", "/apis/storage.k8s.io/v1/csinodes"),
-    ("mutatingwebhookconfigurations.admissionregistration.k8s.io", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"),
-    ("validatingwebhookconfigurations.admissionregistration.k8s.io", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"),
 ];
 
 #[test]

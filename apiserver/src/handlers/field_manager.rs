@@ -71,14 +71,14 @@ pub fn update_write(ctx: &Ctx, options: &str) -> ApiResult<WriteContext> {
         Some(manager) => manager.to_owned(),
         None => from_user_agent(ctx.user_agent.as_deref().unwrap_or_default()),
     };
-    Ok(WriteContext::update(manager, &ctx.info.subresource, ctx.dry_run()?).by(ctx.caller.clone()))
+    Ok(WriteContext::update(manager, &ctx.info.subresource, ctx.dry_run()?).by(ctx.caller.clone()).warning_to(ctx.warnings.clone()))
 }
 
 /// The write of an apply patch, after kube's checks (a field manager is required).
 pub fn apply_write(ctx: &Ctx) -> ApiResult<WriteContext> {
     check(ctx, "PatchOptions", true)?;
     let manager = ctx.param("fieldManager").unwrap_or_default();
-    Ok(WriteContext::apply(manager, &ctx.info.subresource, ctx.dry_run()?).by(ctx.caller.clone()))
+    Ok(WriteContext::apply(manager, &ctx.info.subresource, ctx.dry_run()?).by(ctx.caller.clone()).warning_to(ctx.warnings.clone()))
 }
 
 #[cfg(test)]

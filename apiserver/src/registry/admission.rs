@@ -50,6 +50,8 @@ pub struct Attributes<'a> {
     /// Who asks; `None` for the server's own writes (bootstrap, controllers), which requests' rules do not bind.
     pub caller: Option<&'a Caller>,
     pub dry_run: bool,
+    /// Where warnings for the response go (admission webhooks' answers); `None` where a write has none.
+    pub warnings: Option<&'a super::write::Warnings>,
 }
 
 /// A request an access review asks about, without an object (`kubectl auth can-i`): `*` for any verb, group,

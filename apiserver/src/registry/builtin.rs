@@ -139,8 +139,8 @@ mod tests {
     fn system_only_resources_are_arktos_non_tenanted_ones() {
         let mut system_only: Vec<_> = builtin_resources().into_iter().filter(|r| r.system_only).map(|r| r.plural).collect();
         system_only.sort();
-        assert_eq!(system_only, ["componentstatuses", "csidrivers", "csinodes", "csistoragecapacities", "ipaddresses", "mutatingwebhookconfigurations",
-            "nodes", "priorityclasses", "runtimeclasses", "servicecidrs", "validatingwebhookconfigurations", "volumeattachments"]);
+        assert_eq!(system_only, ["apiservices", "componentstatuses", "csidrivers", "csinodes", "csistoragecapacities", "ipaddresses",
+            "nodes", "priorityclasses", "runtimeclasses", "servicecidrs", "volumeattachments"]);
     }
 
     #[test]

@@ -462,6 +462,7 @@ impl GenericStore {
             part: Part::Main,
             caller: write.caller.as_deref(),
             dry_run: write.dry_run,
+            warnings: Some(&write.warnings),
         };
         self.admit(AdmissionPhase::Mutating, Attributes { object: Some(&object), ..base }).await?;
         let mut object = object;
@@ -691,6 +692,7 @@ impl GenericStore {
             part,
             caller: write.caller.as_deref(),
             dry_run: write.dry_run,
+            warnings: Some(&write.warnings),
         };
         self.admit(AdmissionPhase::Mutating, Attributes { object: Some(&desired), ..base }).await?;
         let mut desired = desired;
@@ -826,6 +828,7 @@ impl GenericStore {
                 part: Part::Main,
                 caller,
                 dry_run: options.dry_run,
+                warnings: None,
             }).await?;
             if is_deleting(object) && spec_finalizers_pending(row, object) {
                 // kube-apiserver (namespaces) and Arktos (tenants) answer a repeated delete with 409.

@@ -1,6 +1,6 @@
 //! Who makes a write and how: `WriteContext`, which managedFields record and admission judge.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use kspaces_authz::Caller;
 
@@ -18,17 +18,46 @@ pub struct WriteContext {
     /// `status`, `scale`, `finalize`, or empty for the main resource.
     pub subresource: String,
     pub dry_run: bool,
+    /// Where the write's `Warning`s go (the response's, for a request).
+    pub warnings: Warnings,
 }
+
+/// `Warning`s collected for a response (deprecated versions, fields `fieldValidation=Warn` reports, admission
+/// webhooks' answers), each once, in the order given. Two are equal when they are the same collection.
+#[derive(Clone, Debug, Default)]
+pub struct Warnings(Arc<Mutex<Vec<String>>>);
+
+impl Warnings {
+    pub fn add(&self, text: String) {
+        let mut warnings = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !warnings.contains(&text) {
+            warnings.push(text);
+        }
+    }
+
+    /// The warnings collected so far, leaving none.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+}
+
+impl PartialEq for Warnings {
+    fn eq(&self, other: &Warnings) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Warnings {}
 
 impl WriteContext {
     /// A create, update or non-apply patch by `manager`.
     pub fn update(manager: impl Into<String>, subresource: &str, dry_run: bool) -> WriteContext {
-        WriteContext { caller: None, manager: manager.into(), operation: Operation::Update, subresource: subresource.to_owned(), dry_run }
+        WriteContext { caller: None, manager: manager.into(), operation: Operation::Update, subresource: subresource.to_owned(), dry_run, warnings: Warnings::default() }
     }
 
     /// A server-side apply by `manager`.
     pub fn apply(manager: impl Into<String>, subresource: &str, dry_run: bool) -> WriteContext {
-        WriteContext { caller: None, manager: manager.into(), operation: Operation::Apply, subresource: subresource.to_owned(), dry_run }
+        WriteContext { caller: None, manager: manager.into(), operation: Operation::Apply, subresource: subresource.to_owned(), dry_run, warnings: Warnings::default() }
     }
 
     /// A write the server makes itself (bootstrap objects, its controllers), as kube's own components do:
@@ -40,6 +69,11 @@ impl WriteContext {
     /// The same write, made by `caller` (admission judges it).
     pub fn by(self, caller: Arc<Caller>) -> WriteContext {
         WriteContext { caller: Some(caller), ..self }
+    }
+
+    /// The same write, its warnings collected in `warnings`.
+    pub fn warning_to(self, warnings: Warnings) -> WriteContext {
+        WriteContext { warnings, ..self }
     }
 }
 

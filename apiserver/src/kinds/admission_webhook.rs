@@ -1,0 +1,317 @@
+//! Admission webhooks, per space: `ValidatingWebhookConfiguration` and `MutatingWebhookConfiguration` in every
+//! space (kube's defaults and validation), and the two admission plugins that call them as kube-apiserver's
+//! webhook admission does: mutating webhooks one after the other on the object as the request sent it, their
+//! JSONPatch answers applied; validating webhooks together, after the built-in admission, on the final object.
+//! A configuration applies to requests in its space; the system space's apply to every space its
+//! `admission.kspaces.io/applicable-tenants` selector matches. `docs/admission-webhooks.md`.
+
+pub mod config;
+pub mod hooks;
+pub mod reach;
+pub mod review;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kspaces_storage::SpaceName;
+use serde_json::Value;
+
+use super::defaults::{groups, Write};
+use super::{Context, Kind, Rules};
+use crate::outbound::{self, Call};
+use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
+use crate::registry::strategy::{Part, Strategy};
+use crate::registry::{GenericStore, ResourceInfo, Scope};
+use crate::status::{ApiError, ApiResult};
+use hooks::{Hook, Hooks, Target, GROUP, MUTATING, VALIDATING};
+use reach::Reach;
+
+/// The two configuration kinds' strategies, the plugins that call their webhooks, and the cache they read.
+pub const KIND: Kind = Kind::rules(rules);
+
+fn rules(context: &Context, rules: &mut Rules) {
+    let hooks = Arc::new(Hooks::new(context.tree.clone(), context.tenants.clone()));
+    let reach = context.webhook_reach.clone();
+    rules.strategy(GROUP, MUTATING, Arc::new(ConfigurationStrategy { mutating: true, reach: reach.clone() }));
+    rules.strategy(GROUP, VALIDATING, Arc::new(ConfigurationStrategy { mutating: false, reach: reach.clone() }));
+    rules.observe(hooks.clone());
+    let caller = Arc::new(Caller {
+        hooks,
+        reach,
+        namespaces: context.resources.by_kind("", "Namespace").cloned(),
+        services: context.resources.by_kind("", "Service").cloned(),
+        slices: context.resources.by_kind("discovery.k8s.io", "EndpointSlice").cloned(),
+    });
+    rules.admit(Arc::new(MutatingWebhooks(caller.clone())));
+    rules.admit(Arc::new(ValidatingWebhooks(caller)));
+}
+
+/// A configuration kind: kube's defaults, and its validation (`config::validate`; where a tenant's webhook may
+/// call, `reach`).
+struct ConfigurationStrategy {
+    mutating: bool,
+    reach: Arc<Reach>,
+}
+
+#[async_trait]
+impl Strategy for ConfigurationStrategy {
+    fn prepare_create(&self, _: &ResourceInfo, _: &SpaceName, _: Option<&kspaces_authz::Caller>, object: &mut Value) {
+        self.defaults(object, Write::Create);
+    }
+
+    fn prepare_update(&self, _: &ResourceInfo, _: &SpaceName, _: &Value, new: &mut Value, _: Part) {
+        self.defaults(new, Write::Update);
+    }
+
+    fn validate(&self, _: &ResourceInfo, object: &Value, _: Option<&Value>, causes: &mut Vec<crate::status::Cause>) {
+        config::validate(object, self.mutating, causes);
+    }
+
+    async fn validate_costly(&self, resource: &ResourceInfo, space: &SpaceName, object: &Value, _: Option<&Value>) -> ApiResult<()> {
+        let causes = self.reach.check_configuration(space, object);
+        if causes.is_empty() {
+            return Ok(());
+        }
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        Err(ApiError::invalid(&resource.group, &resource.kind, name, causes))
+    }
+}
+
+impl ConfigurationStrategy {
+    fn defaults(&self, object: &mut Value, write: Write) {
+        if self.mutating {
+            groups::mutating_webhooks(object, write);
+        } else {
+            groups::validating_webhooks(object, write);
+        }
+    }
+}
+
+/// What both plugins share: the configurations, where webhooks may call, and the rows they read.
+struct Caller {
+    hooks: Arc<Hooks>,
+    reach: Arc<Reach>,
+    namespaces: Option<Arc<ResourceInfo>>,
+    services: Option<Arc<ResourceInfo>>,
+    slices: Option<Arc<ResourceInfo>>,
+}
+
+/// Whether webhooks are called for writes of `resource` at all: never for the configurations themselves (as
+/// kube, so a broken webhook can always be removed). Checked after `Hooks::any`, so that a server without any
+/// configuration runs neither plugin.
+fn concerns(resource: &ResourceInfo) -> bool {
+    !(resource.group == GROUP && resource.kind.ends_with("WebhookConfiguration"))
+}
+
+/// kube's mutating webhook admission, at the end of the mutating phase.
+struct MutatingWebhooks(Arc<Caller>);
+
+#[async_trait]
+impl Admission for MutatingWebhooks {
+    fn handles(&self, resource: &ResourceInfo, _: Operation) -> bool {
+        self.0.hooks.any() && concerns(resource)
+    }
+
+    /// A delete has no validating phase in the registry: both kinds of webhooks are called here.
+    async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        if attributes.operation != Operation::Delete || attributes.caller.is_none() {
+            return Ok(());
+        }
+        for hook in self.0.hooks.of(attributes.space, true) {
+            self.0.call_one(registry, &hook, attributes, None).await?;
+        }
+        self.0.validate(registry, attributes, None).await
+    }
+
+    async fn default(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<()> {
+        if attributes.caller.is_none() {
+            return Ok(());
+        }
+        let hooks = self.0.hooks.of(attributes.space, true);
+        // kube's reinvocation: a webhook with `reinvocationPolicy: IfNeeded` that ran before a later webhook changed
+        // the object is called once more, in order, after the first round.
+        let (mut called, mut last_change) = (Vec::new(), None);
+        for (index, hook) in hooks.iter().enumerate() {
+            if let Some(changed) = self.0.mutate_once(registry, hook, attributes, object).await? {
+                called.push(index);
+                if changed {
+                    last_change = Some(index);
+                }
+            }
+        }
+        let again = called.into_iter().filter(|i| hooks[*i].reinvoke && last_change.is_some_and(|last| *i < last));
+        for index in again.collect::<Vec<_>>() {
+            self.0.mutate_once(registry, &hooks[index], attributes, object).await?;
+        }
+        Ok(())
+    }
+}
+
+/// kube's validating webhook admission, last in the validating phase, on the final object.
+struct ValidatingWebhooks(Arc<Caller>);
+
+#[async_trait]
+impl Admission for ValidatingWebhooks {
+    fn handles(&self, resource: &ResourceInfo, _: Operation) -> bool {
+        self.0.hooks.any() && concerns(resource)
+    }
+
+    fn phase(&self) -> AdmissionPhase {
+        AdmissionPhase::Validating
+    }
+
+    async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        if attributes.caller.is_none() {
+            return Ok(());
+        }
+        self.0.validate(registry, attributes, attributes.object).await
+    }
+}
+
+impl Caller {
+    /// Calls mutating webhook `hook` on `object` and applies its patch: `None` when the write does not meet it,
+    /// else whether the object changed.
+    async fn mutate_once(&self, registry: &GenericStore, hook: &Hook, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<Option<bool>> {
+        if !self.meets(registry, hook, attributes, Some(object)).await? {
+            return Ok(None);
+        }
+        let Some(patch) = self.call_one(registry, hook, attributes, Some(object)).await? else { return Ok(Some(false)) };
+        let mut patched = object.clone();
+        match json_patch::patch(&mut patched, &patch) {
+            Ok(()) => {
+                let changed = patched != *object;
+                *object = patched;
+                Ok(Some(changed))
+            }
+            Err(error) => self.failed(hook, format!("the patch could not be applied: {error}")).map(|()| Some(false)),
+        }
+    }
+
+    /// Calls every validating webhook the write meets, together; the first refusal in order is the answer.
+    async fn validate(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: Option<&Value>) -> ApiResult<()> {
+        let hooks = self.hooks.of(attributes.space, false);
+        if hooks.is_empty() {
+            return Ok(());
+        }
+        let calls = hooks.iter().map(|hook| self.call_one(registry, hook, attributes, object));
+        for answer in futures::future::join_all(calls).await {
+            answer?;
+        }
+        Ok(())
+    }
+
+    /// Calls `hook` if the write meets it: its refusal, or the patch it answered (mutating webhooks).
+    async fn call_one(&self, registry: &GenericStore, hook: &Hook, attributes: &Attributes<'_>, object: Option<&Value>) -> ApiResult<Option<json_patch::Patch>> {
+        if !self.meets(registry, hook, attributes, object).await? {
+            return Ok(None);
+        }
+        if attributes.dry_run && !hook.dry_run_safe {
+            return Err(ApiError::bad_request(format!("admission webhook {:?} does not support dry run", hook.name)));
+        }
+        let uid = uuid::Uuid::new_v4().to_string();
+        let review = review::request(&uid, attributes, object);
+        let answer = match self.post(registry, hook, &review).await {
+            Ok(body) => review::answer(&body, &uid, hook.mutating),
+            Err(why) => Err(why),
+        };
+        if let (Ok(answer), Some(sink)) = (&answer, attributes.warnings) {
+            for warning in &answer.warnings {
+                sink.add(warning.clone());
+            }
+        }
+        match answer {
+            Ok(answer) if !answer.allowed => Err(review::denied(&hook.name, &answer.status)),
+            Ok(answer) => Ok(answer.patch),
+            Err(why) => self.failed(hook, why).map(|()| None),
+        }
+    }
+
+    /// A call that failed: nothing under `failurePolicy: Ignore`, else kube's 500.
+    fn failed(&self, hook: &Hook, why: String) -> ApiResult<()> {
+        if hook.ignore_failures {
+            tracing::info!(webhook = %hook.name, "failed calling webhook, failing open: {why}");
+            return Ok(());
+        }
+        Err(ApiError::internal(format!("failed calling webhook {:?}: {why}", hook.name)))
+    }
+
+    /// Whether the write meets `hook`: its rules, its object selector (the new or the old object's labels) and
+    /// its namespace selector (the namespace's labels).
+    async fn meets(&self, registry: &GenericStore, hook: &Hook, attributes: &Attributes<'_>, object: Option<&Value>) -> ApiResult<bool> {
+        let operation = review::operation(attributes.operation);
+        let subresource = review::subresource(attributes.part).unwrap_or_default();
+        if !hook.rules.iter().any(|rule| rule.matches(operation, attributes.resource, subresource)) {
+            return Ok(false);
+        }
+        let labels = |o: Option<&Value>| o.and_then(|o| o.pointer("/metadata/labels")).cloned();
+        if !hook.object_selector.is_empty() {
+            let new = object.is_some_and(|_| hook.object_selector.matches(labels(object).as_ref()));
+            let old = attributes.old.is_some() && hook.object_selector.matches(labels(attributes.old).as_ref());
+            if !new && !old {
+                return Ok(false);
+            }
+        }
+        if hook.namespace_selector.is_empty() {
+            return Ok(true);
+        }
+        if attributes.resource.group.is_empty() && attributes.resource.kind == "Namespace" {
+            return Ok(hook.namespace_selector.matches(labels(object.or(attributes.old)).as_ref()));
+        }
+        let (Some(namespace), Some(namespaces)) = (attributes.namespace, &self.namespaces) else { return Ok(true) };
+        let scope = Scope::one(attributes.space.clone(), None);
+        let stored = match registry.reader().record(namespaces, &scope, namespace).await {
+            Ok(record) => serde_json::from_slice::<Value>(&record.value).ok(),
+            Err(error) if error.code == 404 => None,
+            Err(error) => return Err(error),
+        };
+        Ok(hook.namespace_selector.matches(labels(stored.as_ref()).as_ref()))
+    }
+
+    /// Posts `review` to `hook`; the answer's body, or why there is none.
+    async fn post(&self, registry: &GenericStore, hook: &Hook, review: &Value) -> Result<Vec<u8>, String> {
+        let tls = hook.tls.as_ref().map_err(|why| format!("failed to call webhook: {why}"))?;
+        let body = serde_json::to_vec(review).map_err(|e| e.to_string())?;
+        let url = match &hook.target {
+            Target::Url(url) => url.clone(),
+            Target::Service { namespace, name, port, path } => self.service_url(registry, &hook.space, namespace, name, *port, path).await?,
+            Target::Broken(why) => return Err(format!("failed to call webhook: {why}")),
+        };
+        let allowed = |address| self.reach.may_call(&hook.space, address);
+        let call = Call { url: &url, tls, body, timeout: hook.timeout, allowed: &allowed, server_name: hook.server_name.as_deref() };
+        outbound::post_json(call).await.map_err(|e| e.to_string())
+    }
+
+    /// The URL of a ready endpoint of service `namespace`/`name` in `space`, through its EndpointSlices (the
+    /// endpoint port named as the service port `port` is).
+    async fn service_url(&self, registry: &GenericStore, space: &SpaceName, namespace: &str, name: &str, port: u16, path: &str) -> Result<url::Url, String> {
+        let missing = || format!("failed to call webhook: service \"{name}.{namespace}.svc\" has no ready endpoints");
+        let (Some(services), Some(slices)) = (&self.services, &self.slices) else { return Err(missing()) };
+        let scope = Scope::one(space.clone(), Some(namespace.to_owned()));
+        let service: Value = match registry.reader().record(services, &scope, name).await {
+            Ok(record) => serde_json::from_slice(&record.value).map_err(|e| e.to_string())?,
+            Err(_) => return Err(format!("failed to call webhook: service \"{name}.{namespace}.svc\" not found")),
+        };
+        let ports = service.pointer("/spec/ports").and_then(Value::as_array).cloned().unwrap_or_default();
+        let service_port = ports.iter().find(|p| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)));
+        let Some(service_port) = service_port else {
+            return Err(format!("failed to call webhook: service \"{name}.{namespace}.svc\" has no port {port}"));
+        };
+        let port_name = service_port.get("name").and_then(Value::as_str).unwrap_or_default();
+        let labels = crate::registry::selector::LabelSelector::parse(&format!("kubernetes.io/service-name={name}")).map_err(|e| e.message)?;
+        let options = crate::registry::ListOptions { labels, ..Default::default() };
+        let (items, _) = registry.list(slices, &scope, &options).await.map_err(|e| e.message)?;
+        for slice in &items {
+            let target = slice.get("ports").and_then(Value::as_array).and_then(|ports| {
+                ports.iter().find(|p| p.get("name").and_then(Value::as_str).unwrap_or_default() == port_name)
+            });
+            let Some(target) = target.and_then(|p| p.get("port")).and_then(Value::as_u64) else { continue };
+            let endpoints = slice.get("endpoints").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+            let ready = endpoints.iter().filter(|e| e.pointer("/conditions/ready").and_then(Value::as_bool) != Some(false));
+            if let Some(address) = ready.flat_map(|e| config::strings(e.get("addresses"))).next() {
+                let host = if address.contains(':') { format!("[{address}]") } else { address.to_owned() };
+                return url::Url::parse(&format!("https://{host}:{target}{path}")).map_err(|e| e.to_string());
+            }
+        }
+        Err(missing())
+    }
+}

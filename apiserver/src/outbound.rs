@@ -1,0 +1,195 @@
+//! Calls the server makes to others' HTTPS endpoints (admission webhooks): one JSON POST over HTTP/1.1, TLS
+//! verified against the endpoint's `caBundle`, bounded in time and in the answer's size, to an address the caller
+//! allows. Go's client (and so kube-apiserver) accepts a self-signed certificate that is itself a CA as the
+//! server's certificate when it is in the bundle (kopf serves one); rustls refuses it, so `BundleVerifier` accepts
+//! exactly that certificate when the bundle holds it and it names the host.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full, Limited};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+/// The largest answer read (kube reads a webhook's whole answer; this bounds what one can make the server hold).
+const MAX_ANSWER_BYTES: usize = 8 << 20;
+
+/// Why a call failed, in the words kube's messages use after `failed calling webhook "<name>": `.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("failed to call webhook: Post {url:?}: {why}")]
+    Transport { url: String, why: String },
+    #[error("failed to call webhook: Post {url:?}: context deadline exceeded")]
+    Timeout { url: String },
+    #[error("failed to call webhook: the server responded with the status code {code} but did not return a valid answer")]
+    Status { code: u16 },
+}
+
+/// The TLS settings of one endpoint, built once from its `caBundle` (none: the system's roots).
+#[derive(Clone, Debug)]
+pub struct Tls(Arc<rustls::ClientConfig>);
+
+impl Tls {
+    /// The settings trusting the PEM certificates of `bundle`, or the system's roots when it is empty.
+    pub fn new(bundle: &[u8]) -> Result<Tls, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let pinned: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(bundle).filter_map(Result::ok).collect();
+        let mut roots = RootCertStore::empty();
+        if bundle.is_empty() {
+            for certificate in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(certificate);
+            }
+        } else {
+            let (added, _) = roots.add_parsable_certificates(pinned.iter().cloned());
+            if added == 0 {
+                return Err("the caBundle holds no usable certificate".into());
+            }
+        }
+        let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().map_err(|e| e.to_string())?;
+        let verifier = Arc::new(BundleVerifier { inner, pinned, provider: provider.clone() });
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier)
+            .with_no_client_auth();
+        Ok(Tls(Arc::new(config)))
+    }
+}
+
+/// One POST: where, what, how long.
+pub struct Call<'a> {
+    pub url: &'a url::Url,
+    pub tls: &'a Tls,
+    pub body: Vec<u8>,
+    pub timeout: Duration,
+    /// Whether the call may go to this address (the allowed ranges; never the server itself).
+    pub allowed: &'a (dyn Fn(SocketAddr) -> bool + Sync),
+    /// The name the certificate must hold, when not the URL's host.
+    pub server_name: Option<&'a str>,
+}
+
+/// Posts `call.body` as JSON and returns the answer's body (a 2xx answer only), within `call.timeout`.
+pub async fn post_json(call: Call<'_>) -> Result<Vec<u8>, CallError> {
+    let url = call.url.as_str().to_owned();
+    match tokio::time::timeout(call.timeout, post(&call)).await {
+        Ok(answer) => answer,
+        Err(_) => Err(CallError::Timeout { url }),
+    }
+}
+
+async fn post(call: &Call<'_>) -> Result<Vec<u8>, CallError> {
+    let transport = |why: String| CallError::Transport { url: call.url.as_str().to_owned(), why };
+    let host = call.url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
+    let port = call.url.port_or_known_default().unwrap_or(443);
+    let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port)).await.map_err(|e| transport(format!("dial tcp: lookup {host}: {e}")))?.collect();
+    let Some(address) = addresses.iter().copied().find(|a| (call.allowed)(*a)) else {
+        return Err(transport(format!("dial tcp {host}:{port}: the address is not one webhooks of this space may call")));
+    };
+    let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| transport(format!("dial tcp {address}: connect: {e}")))?;
+    let _ = tcp.set_nodelay(true);
+    let expected = call.server_name.unwrap_or(&host);
+    let name = match expected.parse::<IpAddr>() {
+        Ok(ip) => ServerName::IpAddress(ip.into()),
+        Err(_) => ServerName::try_from(expected.to_owned()).map_err(|e| transport(e.to_string()))?,
+    };
+    let tls = tokio_rustls::TlsConnector::from(call.tls.0.clone()).connect(name, tcp).await.map_err(|e| transport(format!("tls: {e}")))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls)).await.map_err(|e| transport(e.to_string()))?;
+    tokio::spawn(connection);
+    let path = match call.url.query() {
+        Some(query) => format!("{}?{query}", call.url.path()),
+        None => call.url.path().to_owned(),
+    };
+    let authority = match call.url.port() {
+        Some(port) => format!("{}:{port}", call.url.host_str().unwrap_or_default()),
+        None => call.url.host_str().unwrap_or_default().to_owned(),
+    };
+    let request = http::Request::post(path)
+        .header(http::header::HOST, authority)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::ACCEPT, "application/json")
+        .body(Full::new(bytes::Bytes::from(call.body.clone())))
+        .map_err(|e| transport(e.to_string()))?;
+    let answer = sender.send_request(request).await.map_err(|e| transport(e.to_string()))?;
+    let code = answer.status().as_u16();
+    let body = Limited::new(answer.into_body(), MAX_ANSWER_BYTES).collect().await.map_err(|e| transport(e.to_string()))?.to_bytes();
+    if !(200..300).contains(&code) {
+        return Err(CallError::Status { code });
+    }
+    Ok(body.to_vec())
+}
+
+/// webpki's verification, and besides it the certificates of the bundle themselves as server certificates.
+#[derive(Debug)]
+struct BundleVerifier {
+    inner: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for BundleVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            Ok(verified) => Ok(verified),
+            Err(error) => {
+                let pinned = self.pinned.iter().any(|c| c.as_ref() == end_entity.as_ref());
+                if pinned && names(end_entity, server_name) {
+                    Ok(ServerCertVerified::assertion())
+                } else {
+                    Err(error)
+                }
+            }
+        }
+    }
+
+    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Whether `certificate`'s subject alternative names include `server_name` (a DNS name, `*.` wildcards of one
+/// label, or an IP address), and it is within its validity period.
+fn names(certificate: &CertificateDer<'_>, server_name: &ServerName<'_>) -> bool {
+    use x509_parser::extensions::GeneralName;
+    let Ok((_, parsed)) = x509_parser::parse_x509_certificate(certificate.as_ref()) else { return false };
+    if !parsed.validity().is_valid() {
+        return false;
+    }
+    let Ok(Some(alternative)) = parsed.subject_alternative_name() else { return false };
+    alternative.value.general_names.iter().any(|general| match (general, server_name) {
+        (GeneralName::DNSName(dns), ServerName::DnsName(wanted)) => dns_matches(dns, wanted.as_ref()),
+        (GeneralName::IPAddress(bytes), ServerName::IpAddress(ip)) => match IpAddr::from(*ip) {
+            IpAddr::V4(v4) => *bytes == v4.octets().as_slice(),
+            IpAddr::V6(v6) => *bytes == v6.octets().as_slice(),
+        },
+        _ => false,
+    })
+}
+
+fn dns_matches(pattern: &str, host: &str) -> bool {
+    let (pattern, host) = (pattern.to_ascii_lowercase(), host.to_ascii_lowercase());
+    match pattern.strip_prefix("*.") {
+        Some(suffix) => host.split_once('.').is_some_and(|(label, rest)| !label.is_empty() && rest == suffix),
+        None => pattern == host,
+    }
+}

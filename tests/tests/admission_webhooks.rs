@@ -1,0 +1,407 @@
+//! Admission webhooks per space, through kubectl 1.32 and curl against real HTTPS webhooks (`webhook.rs`):
+//! configurations served and validated in every space; validating and mutating webhooks called as kube calls
+//! them (rules, selectors, JSONPatch answers, failure policies, timeouts, dry runs, answers that are not valid);
+//! tenants isolated from each other's webhooks; the system space's webhooks narrowed by
+//! `admission.kspaces.io/applicable-tenants`; where tenants' webhooks may call.
+
+#[path = "admission_webhooks/webhook.rs"]
+mod webhook;
+
+use std::time::{Duration, Instant};
+
+use kspaces_tests::{certificate_kubeconfig, create_tenant, kubeconfig_with_server_url, Kubectl, Server};
+use serde_json::{json, Value};
+use webhook::{Certificate, Reply, Webhook};
+
+/// A server with tenants t-a and t-b, and kubectl as the system administrator and as each tenant's admin.
+fn server_with_tenants(flags: &[&str]) -> (Server, Kubectl, Kubectl, Kubectl) {
+    let server = Server::start_with(flags);
+    let system = server.kubectl();
+    create_tenant(&system, "t-a");
+    create_tenant(&system, "t-b");
+    let a = Kubectl::new(&certificate_kubeconfig(&server, "t-a", "admin", &[]));
+    let b = Kubectl::new(&certificate_kubeconfig(&server, "t-b", "admin", &[]));
+    (server, system, a, b)
+}
+
+/// One webhook of a configuration: `url`, `ca_bundle`, on ConfigMap creates and updates, with `extra` fields.
+fn hook(name: &str, url: &str, ca_bundle: &str, extra: Value) -> Value {
+    let mut hook = json!({
+        "name": name,
+        "clientConfig": {"url": url, "caBundle": ca_bundle},
+        "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+    });
+    if let (Some(hook), Some(extra)) = (hook.as_object_mut(), extra.as_object()) {
+        hook.extend(extra.clone());
+    }
+    hook
+}
+
+fn configuration(kind: &str, name: &str, webhooks: Vec<Value>) -> String {
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": {"name": name}, "webhooks": webhooks}).to_string()
+}
+
+fn validating(kubectl: &Kubectl, name: &str, webhooks: Vec<Value>) {
+    kubectl.ok_with_stdin(&["create", "-f", "-"], &configuration("ValidatingWebhookConfiguration", name, webhooks));
+}
+
+fn configmap(name: &str, labels: Value) -> String {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default", "labels": labels}}).to_string()
+}
+
+/// A URL nothing listens at.
+fn closed_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    drop(listener);
+    format!("https://127.0.0.1:{port}/validate")
+}
+
+fn names_of(requests: &[Value]) -> Vec<String> {
+    requests.iter().map(|r| r["name"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+#[test]
+fn invalid_configurations_are_422_with_kubes_field_causes() {
+    let (server, _system, a, _b) = server_with_tenants(&[]);
+    let bad = vec![
+        hook("plain.example.com", "http://127.0.0.1:1/x", "", json!({})),
+        hook("query.example.com", "https://127.0.0.1:1/x?a=b", "", json!({"timeoutSeconds": 31})),
+        hook("rules.example.com", "https://127.0.0.1:1/x", "", json!({
+            "sideEffects": "Some", "admissionReviewVersions": ["v1beta1"], "failurePolicy": "Maybe",
+            "rules": [{"operations": ["CREATE", "*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["*/*", "pods"]}],
+        })),
+        json!({"name": "nowhere.example.com", "clientConfig": {}, "sideEffects": "None", "admissionReviewVersions": ["v1"]}),
+    ];
+    let body = configuration("ValidatingWebhookConfiguration", "bad", bad);
+    let text = a.fails_with_stdin(&["create", "-f", "-"], &body);
+    assert!(text.contains("The ValidatingWebhookConfiguration \"bad\" is invalid"), "{text}");
+    for expected in [
+        "webhooks[0].clientConfig.url: Invalid value: \"http://127.0.0.1:1/x\": 'https' is the only allowed URL scheme",
+        "webhooks[1].clientConfig.url: Invalid value: \"https://127.0.0.1:1/x?a=b\": query parameters are not permitted in the URL",
+        "webhooks[1].timeoutSeconds: Invalid value: \"31\": the timeout value must be between 1 and 30 seconds",
+        "webhooks[2].sideEffects: Unsupported value: \"Some\"",
+        "webhooks[2].failurePolicy: Unsupported value: \"Maybe\"",
+        "webhooks[2].admissionReviewVersions",
+        "webhooks[2].rules[0].operations: Invalid value",
+        "if '*/*' is present, must not specify other resources",
+        "webhooks[3].clientConfig: Required value: exactly one of url or service is required",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in: {text}");
+    }
+    drop(server);
+}
+
+#[test]
+fn configurations_are_defaulted_and_private_to_their_tenant() {
+    let (_server, system, a, b) = server_with_tenants(&[]);
+    validating(&a, "mine", vec![hook("mine.example.com", "https://127.0.0.1:1/x", "", json!({}))]);
+    let stored: Value = serde_json::from_str(&a.ok(&["get", "validatingwebhookconfiguration", "mine", "-o", "json"])).expect("JSON");
+    let defaulted = &stored["webhooks"][0];
+    assert_eq!(defaulted["failurePolicy"], "Fail", "{stored}");
+    assert_eq!(defaulted["matchPolicy"], "Equivalent", "{stored}");
+    assert_eq!(defaulted["timeoutSeconds"], 10, "{stored}");
+    assert_eq!(defaulted["namespaceSelector"], json!({}), "{stored}");
+    assert_eq!(defaulted["objectSelector"], json!({}), "{stored}");
+    assert_eq!(defaulted["rules"][0]["scope"], "*", "{stored}");
+    // t-b neither sees nor reaches it, by any path.
+    assert!(b.ok(&["get", "validatingwebhookconfigurations", "-o", "name"]).trim().is_empty());
+    let out = b.fails(&["get", "validatingwebhookconfiguration", "mine"]);
+    assert!(out.contains("NotFound") || out.contains("not found"), "{out}");
+    let out = b.fails(&["get", "--raw", "/clusters/root:t-a/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"]);
+    assert!(out.contains("Forbidden") || out.contains("forbidden"), "{out}");
+    let out = b.fails(&["delete", "--raw", "/clusters/root:t-a/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/mine"]);
+    assert!(out.contains("Forbidden") || out.contains("forbidden"), "{out}");
+    // The system administrator sees it in t-a's space only.
+    let listed = system.ok(&["get", "--raw", "/clusters/root:t-a/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"]);
+    assert!(listed.contains("\"mine\""), "{listed}");
+    assert!(!system.ok(&["get", "validatingwebhookconfigurations", "-o", "name"]).contains("mine"));
+}
+
+#[test]
+fn a_validating_webhook_denies_labelled_configmaps_with_its_message() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Deny("labelled configmaps are not welcome here"));
+    let selector = json!({"objectSelector": {"matchLabels": {"deny": "yes"}}});
+    validating(&a, "deny", vec![hook("deny.example.com", &webhook.url("/validate"), &webhook.ca_bundle(), selector)]);
+    a.ok(&["create", "configmap", "plain"]);
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configmap("labelled", json!({"deny": "yes"})));
+    assert!(out.contains("admission webhook \"deny.example.com\" denied the request: labelled configmaps are not welcome here"), "{out}");
+    assert!(out.contains("Forbidden"), "the webhook's reason: {out}");
+    let requests = webhook.requests();
+    assert_eq!(names_of(&requests), ["labelled"], "only the selected object reaches the webhook");
+    let request = &requests[0];
+    assert_eq!(request["operation"], "CREATE", "{request}");
+    assert_eq!(request["kind"], json!({"group": "", "version": "v1", "kind": "ConfigMap"}), "{request}");
+    assert_eq!(request["resource"], json!({"group": "", "version": "v1", "resource": "configmaps"}), "{request}");
+    assert_eq!(request["namespace"], "default", "{request}");
+    assert_eq!(request["userInfo"]["username"], "admin", "{request}");
+    assert_eq!(request["object"]["metadata"]["labels"]["deny"], "yes", "{request}");
+    assert_eq!(request["dryRun"], false, "{request}");
+    assert!(a.run(&["get", "configmap", "labelled"]).status.code() != Some(0), "a denied object is not stored");
+}
+
+#[test]
+fn a_mutating_webhook_adds_a_label_by_json_patch() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Patch(json!([{"op": "add", "path": "/metadata/labels", "value": {"mutated": "yes"}}])));
+    let body = configuration("MutatingWebhookConfiguration", "label", vec![hook("label.example.com", &webhook.url("/mutate"), &webhook.ca_bundle(), json!({}))]);
+    a.ok_with_stdin(&["create", "-f", "-"], &body);
+    let created = a.ok(&["create", "configmap", "patched", "-o", "json"]);
+    let created: Value = serde_json::from_str(&created).expect("JSON");
+    assert_eq!(created["metadata"]["labels"]["mutated"], "yes", "{created}");
+    let stored = a.ok(&["get", "configmap", "patched", "-o", "jsonpath={.metadata.labels.mutated}"]);
+    assert_eq!(stored, "yes");
+}
+
+#[test]
+fn failure_policies_decide_when_the_webhook_is_down_or_hangs() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let hanging = Webhook::start(Certificate::SignedByCa, |_| Reply::Hang);
+    let closed = closed_url();
+    let only = |name: &str| json!({"objectSelector": {"matchLabels": {"case": name}}});
+    let mut fail_down = only("fail-down");
+    fail_down["failurePolicy"] = json!("Fail");
+    let mut ignore_down = only("ignore-down");
+    ignore_down["failurePolicy"] = json!("Ignore");
+    let mut fail_hang = only("fail-hang");
+    fail_hang["failurePolicy"] = json!("Fail");
+    fail_hang["timeoutSeconds"] = json!(1);
+    let mut ignore_hang = only("ignore-hang");
+    ignore_hang["failurePolicy"] = json!("Ignore");
+    ignore_hang["timeoutSeconds"] = json!(1);
+    validating(&a, "policies", vec![
+        hook("fail-down.example.com", &closed, "", fail_down),
+        hook("ignore-down.example.com", &closed, "", ignore_down),
+        hook("fail-hang.example.com", &hanging.url("/v"), &hanging.ca_bundle(), fail_hang),
+        hook("ignore-hang.example.com", &hanging.url("/v"), &hanging.ca_bundle(), ignore_hang),
+    ]);
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configmap("c1", json!({"case": "fail-down"})));
+    assert!(out.contains("Internal error occurred: failed calling webhook \"fail-down.example.com\": failed to call webhook: Post"), "{out}");
+    assert!(out.contains("connect"), "{out}");
+    a.ok_with_stdin(&["create", "-f", "-"], &configmap("c2", json!({"case": "ignore-down"})));
+    let started = Instant::now();
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configmap("c3", json!({"case": "fail-hang"})));
+    assert!(out.contains("failed calling webhook \"fail-hang.example.com\"") && out.contains("context deadline exceeded"), "{out}");
+    assert!(started.elapsed() < Duration::from_secs(8), "a hanging webhook held the request {:?}", started.elapsed());
+    let started = Instant::now();
+    a.ok_with_stdin(&["create", "-f", "-"], &configmap("c4", json!({"case": "ignore-hang"})));
+    assert!(started.elapsed() < Duration::from_secs(8), "a hanging webhook held the request {:?}", started.elapsed());
+}
+
+#[test]
+fn answers_that_are_not_valid_reviews_are_a_clear_status() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let garbage = Webhook::start(Certificate::SignedByCa, |_| Reply::Raw("this is not JSON"));
+    let wrong = Webhook::start(Certificate::SignedByCa, |_| Reply::WrongUid);
+    let only = |name: &str| json!({"objectSelector": {"matchLabels": {"case": name}}});
+    validating(&a, "broken", vec![
+        hook("garbage.example.com", &garbage.url("/v"), &garbage.ca_bundle(), only("garbage")),
+        hook("wrong-uid.example.com", &wrong.url("/v"), &wrong.ca_bundle(), only("wrong")),
+    ]);
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configmap("g", json!({"case": "garbage"})));
+    assert!(out.contains("failed calling webhook \"garbage.example.com\": received invalid webhook response"), "{out}");
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configmap("w", json!({"case": "wrong"})));
+    assert!(out.contains("failed calling webhook \"wrong-uid.example.com\": received invalid webhook response: expected response.uid="), "{out}");
+    assert!(out.contains("got \\\"not-the-request\\\"") || out.contains("got \"not-the-request\""), "{out}");
+}
+
+#[test]
+fn a_self_signed_ca_certificate_is_accepted_as_the_servers_when_in_the_bundle() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let kopf_like = Webhook::start(Certificate::SelfSignedCa, |_| Reply::Deny("seen over TLS"));
+    validating(&a, "kopf", vec![hook("kopf.example.com", &kopf_like.url("/v"), &kopf_like.ca_bundle(), json!({}))]);
+    let out = a.fails(&["create", "configmap", "x"]);
+    assert!(out.contains("admission webhook \"kopf.example.com\" denied the request: seen over TLS"), "{out}");
+    // A bundle that does not hold it: the handshake fails (under failurePolicy Fail).
+    a.ok(&["delete", "validatingwebhookconfiguration", "kopf"]);
+    let other = Webhook::start(Certificate::SelfSignedCa, |_| Reply::Allow);
+    validating(&a, "mismatch", vec![hook("mismatch.example.com", &kopf_like.url("/v"), &other.ca_bundle(), json!({"objectSelector": {"matchLabels": {"m": "1"}}}))]);
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configmap("m", json!({"m": "1"})));
+    assert!(out.contains("failed calling webhook \"mismatch.example.com\"") && out.contains("tls"), "{out}");
+}
+
+#[test]
+fn a_dry_run_reaches_the_webhook_marked_as_one() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |request| {
+        if request["dryRun"] == true { Reply::Deny("dry run seen") } else { Reply::Allow }
+    });
+    validating(&a, "dry", vec![hook("dry.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({}))]);
+    let out = a.fails(&["create", "configmap", "d", "--dry-run=server"]);
+    assert!(out.contains("dry run seen"), "{out}");
+    let requests = webhook.requests();
+    assert_eq!(requests[0]["options"]["dryRun"], json!(["All"]), "{:?}", requests);
+    a.ok(&["create", "configmap", "d"]);
+}
+
+#[test]
+fn a_tenants_webhook_never_sees_another_tenants_requests() {
+    let (_server, _system, a, b) = server_with_tenants(&[]);
+    let webhook_a = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let webhook_b = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    validating(&a, "log", vec![hook("log.example.com", &webhook_a.url("/v"), &webhook_a.ca_bundle(), json!({}))]);
+    validating(&b, "log", vec![hook("log.example.com", &webhook_b.url("/v"), &webhook_b.ca_bundle(), json!({}))]);
+    a.ok(&["create", "configmap", "from-a"]);
+    b.ok(&["create", "configmap", "from-b"]);
+    assert_eq!(names_of(&webhook_a.requests()), ["from-a"]);
+    assert_eq!(names_of(&webhook_b.requests()), ["from-b"]);
+}
+
+#[test]
+fn system_webhooks_apply_to_every_tenant_or_those_their_annotation_selects() {
+    let (_server, system, a, b) = server_with_tenants(&[]);
+    system.ok(&["label", "tenant", "t-a", "webhooks=on"]);
+    let everywhere = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let selected = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    validating(&system, "everywhere", vec![hook("everywhere.example.com", &everywhere.url("/v"), &everywhere.ca_bundle(), json!({}))]);
+    let mut narrowed: Value = serde_json::from_str(&configuration("ValidatingWebhookConfiguration", "narrowed",
+        vec![hook("narrowed.example.com", &selected.url("/v"), &selected.ca_bundle(), json!({}))])).expect("JSON");
+    narrowed["metadata"]["annotations"] = json!({"admission.kspaces.io/applicable-tenants": "webhooks=on"});
+    system.ok_with_stdin(&["create", "-f", "-"], &narrowed.to_string());
+    a.ok(&["create", "configmap", "in-a"]);
+    b.ok(&["create", "configmap", "in-b"]);
+    let mut seen = names_of(&everywhere.requests());
+    seen.sort();
+    assert_eq!(seen, ["in-a", "in-b"]);
+    assert_eq!(names_of(&selected.requests()), ["in-a"]);
+    // A selector that does not parse is refused.
+    narrowed["metadata"]["name"] = json!("unparsable");
+    narrowed["metadata"]["annotations"] = json!({"admission.kspaces.io/applicable-tenants": "a in (("});
+    let out = system.fails_with_stdin(&["create", "-f", "-"], &narrowed.to_string());
+    assert!(out.contains("is invalid") && out.contains("applicable-tenants"), "{out}");
+}
+
+#[test]
+fn tenants_webhooks_call_only_allowed_addresses_and_never_the_server() {
+    let (server, _system, a, _b) = server_with_tenants(&["--tenant-webhook-allowed-cidrs", "10.0.0.0/8"]);
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configuration("ValidatingWebhookConfiguration", "outside",
+        vec![hook("outside.example.com", "https://127.0.0.1:9443/v", "", json!({}))]));
+    assert!(out.contains("webhooks[0].clientConfig.url") && out.contains("--tenant-webhook-allowed-cidrs"), "{out}");
+    // A name resolving outside the ranges: the call fails under the failure policy.
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let by_name = format!("https://localhost:{}/v", webhook.port);
+    validating(&a, "by-name", vec![hook("by-name.example.com", &by_name, &webhook.ca_bundle(), json!({}))]);
+    let out = a.fails(&["create", "configmap", "x"]);
+    assert!(out.contains("failed calling webhook \"by-name.example.com\"") && out.contains("not one webhooks of this space may call"), "{out}");
+    assert!(webhook.requests().is_empty());
+    // The server itself, by its own address.
+    let own = format!("{}/apis", server.url);
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configuration("ValidatingWebhookConfiguration", "self",
+        vec![hook("self.example.com", &own, "", json!({}))]));
+    assert!(out.contains("may not call the kspaces server itself"), "{out}");
+}
+
+#[test]
+fn a_service_webhook_is_reached_through_the_spaces_endpoint_slices() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Deny("reached through the service"));
+    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hook", "namespace": "default"},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": webhook.port}]}});
+    a.ok_with_stdin(&["create", "-f", "-"], &service.to_string());
+    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "hook-1", "namespace": "default", "labels": {"kubernetes.io/service-name": "hook"}},
+        "addressType": "IPv4", "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+        "ports": [{"name": "https", "port": webhook.port, "protocol": "TCP"}]});
+    a.ok_with_stdin(&["create", "-f", "-"], &slice.to_string());
+    let mut by_service = hook("service.example.com", "", &webhook.ca_bundle(), json!({}));
+    by_service["clientConfig"] = json!({"service": {"namespace": "default", "name": "hook", "path": "/v"}, "caBundle": webhook.ca_bundle()});
+    validating(&a, "service", vec![by_service]);
+    let out = a.fails(&["create", "configmap", "s"]);
+    assert!(out.contains("admission webhook \"service.example.com\" denied the request: reached through the service"), "{out}");
+    assert_eq!(names_of(&webhook.requests()), ["s"]);
+}
+
+#[test]
+fn namespace_selectors_and_operations_choose_what_a_webhook_sees() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    a.ok(&["create", "namespace", "ns-a"]);
+    a.ok(&["label", "namespace", "ns-a", "team=a"]);
+    a.ok(&["create", "namespace", "ns-b"]);
+    let mut every = hook("every.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({"namespaceSelector": {"matchLabels": {"team": "a"}}}));
+    every["rules"][0]["operations"] = json!(["*"]);
+    validating(&a, "every", vec![every]);
+    a.ok(&["create", "configmap", "x", "-n", "ns-a"]);
+    a.ok(&["create", "configmap", "x", "-n", "ns-b"]);
+    a.ok(&["label", "configmap", "x", "-n", "ns-a", "changed=yes"]);
+    a.ok(&["delete", "configmap", "x", "-n", "ns-a"]);
+    a.ok(&["delete", "configmap", "x", "-n", "ns-b"]);
+    let requests = webhook.requests();
+    let seen: Vec<(String, String)> = requests.iter().map(|r| (r["operation"].as_str().unwrap_or_default().to_owned(), r["namespace"].as_str().unwrap_or_default().to_owned())).collect();
+    let expected: Vec<(String, String)> = [("CREATE", "ns-a"), ("UPDATE", "ns-a"), ("DELETE", "ns-a")].iter().map(|(o, n)| (o.to_string(), n.to_string())).collect();
+    assert_eq!(seen, expected, "{requests:?}");
+    assert_eq!(requests[1]["oldObject"]["metadata"]["labels"], Value::Null, "{:?}", requests[1]);
+    assert_eq!(requests[1]["object"]["metadata"]["labels"]["changed"], "yes", "{:?}", requests[1]);
+    assert_eq!(requests[2]["object"], Value::Null, "{:?}", requests[2]);
+    assert_eq!(requests[2]["oldObject"]["metadata"]["name"], "x", "{:?}", requests[2]);
+    assert_eq!(requests[2]["options"]["kind"], "DeleteOptions", "{:?}", requests[2]);
+}
+
+#[test]
+fn configurations_are_called_after_a_restart() {
+    let (server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Deny("still here"));
+    validating(&a, "kept", vec![hook("kept.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({}))]);
+    let data_dir = server.stop();
+    let server = Server::start_in(data_dir, &[]);
+    let a = Kubectl::new(&certificate_kubeconfig(&server, "t-a", "admin", &[]));
+    let out = a.fails(&["create", "configmap", "after"]);
+    assert!(out.contains("admission webhook \"kept.example.com\" denied the request: still here"), "{out}");
+}
+
+#[test]
+fn a_webhooks_warnings_reach_kubectl() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Warn("this configmap is deprecated by policy"));
+    validating(&a, "warn", vec![hook("warn.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({}))]);
+    let out = a.run(&["create", "configmap", "warned"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Warning: this configmap is deprecated by policy"), "{stderr}");
+}
+
+#[test]
+fn a_nested_workspaces_configuration_applies_there_only() {
+    let (server, _system, a, _b) = server_with_tenants(&[]);
+    let admin = certificate_kubeconfig(&server, "t-a", "admin", &[]);
+    let at = |path: &str| Kubectl::new(&kubeconfig_with_server_url(&server, &admin, &format!("{}/clusters/{path}", server.url)));
+    let workspace = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": "ws"},
+        "spec": {"type": {"name": "universal", "path": "root"}}});
+    let parent = at("root:t-a");
+    parent.ok_with_stdin(&["create", "-f", "-"], &workspace.to_string());
+    parent.ok(&["wait", "--for=jsonpath={.status.phase}=Ready", "workspace/ws", "--timeout=20s"]);
+    let nested = at("root:t-a:ws");
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Deny("not in this workspace"));
+    validating(&nested, "nested", vec![hook("nested.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({}))]);
+    let out = nested.fails(&["create", "configmap", "in-ws"]);
+    assert!(out.contains("admission webhook \"nested.example.com\" denied the request: not in this workspace"), "{out}");
+    a.ok(&["create", "configmap", "in-tenant"]);
+    assert_eq!(names_of(&webhook.requests()), ["in-ws"]);
+    assert!(a.ok(&["get", "validatingwebhookconfigurations", "-o", "name"]).trim().is_empty(), "the tenant's own space holds none");
+}
+
+#[test]
+fn a_mutating_webhook_if_needed_is_called_again_after_a_later_change() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let first = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let never = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let later = Webhook::start(Certificate::SignedByCa, |_| Reply::Patch(json!([{"op": "add", "path": "/metadata/labels", "value": {"later": "yes"}}])));
+    let mutating = |name: &str, webhook: &Webhook, policy: &str| {
+        let body = configuration("MutatingWebhookConfiguration", name,
+            vec![hook(&format!("{name}.example.com"), &webhook.url("/m"), &webhook.ca_bundle(), json!({"reinvocationPolicy": policy}))]);
+        a.ok_with_stdin(&["create", "-f", "-"], &body);
+    };
+    mutating("a-first", &first, "IfNeeded");
+    mutating("b-never", &never, "Never");
+    mutating("c-later", &later, "Never");
+    a.ok(&["create", "configmap", "r"]);
+    let requests = first.requests();
+    assert_eq!(requests.len(), 2, "IfNeeded: called again after c-later's change: {requests:?}");
+    assert_eq!(requests[0]["object"]["metadata"]["labels"], Value::Null, "{requests:?}");
+    assert_eq!(requests[1]["object"]["metadata"]["labels"]["later"], "yes", "{requests:?}");
+    assert_eq!(never.requests().len(), 1, "Never: called once");
+    assert_eq!(later.requests().len(), 1, "the webhook that changed the object is not called again");
+}
