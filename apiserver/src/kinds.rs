@@ -2,6 +2,7 @@
 //! definition; a kind with rules brings its `Strategy` and its admission plugins. `KINDS` is the table: a new
 //! kind is a file here plus one line in it, and the generic store does not change.
 
+pub mod admission_policy;
 pub mod admission_webhook;
 pub mod api_binding;
 pub mod api_conversion;
@@ -94,6 +95,7 @@ const KINDS: &[Kind] = &[
     flowcontrol::KIND,
     server_annotations::KIND,
     // Last: kube calls webhooks after its built-in admission, validating ones on the final object.
+    admission_policy::KIND,
     admission_webhook::KIND,
 ];
 

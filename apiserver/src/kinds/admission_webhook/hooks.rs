@@ -33,7 +33,7 @@ pub struct Rule {
 }
 
 impl Rule {
-    fn parse(rule: &Value) -> Rule {
+    pub fn parse(rule: &Value) -> Rule {
         let list = |key: &str| strings(rule.get(key)).into_iter().map(str::to_owned).collect();
         let scope = rule.get("scope").and_then(Value::as_str).unwrap_or("*").to_owned();
         Rule { operations: list("operations"), groups: list("apiGroups"), versions: list("apiVersions"), resources: list("resources"), scope }

@@ -1,0 +1,435 @@
+//! ValidatingAdmissionPolicies, enforced per space as kube-apiserver's `ValidatingAdmissionPolicy` admission
+//! enforces them: a binding in a space applies its policy (of the same space) to that space's writes; the system
+//! space's bindings apply to every space their `admission.kspaces.io/applicable-tenants` selector matches, as its
+//! webhook configurations do. For each binding whose policy's `matchConstraints` (rules, excluded rules, namespace
+//! and object selectors) and the binding's `matchResources` match the write, and whose `matchConditions` all hold,
+//! every validation is evaluated in CEL with `object`, `oldObject`, `request`, `namespaceObject` and `variables`;
+//! a false one is a violation: `Deny` refuses the write with kube's message and the validation's reason (422 for
+//! `Invalid`), `Warn` adds a `Warning`. An expression that fails to compile or evaluate follows the policy's
+//! `failurePolicy`. Not yet: `paramKind`/`paramRef` (a policy with params fails as its failurePolicy says),
+//! `auditAnnotations` and the `Audit` action, `status.typeChecking`, the `authorizer` variable, deletes.
+//! `docs/admission-webhooks.md`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use kube_core::cel::cel::{Context as Cel, Program, Value as CelValue};
+use kspaces_storage::{Revision, SpaceName};
+use serde_json::Value;
+
+use super::admission_webhook::config::{Selector, APPLICABLE_TENANTS};
+use super::admission_webhook::hooks::Rule;
+use super::admission_webhook::review;
+use super::defaults::{groups, Write};
+use super::{Context, Kind, Rules};
+use crate::registry::admission::{Admission, AdmissionPhase, Attributes};
+use crate::registry::observe::{RevisionMap, WriteObserver};
+use crate::registry::selector::LabelSelector;
+use crate::registry::strategy::{Part, Strategy};
+use crate::registry::{GenericStore, ResourceInfo, Scope};
+use crate::status::{ApiError, ApiResult, Cause};
+use crate::tenancy::{TenantCache, Tree};
+
+const GROUP: &str = "admissionregistration.k8s.io";
+const POLICY: &str = "ValidatingAdmissionPolicy";
+const BINDING: &str = "ValidatingAdmissionPolicyBinding";
+
+pub const KIND: Kind = Kind::rules(|context: &Context, rules: &mut Rules| {
+    rules.strategy(GROUP, POLICY, Arc::new(PolicyStrategy));
+    let policies = Arc::new(Policies { held: AtomicUsize::new(0), spaces: RwLock::default(), tree: context.tree.clone(), tenants: context.tenants.clone() });
+    rules.observe(policies.clone());
+    rules.admit(Arc::new(PolicyAdmission { policies, namespaces: context.resources.by_kind("", "Namespace").cloned() }));
+});
+
+/// ValidatingAdmissionPolicy: kube's defaults, and every CEL expression must compile (kube's 422 at write).
+struct PolicyStrategy;
+
+#[async_trait]
+impl Strategy for PolicyStrategy {
+    fn prepare_create(&self, _: &ResourceInfo, _: &SpaceName, _: Option<&kspaces_authz::Caller>, object: &mut Value) {
+        groups::admission_policy(object, Write::Create);
+    }
+
+    fn prepare_update(&self, _: &ResourceInfo, _: &SpaceName, _: &Value, new: &mut Value, _: Part) {
+        groups::admission_policy(new, Write::Update);
+    }
+
+    fn validate(&self, _: &ResourceInfo, object: &Value, _: Option<&Value>, causes: &mut Vec<Cause>) {
+        let spec = object.get("spec").unwrap_or(&Value::Null);
+        for (list, fields) in [("validations", &["expression", "messageExpression"][..]), ("matchConditions", &["expression"][..]),
+            ("variables", &["expression"][..]), ("auditAnnotations", &["valueExpression"][..])] {
+            for (index, item) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
+                for field in fields {
+                    let Some(expression) = item.get(*field).and_then(Value::as_str) else { continue };
+                    let path = format!("spec.{list}[{index}].{field}");
+                    if expression.trim().is_empty() {
+                        if *field == "expression" {
+                            causes.push(Cause::required(&path));
+                        }
+                        continue;
+                    }
+                    if let Err(error) = Program::compile(expression) {
+                        causes.push(Cause::invalid(&path, expression, &format!("compilation failed: {error}")));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A CEL expression, compiled once per write of its policy.
+struct Expression {
+    text: String,
+    program: Result<Program, String>,
+}
+
+impl Expression {
+    fn new(text: &str) -> Expression {
+        Expression { text: text.to_owned(), program: Program::compile(text).map_err(|e| e.to_string()) }
+    }
+
+    fn eval(&self, context: &Cel) -> Result<CelValue, String> {
+        let program = self.program.as_ref().map_err(|e| format!("compilation failed: {e}"))?;
+        program.execute(context).map_err(|e| e.to_string())
+    }
+}
+
+/// What a policy or a binding matches (`matchConstraints`, `matchResources`).
+#[derive(Default)]
+struct Matches {
+    rules: Vec<Rule>,
+    excluded: Vec<Rule>,
+    namespace_selector: Selector,
+    object_selector: Selector,
+    /// A binding's: no rules match every resource its policy matches.
+    narrows_only: bool,
+}
+
+impl Matches {
+    fn parse(value: &Value) -> Matches {
+        let rules = |key: &str| value.get(key).and_then(Value::as_array).map(|r| r.iter().map(Rule::parse).collect()).unwrap_or_default();
+        let selector = |key: &str| value.get(key).map(|s| Selector::parse(s).unwrap_or_default()).unwrap_or_default();
+        Matches { rules: rules("resourceRules"), excluded: rules("excludeResourceRules"), namespace_selector: selector("namespaceSelector"),
+            object_selector: selector("objectSelector"), narrows_only: false }
+    }
+}
+
+struct Validation {
+    expression: Expression,
+    message: Option<String>,
+    message_expression: Option<Expression>,
+    reason: String,
+}
+
+struct Policy {
+    ignore_failures: bool,
+    matches: Matches,
+    conditions: Vec<(String, Expression)>,
+    variables: Vec<(String, Expression)>,
+    validations: Vec<Validation>,
+    params: bool,
+}
+
+impl Policy {
+    fn parse(policy: &Value) -> Policy {
+        let spec = policy.get("spec").unwrap_or(&Value::Null);
+        let named = |key: &str| -> Vec<(String, Expression)> {
+            spec.get(key).and_then(Value::as_array).into_iter().flatten()
+                .map(|c| (text(c, "name").to_owned(), Expression::new(text(c, "expression")))).collect()
+        };
+        let validations = spec.get("validations").and_then(Value::as_array).into_iter().flatten().map(|v| Validation {
+            expression: Expression::new(text(v, "expression")),
+            message: v.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()).map(str::to_owned),
+            message_expression: v.get("messageExpression").and_then(Value::as_str).filter(|m| !m.is_empty()).map(Expression::new),
+            reason: v.get("reason").and_then(Value::as_str).unwrap_or("Invalid").to_owned(),
+        }).collect();
+        Policy {
+            ignore_failures: text(spec, "failurePolicy") == "Ignore",
+            matches: spec.get("matchConstraints").map(Matches::parse).unwrap_or_default(),
+            conditions: named("matchConditions"),
+            variables: named("variables"),
+            validations,
+            params: spec.get("paramKind").is_some_and(|p| !p.is_null()),
+        }
+    }
+}
+
+struct Binding {
+    name: String,
+    policy: String,
+    deny: bool,
+    warn: bool,
+    matches: Option<Matches>,
+    /// The system space's `applicable-tenants` selector; `Err` (unparsable) applies nowhere.
+    applicable: Option<Result<LabelSelector, ()>>,
+}
+
+enum Held {
+    Policy(Arc<Policy>),
+    Binding(Arc<Binding>),
+}
+
+/// Every space's policies and bindings, parsed once per write of one.
+struct Policies {
+    held: AtomicUsize,
+    spaces: RwLock<HashMap<SpaceName, RevisionMap<(bool, String), Arc<Held>>>>,
+    tree: Arc<Tree>,
+    tenants: Arc<TenantCache>,
+}
+
+impl Policies {
+    /// The bindings that apply to a write in `space`, each with its policy: the system space's that apply to it,
+    /// then the space's own, by name; a binding whose policy does not exist does nothing (as kube).
+    fn of(&self, space: &SpaceName) -> Vec<(String, Arc<Binding>, Arc<Policy>)> {
+        if self.held.load(Ordering::Acquire) == 0 {
+            return Vec::new();
+        }
+        let spaces = self.spaces.read().unwrap_or_else(|e| e.into_inner());
+        let mut found = Vec::new();
+        let mut from = |of: &SpaceName, system: bool| {
+            let Some(held) = spaces.get(of) else { return };
+            let policy = |name: &str| held.iter().find_map(|((is_binding, n), h)| match (&**h, is_binding, n == name) {
+                (Held::Policy(p), false, true) => Some(p.clone()),
+                _ => None,
+            });
+            let mut bindings: Vec<Arc<Binding>> = held.iter().filter_map(|(_, h)| match &**h {
+                Held::Binding(b) => Some(b.clone()),
+                Held::Policy(_) => None,
+            }).filter(|b| !system || self.applies(b, space)).collect();
+            bindings.sort_by(|a, b| a.name.cmp(&b.name));
+            for binding in bindings {
+                if let Some(policy) = policy(&binding.policy) {
+                    found.push((binding.policy.clone(), binding, policy));
+                }
+            }
+        };
+        if !space.is_system() {
+            from(&SpaceName::system(), true);
+        }
+        from(space, false);
+        found
+    }
+
+    fn applies(&self, binding: &Binding, space: &SpaceName) -> bool {
+        match &binding.applicable {
+            None => true,
+            Some(Err(())) => false,
+            Some(Ok(selector)) => self.tenants.with_labels(&self.tree.tenant_of(space), |labels| selector.matches(labels.unwrap_or(&Value::Null))),
+        }
+    }
+}
+
+impl WriteObserver for Policies {
+    fn follows(&self) -> &[(&'static str, &'static str)] {
+        &[(GROUP, POLICY), (GROUP, BINDING)]
+    }
+
+    fn written(&self, resource: &ResourceInfo, space: &SpaceName, name: &str, object: Option<&Value>, revision: Revision) {
+        let is_binding = resource.kind == BINDING;
+        if resource.group != GROUP || !(is_binding || resource.kind == POLICY) {
+            return;
+        }
+        let held = object.map(|object| Arc::new(match is_binding {
+            false => Held::Policy(Arc::new(Policy::parse(object))),
+            true => {
+                let spec = object.get("spec").unwrap_or(&Value::Null);
+                let actions: Vec<&str> = spec.get("validationActions").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+                let applicable = object.pointer("/metadata/annotations").and_then(|a| a.get(APPLICABLE_TENANTS)).and_then(Value::as_str);
+                Held::Binding(Arc::new(Binding {
+                    name: name.to_owned(),
+                    policy: text(spec, "policyName").to_owned(),
+                    deny: actions.contains(&"Deny"),
+                    warn: actions.contains(&"Warn"),
+                    matches: spec.get("matchResources").filter(|m| !m.is_null()).map(|m| Matches { narrows_only: true, ..Matches::parse(m) }),
+                    applicable: applicable.filter(|_| space.is_system()).map(|s| LabelSelector::parse(s).map_err(drop)),
+                }))
+            }
+        }));
+        let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
+        spaces.entry(space.clone()).or_default().apply((is_binding, name.to_owned()), held, revision);
+        let count = spaces.values().map(|held| held.iter().count()).sum();
+        self.held.store(count, Ordering::Release);
+    }
+
+    fn holds(&self, resource: &ResourceInfo) -> Vec<(SpaceName, String)> {
+        let is_binding = resource.kind == BINDING;
+        let spaces = self.spaces.read().unwrap_or_else(|e| e.into_inner());
+        spaces.iter().flat_map(|(space, held)| held.iter().filter(|((b, _), _)| *b == is_binding).map(|((_, n), _)| (space.clone(), n.clone())).collect::<Vec<_>>()).collect()
+    }
+}
+
+/// The admission plugin: after the built-in validating admission, before the validating webhooks (kube's order).
+struct PolicyAdmission {
+    policies: Arc<Policies>,
+    namespaces: Option<Arc<ResourceInfo>>,
+}
+
+#[async_trait]
+impl Admission for PolicyAdmission {
+    fn handles(&self, resource: &ResourceInfo, _: crate::registry::admission::Operation) -> bool {
+        self.policies.held.load(Ordering::Acquire) > 0 && !(resource.group == GROUP && (resource.kind == POLICY || resource.kind == BINDING))
+    }
+
+    fn phase(&self) -> AdmissionPhase {
+        AdmissionPhase::Validating
+    }
+
+    async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
+        if attributes.caller.is_none() {
+            return Ok(());
+        }
+        let applying = self.policies.of(attributes.space);
+        if applying.is_empty() {
+            return Ok(());
+        }
+        let namespace = self.namespace_object(registry, attributes).await?;
+        for (policy_name, binding, policy) in applying {
+            if !self.meets(&policy.matches, attributes, namespace.as_ref()) || !binding.matches.as_ref().is_none_or(|m| self.meets(m, attributes, namespace.as_ref())) {
+                continue;
+            }
+            let refuse = |message: String, reason: &str| -> ApiError {
+                let (code, reason) = code_of(reason);
+                ApiError::new(code, reason, format!("ValidatingAdmissionPolicy '{policy_name}' with binding '{}' denied request: {message}", binding.name))
+            };
+            let failed = |why: String| -> ApiResult<()> {
+                match policy.ignore_failures {
+                    true => Ok(()),
+                    false => Err(refuse(why, "Invalid")),
+                }
+            };
+            if policy.params {
+                failed("policies with paramKind are not supported by kspaces yet".into())?;
+                continue;
+            }
+            let context = match context(attributes, namespace.as_ref(), &policy.variables) {
+                Ok(context) => context,
+                Err(why) => {
+                    failed(why)?;
+                    continue;
+                }
+            };
+            let mut matched = true;
+            for (name, condition) in &policy.conditions {
+                match condition.eval(&context) {
+                    Ok(CelValue::Bool(true)) => {}
+                    Ok(CelValue::Bool(false)) => matched = false,
+                    Ok(_) => failed(format!("matchCondition '{name}' did not evaluate to a bool"))?,
+                    Err(why) => failed(format!("matchCondition '{name}' resulted in error: {why}"))?,
+                }
+            }
+            if !matched {
+                continue;
+            }
+            for validation in &policy.validations {
+                let violated = match validation.expression.eval(&context) {
+                    Ok(CelValue::Bool(holds)) => !holds,
+                    Ok(_) => {
+                        failed(format!("expression '{}' resulted in error: the expression did not evaluate to a bool", validation.expression.text))?;
+                        continue;
+                    }
+                    Err(why) => {
+                        failed(format!("expression '{}' resulted in error: {why}", validation.expression.text))?;
+                        continue;
+                    }
+                };
+                if !violated {
+                    continue;
+                }
+                let message = message_of(validation, &context);
+                if binding.warn {
+                    if let Some(sink) = attributes.warnings {
+                        sink.add(format!("Validation failed for ValidatingAdmissionPolicy '{policy_name}' with binding '{}': {message}", binding.name));
+                    }
+                }
+                if binding.deny {
+                    return Err(refuse(message, &validation.reason));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PolicyAdmission {
+    /// Whether the write meets `matches`: a rule and no excluded rule, the object selector (new or old object's
+    /// labels) and the namespace selector.
+    fn meets(&self, matches: &Matches, attributes: &Attributes<'_>, namespace: Option<&Value>) -> bool {
+        let operation = review::operation(attributes.operation);
+        let subresource = review::subresource(attributes.part).unwrap_or_default();
+        let hit = |rules: &[Rule]| rules.iter().any(|rule| rule.matches(operation, attributes.resource, subresource));
+        // A binding's `matchResources` without rules narrows nothing by resource (kube).
+        let by_rules = hit(&matches.rules) || (matches.narrows_only && matches.rules.is_empty());
+        if !by_rules || hit(&matches.excluded) {
+            return false;
+        }
+        let labels = |o: Option<&Value>| o.and_then(|o| o.pointer("/metadata/labels")).cloned();
+        if !matches.object_selector.is_empty()
+            && !matches.object_selector.matches(labels(attributes.object).as_ref())
+            && !(attributes.old.is_some() && matches.object_selector.matches(labels(attributes.old).as_ref()))
+        {
+            return false;
+        }
+        if matches.namespace_selector.is_empty() || !attributes.resource.namespaced {
+            return true;
+        }
+        matches.namespace_selector.matches(labels(namespace).as_ref())
+    }
+
+    /// The namespace of a namespaced write, as stored (`namespaceObject`).
+    async fn namespace_object(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<Option<Value>> {
+        let (Some(namespace), Some(namespaces)) = (attributes.namespace, &self.namespaces) else { return Ok(None) };
+        match registry.reader().record(namespaces, &Scope::one(attributes.space.clone(), None), namespace).await {
+            Ok(record) => Ok(serde_json::from_slice(&record.value).ok()),
+            Err(error) if error.code == 404 => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+/// The CEL variables of a write: `object`, `oldObject`, `request`, `namespaceObject`, `params` (null) and
+/// `variables`, each of which may read the ones before it (one that fails is left out: an expression reading it
+/// then fails).
+fn context(attributes: &Attributes<'_>, namespace: Option<&Value>, variables: &[(String, Expression)]) -> Result<Cel<'static>, String> {
+    let mut context = Cel::default();
+    let request = review::request("", attributes, attributes.object).get("request").cloned().unwrap_or(Value::Null);
+    let null = Value::Null;
+    for (name, value) in [("object", attributes.object.unwrap_or(&null)), ("oldObject", attributes.old.unwrap_or(&null)), ("request", &request),
+        ("namespaceObject", namespace.unwrap_or(&null)), ("params", &null)] {
+        context.add_variable(name, value).map_err(|e| e.to_string())?;
+    }
+    let mut values: HashMap<String, CelValue> = HashMap::new();
+    context.add_variable_from_value("variables", values.clone());
+    for (name, expression) in variables {
+        if let Ok(value) = expression.eval(&context) {
+            values.insert(name.clone(), value);
+            context.add_variable_from_value("variables", values.clone());
+        }
+    }
+    Ok(context)
+}
+
+/// A violation's message: its `messageExpression`'s string, else its `message`, else kube's default.
+fn message_of(validation: &Validation, context: &Cel) -> String {
+    if let Some(Ok(CelValue::String(text))) = validation.message_expression.as_ref().map(|e| e.eval(context)) {
+        if !text.trim().is_empty() && !text.contains('\n') {
+            return text.to_string();
+        }
+    }
+    validation.message.clone().unwrap_or_else(|| format!("failed expression: {}", validation.expression.text))
+}
+
+/// kube's code for a validation's `reason`.
+fn code_of(reason: &str) -> (u16, &'static str) {
+    match reason {
+        "Forbidden" => (403, "Forbidden"),
+        "Unauthorized" => (401, "Unauthorized"),
+        "RequestEntityTooLarge" => (413, "RequestEntityTooLarge"),
+        _ => (422, "Invalid"),
+    }
+}
+
+fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
+}

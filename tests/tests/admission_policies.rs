@@ -1,0 +1,123 @@
+//! ValidatingAdmissionPolicies enforced per space, through kubectl 1.32 as a tenant admin uses them: Deny and Warn
+//! bindings, messages and messageExpressions, a binding narrowed by a namespace selector, matchConditions,
+//! variables, failurePolicy on an expression that fails at run time, CEL that does not compile refused at write,
+//! and another tenant untouched.
+
+use kspaces_tests::{certificate_kubeconfig, create_tenant, Kubectl, Server};
+
+const POLICY: &str = "\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: names}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}]
+  matchConditions:
+  - {name: not-skipped, expression: \"!has(object.metadata.labels) || !('skip' in object.metadata.labels)\"}
+  variables:
+  - {name: keys, expression: \"has(object.data) ? size(object.data) : 0\"}
+  validations:
+  - {expression: \"object.metadata.name != 'forbidden'\", message: the name forbidden is taken}
+  - expression: \"variables.keys < 3\"
+    messageExpression: \"'a configmap holds at most 2 keys, not ' + string(variables.keys)\"
+    reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: names-deny}
+spec: {policyName: names, validationActions: [Deny]}
+";
+
+const WARN: &str = "\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: labelled}
+spec:
+  failurePolicy: Ignore
+  matchConstraints:
+    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  validations:
+  - {expression: \"has(object.metadata.labels) && 'team' in object.metadata.labels\", message: every configmap names its team}
+  - {expression: \"object.data.missing == 'x'\"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: labelled-warn}
+spec:
+  policyName: labelled
+  validationActions: [Warn]
+  matchResources:
+    namespaceSelector: {matchLabels: {env: prod}}
+";
+
+/// kubectl's answer to a create from stdin: whether it succeeded, and what it printed on both streams.
+fn create(kubectl: &Kubectl, manifest: &str) -> (bool, String) {
+    let output = kubectl.run_with_stdin(&["create", "-f", "-"], manifest);
+    (output.status.success(), format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr)))
+}
+
+fn configmap(name: &str, namespace: &str, labels: &str, keys: usize) -> String {
+    let data: Vec<String> = (0..keys).map(|i| format!("k{i}: v")).collect();
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {namespace}, labels: {{{labels}}}}}\ndata: {{{}}}\n", data.join(", "))
+}
+
+#[test]
+fn a_tenants_policies_deny_and_warn_its_own_writes_only() {
+    let server = Server::start();
+    let root = server.kubectl();
+    create_tenant(&root, "pa");
+    create_tenant(&root, "pb");
+    let a = Kubectl::new(&certificate_kubeconfig(&server, "pa", "admin", &[]));
+    let b = Kubectl::new(&certificate_kubeconfig(&server, "pb", "admin", &[]));
+    a.ok_with_stdin(&["create", "-f", "-"], POLICY);
+
+    // Deny: a validation's message, and a messageExpression with its reason's code.
+    let (ok, said) = create(&a, &configmap("forbidden", "default", "", 1));
+    assert!(!ok, "{said}");
+    assert!(said.contains("ValidatingAdmissionPolicy 'names' with binding 'names-deny' denied request: the name forbidden is taken"), "{said}");
+    let (ok, said) = create(&a, &configmap("big", "default", "", 3));
+    assert!(!ok && said.contains("denied request: a configmap holds at most 2 keys, not 3"), "{said}");
+    assert!(said.contains("Forbidden") || said.contains("forbidden"), "a Forbidden reason is kube's 403: {said}");
+    // What the policy allows, and what its matchCondition leaves out.
+    assert!(create(&a, &configmap("fine", "default", "", 2)).0);
+    assert!(create(&a, &configmap("forbidden", "default", "skip: \"yes\"", 1)).0, "a matchCondition that does not hold skips the policy");
+    // Updates are judged too.
+    let refused = a.fails(&["patch", "configmap", "fine", "--type", "merge", "-p", "{\"data\":{\"k2\":\"v\",\"k3\":\"v\"}}"]);
+    assert!(refused.contains("at most 2 keys, not 4"), "{refused}");
+    // Another tenant is untouched, and sees none of it.
+    assert!(create(&b, &configmap("forbidden", "default", "", 5)).0, "another tenant's writes are not judged by pa's policy");
+    assert_eq!(b.ok(&["get", "validatingadmissionpolicies", "-o", "name"]).trim(), "");
+
+    // Warn, narrowed to namespaces labelled env=prod; an expression that fails at run time is ignored
+    // (failurePolicy Ignore).
+    a.ok(&["create", "namespace", "prod"]);
+    a.ok(&["label", "namespace", "prod", "env=prod"]);
+    a.ok_with_stdin(&["create", "-f", "-"], WARN);
+    let (ok, said) = create(&a, &configmap("unlabelled", "prod", "", 1));
+    assert!(ok, "{said}");
+    assert!(said.contains("Warning: Validation failed for ValidatingAdmissionPolicy 'labelled' with binding 'labelled-warn': every configmap names its team"), "{said}");
+    let (ok, said) = create(&a, &configmap("unlabelled", "default", "", 1));
+    assert!(ok && !said.contains("Warning"), "outside the binding's namespaces: {said}");
+
+    // CEL that does not compile is refused when the policy is written, with the field named.
+    let broken = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: broken}\nspec:\n  \
+        matchConstraints: {resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]}\n  \
+        validations: [{expression: \"object.metadata.name ==\"}]\n";
+    let (ok, said) = create(&a, broken);
+    assert!(!ok && said.contains("spec.validations[0].expression") && said.contains("compilation failed"), "{said}");
+}
+
+/// failurePolicy Fail: a validation that fails at run time refuses the write, with the expression named.
+#[test]
+fn an_expression_that_fails_refuses_the_write_under_failure_policy_fail() {
+    let server = Server::start();
+    let root = server.kubectl();
+    let policy = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: strict}\nspec:\n  \
+        matchConstraints: {resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]}\n  \
+        validations: [{expression: \"object.data.mode == 'on'\"}]\n---\napiVersion: admissionregistration.k8s.io/v1\n\
+        kind: ValidatingAdmissionPolicyBinding\nmetadata: {name: strict}\nspec: {policyName: strict, validationActions: [Deny]}\n";
+    root.ok_with_stdin(&["create", "-f", "-"], policy);
+    let (ok, said) = create(&root, &configmap("no-mode", "default", "", 1));
+    assert!(!ok && said.contains("ValidatingAdmissionPolicy 'strict' with binding 'strict' denied request: expression 'object.data.mode == 'on'' resulted in error"), "{said}");
+    assert!(create(&root, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mode-on, namespace: default}\ndata: {mode: \"on\"}\n").0);
+}
