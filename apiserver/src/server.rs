@@ -500,6 +500,10 @@ pub async fn signals() -> Stop {
 /// process's signals, a test a channel of its own. Must run inside an actix system (`actix_web::rt::System`).
 pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<Output = Stop> + 'static) -> Result<(), ServeError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
+    if args.data_dir.join(crate::snapshot::RESTORE_MARKER).exists() {
+        return Err(ServeError::Config(format!("{} holds a snapshot restore that did not finish: run `kspaces snapshot restore` again",
+            args.data_dir.display())));
+    }
     std::fs::create_dir_all(&args.data_dir).map_err(io_err(&args.data_dir))?;
     // Replicas sharing a data dir may start at the same moment: the first makes the CA, the serving certificate and
     // the service-account key while holding this lock, and the others then read them.

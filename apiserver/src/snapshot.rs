@@ -1,0 +1,283 @@
+//! `kspaces snapshot save | restore | inspect`: a store to a file and back (docs/operations.md). The file format is
+//! `kspaces_storage::snapshot`; this module opens stores, carries the data dir's PKI and shows progress.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kspaces_storage::sled::{SledConfig, SledLoader};
+use kspaces_storage::snapshot::{Header, Item, SnapshotError, SnapshotReader, SnapshotWriter, Summary};
+use kspaces_storage::{KeyLayout, ListRequest, Store, StoreConfig};
+
+use crate::config::{SnapshotCommand, SnapshotInspectArgs, SnapshotRestoreArgs, SnapshotSaveArgs, StorageBackend};
+
+/// The files of a data dir that make a server's identity, and whether each is private (mode 0600).
+const IDENTITY_FILES: [(&str, bool); 8] = [
+    ("pki/ca.crt", false),
+    ("pki/ca.key", true),
+    ("pki/apiserver.crt", false),
+    ("pki/apiserver.key", true),
+    ("sa.key", true),
+    ("sa.pub", false),
+    ("server-url", false),
+    ("admin.kubeconfig", true),
+];
+/// Present in a data dir while a restore builds it: `kspaces serve` refuses such a dir.
+pub const RESTORE_MARKER: &str = "restore-incomplete";
+/// Objects read per page while saving.
+const PAGE: usize = 1000;
+
+pub fn run(command: &SnapshotCommand) -> Result<(), String> {
+    match command {
+        SnapshotCommand::Save(args) => save(args),
+        SnapshotCommand::Restore(args) => restore(args),
+        SnapshotCommand::Inspect(args) => inspect(args),
+    }
+}
+
+fn named(file: &Path) -> impl Fn(SnapshotError) -> String + '_ {
+    move |err| format!("snapshot {}: {err}", file.display())
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
+    move |err| format!("{}: {err}", path.display())
+}
+
+/// A progress display on stderr: drawn only on a terminal, never with `--quiet`.
+fn progress(quiet: bool, total: Option<u64>, verb: &str) -> ProgressBar {
+    let bar = match total {
+        Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()),
+        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+    };
+    if quiet {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let template = match total {
+        Some(_) => "{msg} [{bar:30}] {pos}/{len} objects, {per_sec}, ETA {eta}",
+        None => "{msg} {spinner} {pos} objects, {per_sec}",
+    };
+    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> "));
+    bar.set_message(verb.to_owned());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn rate(objects: u64, took: Duration) -> u64 {
+    (objects as f64 / took.as_secs_f64().max(0.001)) as u64
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|err| format!("cannot start a runtime: {err}"))
+}
+
+async fn open_store(args: &SnapshotSaveArgs) -> Result<Store, String> {
+    let layout = KeyLayout::new(&args.etcd_prefix).map_err(|err| format!("--etcd-prefix: {err}"))?;
+    let config = StoreConfig { layout, bookmark_interval: None, ..StoreConfig::default() };
+    match args.storage_backend {
+        StorageBackend::Sled => {
+            let db = args.data_dir.join("db");
+            if !db.is_dir() {
+                return Err(format!("{} holds no store ({} is missing)", args.data_dir.display(), db.display()));
+            }
+            Store::open_sled(&SledConfig::new(&db), config).map_err(|err| {
+                let text = err.to_string();
+                if text.contains("lock") {
+                    format!("{} is in use by another process (is `kspaces serve` running on it?): stop the server first ({text})", db.display())
+                } else {
+                    text
+                }
+            })
+        }
+        StorageBackend::Etcd => {
+            if args.etcd_servers.is_empty() {
+                return Err("--storage-backend etcd needs --etcd-servers".to_owned());
+            }
+            let etcd = kspaces_storage::etcd::EtcdConfig::new(args.etcd_servers.clone());
+            Store::open_etcd(&etcd, config).await.map_err(|err| err.to_string())
+        }
+    }
+}
+
+/// `FILE.tmp` beside `FILE`.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// Makes a rename in `path`'s directory durable.
+fn sync_parent(path: &Path) -> Result<(), String> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    File::open(parent).and_then(|dir| dir.sync_all()).map_err(io(parent))
+}
+
+fn save(args: &SnapshotSaveArgs) -> Result<(), String> {
+    let started = Instant::now();
+    let temporary = with_suffix(&args.file, ".tmp");
+    let outcome = runtime()?.block_on(save_to(args, &temporary));
+    let summary = match outcome {
+        Ok(summary) => summary,
+        Err(err) => {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(err);
+        }
+    };
+    std::fs::rename(&temporary, &args.file).map_err(io(&args.file))?;
+    sync_parent(&args.file)?;
+    let took = started.elapsed();
+    println!("saved {} objects ({}) and {} files at revision {} to {} in {:.1}s ({} objects/s), sha256 {}",
+        summary.1.records, mib(summary.1.bytes), summary.1.files, summary.0, args.file.display(), took.as_secs_f64(),
+        rate(summary.1.records, took), summary.1.checksum);
+    Ok(())
+}
+
+async fn save_to(args: &SnapshotSaveArgs, temporary: &Path) -> Result<(kspaces_storage::Revision, Summary), String> {
+    let store = open_store(args).await?;
+    let revision = store.current_revision().await.map_err(|err| err.to_string())?;
+    let file = File::create(temporary).map_err(io(temporary))?;
+    let header = Header { revision, revisions_kept: true };
+    let mut writer = SnapshotWriter::new(BufWriter::with_capacity(1 << 20, file), header).map_err(io(temporary))?;
+    for (name, _) in IDENTITY_FILES {
+        match std::fs::read(args.data_dir.join(name)) {
+            Ok(contents) => writer.file(name, &contents).map_err(io(temporary))?,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(io(&args.data_dir.join(name))(err)),
+        }
+    }
+    let bar = progress(args.quiet, None, "saving");
+    let range = store.layout().everything();
+    let mut request = ListRequest { revision: Some(revision), limit: Some(PAGE), continue_token: None, skip_remaining: true };
+    loop {
+        let page = store.list(&range, &request).await.map_err(|err| format!("reading the store at revision {revision}: {err}"))?;
+        for record in &page.items {
+            writer.record(record).map_err(io(temporary))?;
+        }
+        bar.inc(page.items.len() as u64);
+        match page.continue_token {
+            Some(token) => request.continue_token = Some(token),
+            None => break,
+        }
+    }
+    bar.finish_and_clear();
+    let (summary, out) = writer.finish().map_err(io(temporary))?;
+    let file = out.into_inner().map_err(|err| io(temporary)(err.into_error()))?;
+    file.sync_all().map_err(io(temporary))?;
+    Ok((revision, summary))
+}
+
+fn open_snapshot(file: &Path) -> Result<SnapshotReader<BufReader<File>>, String> {
+    let input = File::open(file).map_err(io(file))?;
+    SnapshotReader::open(BufReader::with_capacity(1 << 20, input)).map_err(named(file))
+}
+
+fn inspect(args: &SnapshotInspectArgs) -> Result<(), String> {
+    let mut reader = open_snapshot(&args.file)?;
+    let header = reader.header();
+    let mut spaces: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut files = Vec::new();
+    while let Some(item) = reader.next_item().map_err(named(&args.file))? {
+        match item {
+            Item::File { name, .. } => files.push(name),
+            Item::Record(record) => {
+                let key = record.key.as_str();
+                // `<prefix>/<group>/<resource>/<identity>/<space>/<namespace>/<name>`: the third segment from the end.
+                let space = key.rsplit('/').nth(2).unwrap_or("?").to_owned();
+                let entry = spaces.entry(space).or_default();
+                entry.0 += 1;
+                entry.1 += (key.len() + record.value.len()) as u64;
+            }
+        }
+    }
+    let summary = reader.summary();
+    let mut out = std::io::stdout().lock();
+    let width = spaces.keys().map(String::len).max().unwrap_or(5).max(5);
+    let print = |out: &mut std::io::StdoutLock<'_>, text: String| writeln!(out, "{text}").map_err(|err| format!("stdout: {err}"));
+    print(&mut out, format!("revision: {}", header.revision))?;
+    print(&mut out, format!("format: version {}{}", kspaces_storage::snapshot::VERSION,
+        if header.revisions_kept { ", resourceVersions kept" } else { "" }))?;
+    print(&mut out, format!("files: {}", if files.is_empty() { "none".to_owned() } else { files.join(", ") }))?;
+    print(&mut out, format!("{:<width$}  {:>10}  {:>14}", "SPACE", "OBJECTS", "BYTES"))?;
+    for (space, (objects, bytes)) in &spaces {
+        print(&mut out, format!("{space:<width$}  {objects:>10}  {bytes:>14}"))?;
+    }
+    print(&mut out, format!("total: {} objects, {} bytes in {} spaces, {} chunks", summary.records, summary.bytes, spaces.len(), summary.chunks))?;
+    print(&mut out, format!("checksum: sha256 {} (verified)", summary.checksum))
+}
+
+fn restore(args: &SnapshotRestoreArgs) -> Result<(), String> {
+    let started = Instant::now();
+    // Everything is checked before anything is written.
+    let checked = {
+        let reader = open_snapshot(&args.file)?;
+        reader.verify().map_err(named(&args.file))?
+    };
+    let target = &args.data_dir;
+    if target.exists() {
+        let empty = std::fs::read_dir(target).map_err(io(target))?.next().is_none();
+        if !empty {
+            return Err(format!("{} exists and is not empty: restore into a new directory", target.display()));
+        }
+    }
+    let partial = with_suffix(target, ".partial");
+    if partial.exists() {
+        if !partial.join(RESTORE_MARKER).exists() {
+            return Err(format!("{} exists and was not made by a restore: move it away first", partial.display()));
+        }
+        std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
+    }
+    std::fs::create_dir_all(&partial).map_err(io(&partial))?;
+    let marker = partial.join(RESTORE_MARKER);
+    File::create(&marker).and_then(|f| f.sync_all()).map_err(io(&marker))?;
+    sync_parent(&partial)?;
+    let bar = progress(args.quiet, Some(checked.records), "restoring");
+    let header = fill(&args.file, &partial, &bar)?;
+    bar.finish_and_clear();
+    std::fs::remove_file(&marker).map_err(io(&marker))?;
+    File::open(&partial).and_then(|dir| dir.sync_all()).map_err(io(&partial))?;
+    std::fs::rename(&partial, target).map_err(|err| format!("renaming {} to {}: {err}", partial.display(), target.display()))?;
+    sync_parent(target)?;
+    let took = started.elapsed();
+    println!("restored {} objects ({}) and {} files at revision {} into {} in {:.1}s ({} objects/s)",
+        checked.records, mib(checked.bytes), checked.files, header.revision, target.display(), took.as_secs_f64(), rate(checked.records, took));
+    Ok(())
+}
+
+/// Writes the snapshot's files and store into `dir` (the second reading of the file).
+fn fill(file: &Path, dir: &Path, bar: &ProgressBar) -> Result<Header, String> {
+    let mut reader = open_snapshot(file)?;
+    let header = reader.header();
+    let loader = SledLoader::create(&SledConfig::new(dir.join("db"))).map_err(|err| err.to_string())?;
+    while let Some(item) = reader.next_item().map_err(named(file))? {
+        match item {
+            Item::Record(record) => {
+                loader.put(&record).map_err(|err| err.to_string())?;
+                bar.inc(1);
+            }
+            Item::File { name, contents } => write_identity_file(dir, &name, &contents)?,
+        }
+    }
+    loader.finish(header.revision).map_err(|err| err.to_string())?;
+    Ok(header)
+}
+
+/// Writes one of [`IDENTITY_FILES`] (any other name is refused: a snapshot never writes outside the data dir).
+fn write_identity_file(dir: &Path, name: &str, contents: &[u8]) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Some((_, private)) = IDENTITY_FILES.iter().find(|(known, _)| *known == name) else {
+        return Err(format!("the snapshot holds a file {name:?}, which is not one a data dir has"));
+    };
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    let mode = if *private { 0o600 } else { 0o644 };
+    let mut out = std::fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&path).map_err(io(&path))?;
+    out.write_all(contents).and_then(|()| out.sync_all()).map_err(io(&path))
+}
