@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kspaces_storage::snapshot::{Header, SnapshotWriter};
+use kspaces_tests::etcd::EtcdCluster;
 use kspaces_tests::{certificate_kubeconfig, create_tenant, eventually, kspaces_binary, kubeconfig_with_server_url, refused_start, Kubectl,
     Server, WIDGET_CRD};
 use serde_json::Value;
@@ -153,7 +154,50 @@ fn a_restored_server_serves_every_object_as_it_was_and_nothing_written_after() {
     let newest = before.iter().map(|(_, object)| revision(object)).max().unwrap_or_default();
     let made = tenant.ok(&["create", "configmap", "after-restore", "-n", "app", "-o", "jsonpath={.metadata.resourceVersion}"]);
     assert!(made.parse::<u64>().expect("a number") > newest, "{made} follows {newest}");
+    // History before the snapshot is not kept: a watch from an older resourceVersion is told to relist.
+    let old_watch = tenant.ok(&["get", "--raw", "/api/v1/namespaces/app/configmaps?watch=true&resourceVersion=1&timeoutSeconds=2"]);
+    assert!(old_watch.contains("\"code\":410"), "a watch from before the snapshot gets 410: {old_watch}");
     drop(files);
+}
+
+#[test]
+fn a_snapshot_saved_from_etcd_restores_into_sled() {
+    let etcd = EtcdCluster::start(1);
+    let endpoints = etcd.endpoints();
+    let flags = ["--storage-backend", "etcd", "--etcd-servers", &endpoints, "--etcd-prefix", "/snap"];
+    let server = Server::start_with(&flags);
+    server.kubectl().ok(&["create", "configmap", "from-etcd", "--from-literal=k=v"]);
+    let was: Value = serde_json::from_str(&server.kubectl().ok(&["get", "configmap", "from-etcd", "-o", "json"])).expect("JSON");
+    let data_dir = server.stop();
+    let snapshot = data_dir.path().join("etcd.ksnap");
+    let mut args = vec!["snapshot", "save", path(&snapshot), "--data-dir", path(data_dir.path())];
+    args.extend_from_slice(&flags);
+    succeeds(&args);
+    let target = tempfile::tempdir().expect("temp dir");
+    succeeds(&["snapshot", "restore", path(&snapshot), "--data-dir", path(target.path())]);
+    let restored = Server::start_in(target, &["--etcd-prefix", "/snap"]);
+    let is: Value = serde_json::from_str(&restored.kubectl().ok(&["get", "configmap", "from-etcd", "-o", "json"])).expect("JSON");
+    assert_eq!(is, was, "the object is as it was in etcd, its resourceVersion included");
+}
+
+#[test]
+fn progress_is_shown_on_a_terminal_and_not_with_quiet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshot = dir.path().join("big.ksnap");
+    big_snapshot(&snapshot, 30_000);
+    // `script` gives the command a terminal and copies what it drew.
+    let on_terminal = |target: &str, quiet: bool| {
+        let command = format!("{} snapshot restore {} --data-dir {}{}", path(&kspaces_binary()), path(&snapshot),
+            path(&dir.path().join(target)), if quiet { " --quiet" } else { "" });
+        let out = Command::new("script").args(["-qec", &command, "/dev/null"]).stdin(Stdio::null()).output().expect("run script");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = on_terminal("drawn", false);
+    assert!(shown.contains("restoring") && shown.contains("objects") && shown.contains("ETA"), "progress is drawn: {shown:?}");
+    assert!(shown.contains("restored 30000 objects"), "then the summary: {shown:?}");
+    let quiet = on_terminal("quiet", true);
+    assert!(!quiet.contains("ETA") && quiet.contains("restored 30000 objects"), "only the summary: {quiet:?}");
 }
 
 /// A small world's snapshot (a 900 KiB Secret makes it several chunks), saved from a stopped server.
