@@ -27,7 +27,7 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum SnapshotCommand {
-    /// Save the store of a stopped server, at one revision, with the data dir's PKI.
+    /// Save a store at one revision, with the data dir's PKI: a stopped server's, or a running one's (--kubeconfig).
     Save(SnapshotSaveArgs),
     /// Make a new data dir from a snapshot: all or nothing.
     Restore(SnapshotRestoreArgs),
@@ -48,6 +48,9 @@ pub struct SnapshotSaveArgs {
     pub etcd_servers: Vec<String>,
     #[arg(long, default_value = "/registry")]
     pub etcd_prefix: String,
+    /// Save from the running server this kubeconfig reaches (a system user's), while it serves.
+    #[arg(long, conflicts_with_all = ["storage_backend", "etcd_servers"])]
+    pub kubeconfig: Option<PathBuf>,
     /// No progress display; only the summary line.
     #[arg(long)]
     pub quiet: bool,

@@ -68,6 +68,8 @@ pub struct Settings {
     /// The CA that signs approved `kubernetes.io/kube-apiserver-client` requests: the server's own, when it is also
     /// the client CA (not with `--client-ca-file`).
     pub signing_ca: Option<CertificateAuthority>,
+    /// `--data-dir`: the identity files an online snapshot carries.
+    pub data_dir: PathBuf,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
@@ -348,6 +350,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         flowcontrol,
         request_timeout: settings.request_timeout,
         metrics,
+        data_dir: settings.data_dir,
         openapi: OnceLock::new(),
     });
     Ok((server, controllers))
@@ -581,6 +584,7 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
             None => Some(CertificateAuthority::load_or_create(&PkiPaths::new(&args.data_dir))?),
             Some(_) => None,
         },
+        data_dir: args.data_dir.clone(),
     };
     let (server, mut controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;

@@ -1,5 +1,6 @@
-//! `kspaces snapshot save | restore | inspect`: a store to a file and back (docs/operations.md). The file format is
-//! `kspaces_storage::snapshot`; this module opens stores, carries the data dir's PKI and shows progress.
+//! `kspaces snapshot save | restore | inspect`: a store to a file and back (docs/operations.md), and `/snapshot`,
+//! which streams a running server's store to `save --kubeconfig`. The file format is `kspaces_storage::snapshot`;
+//! this module opens stores, carries the data dir's PKI and shows progress.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -12,6 +13,8 @@ use kspaces_storage::sled::{SledConfig, SledLoader};
 use kspaces_storage::snapshot::{Header, Item, SnapshotError, SnapshotReader, SnapshotWriter, Summary};
 use kspaces_storage::{KeyLayout, ListRequest, Store, StoreConfig};
 
+use crate::api_server::ApiServer;
+use crate::status::{ApiError, ApiResult};
 use crate::config::{SnapshotCommand, SnapshotInspectArgs, SnapshotRestoreArgs, SnapshotSaveArgs, StorageBackend};
 
 /// The files of a data dir that make a server's identity, and whether each is private (mode 0600).
@@ -121,7 +124,10 @@ fn sync_parent(path: &Path) -> Result<(), String> {
 fn save(args: &SnapshotSaveArgs) -> Result<(), String> {
     let started = Instant::now();
     let temporary = with_suffix(&args.file, ".tmp");
-    let outcome = runtime()?.block_on(save_to(args, &temporary));
+    let outcome = match &args.kubeconfig {
+        Some(kubeconfig) => runtime()?.block_on(download(kubeconfig, &temporary, args.quiet)),
+        None => runtime()?.block_on(save_to(args, &temporary)),
+    };
     let summary = match outcome {
         Ok(summary) => summary,
         Err(err) => {
@@ -170,6 +176,106 @@ async fn save_to(args: &SnapshotSaveArgs, temporary: &Path) -> Result<(kspaces_s
     let file = out.into_inner().map_err(|err| io(temporary)(err.into_error()))?;
     file.sync_all().map_err(io(temporary))?;
     Ok((revision, summary))
+}
+
+/// Streams a running server's `/snapshot` into `temporary`, then checks the whole file.
+async fn download(kubeconfig: &Path, temporary: &Path, quiet: bool) -> Result<(kspaces_storage::Revision, Summary), String> {
+    use futures::AsyncReadExt;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let file = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|err| format!("{}: {err}", kubeconfig.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+        .await
+        .map_err(|err| format!("{}: {err}", kubeconfig.display()))?;
+    let client = kube::Client::try_from(config).map_err(|err| err.to_string())?;
+    let request = http::Request::get("/snapshot").body(Vec::new()).map_err(|err| err.to_string())?;
+    let mut body = client.request_stream(request).await.map_err(|err| format!("the server refused the snapshot: {err}"))?;
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(temporary).map_err(io(temporary))?);
+    let bar = progress(quiet, None, "downloading");
+    let mut buffer = vec![0u8; 256 * 1024];
+    loop {
+        let read = body.read(&mut buffer).await.map_err(|err| format!("reading the snapshot from the server: {err}"))?;
+        if read == 0 {
+            break;
+        }
+        out.write_all(&buffer[..read]).map_err(io(temporary))?;
+        bar.inc(read as u64);
+    }
+    bar.finish_and_clear();
+    let file = out.into_inner().map_err(|err| io(temporary)(err.into_error()))?;
+    file.sync_all().map_err(io(temporary))?;
+    let reader = open_snapshot(temporary)?;
+    let revision = reader.header().revision;
+    let summary = reader.verify().map_err(|err| format!("the snapshot the server sent is incomplete or damaged: {err}"))?;
+    Ok((revision, summary))
+}
+
+/// `/snapshot`: the default storage cluster's whole key range at one revision, with the data dir's identity files,
+/// streamed a page at a time (the server's memory stays flat). A failure midway cuts the stream short, which the
+/// client sees as a truncated file.
+pub fn online(server: &ApiServer) -> ApiResult<actix_web::HttpResponse> {
+    let clusters = server.registry.reader().clusters();
+    if clusters.members().len() > 1 {
+        return Err(ApiError::bad_request("this server has several storage clusters; save each with `kspaces snapshot save --storage-backend etcd`"));
+    }
+    let files: Vec<(&str, Vec<u8>)> = IDENTITY_FILES.iter().filter_map(|(name, _)| Some((*name, std::fs::read(server.data_dir.join(name)).ok()?))).collect();
+    let store = clusters.default_store().clone();
+    let request = ListRequest { revision: None, limit: Some(PAGE), continue_token: None, skip_remaining: true };
+    let state = Online { range: store.layout().everything(), store, files, writer: None, request, done: false };
+    let stream = futures::stream::unfold(state, |mut state| async move {
+        if state.done {
+            return None;
+        }
+        let chunk = state.step().await.map_err(|err| {
+            tracing::warn!(%err, "a snapshot stream stopped");
+            state.done = true;
+            actix_web::error::ErrorInternalServerError(err)
+        });
+        Some((chunk, state))
+    });
+    Ok(actix_web::HttpResponse::Ok().content_type("application/octet-stream").streaming(stream))
+}
+
+/// Where an online snapshot's stream is.
+struct Online {
+    store: Store,
+    range: kspaces_storage::KeyRange,
+    files: Vec<(&'static str, Vec<u8>)>,
+    writer: Option<SnapshotWriter<Vec<u8>>>,
+    request: ListRequest,
+    done: bool,
+}
+
+impl Online {
+    /// The next bytes: the header and files, then a page of records at a time, then the trailer.
+    async fn step(&mut self) -> Result<bytes::Bytes, String> {
+        let Some(writer) = self.writer.as_mut() else {
+            let revision = self.store.current_revision().await.map_err(|err| err.to_string())?;
+            self.request.revision = Some(revision);
+            let mut writer = SnapshotWriter::new(Vec::new(), Header { revision, revisions_kept: true }).map_err(|err| err.to_string())?;
+            for (name, contents) in &self.files {
+                writer.file(name, contents).map_err(|err| err.to_string())?;
+            }
+            let bytes = std::mem::take(writer.output_mut());
+            self.writer = Some(writer);
+            return Ok(bytes.into());
+        };
+        let page = self.store.list(&self.range, &self.request).await.map_err(|err| err.to_string())?;
+        for record in &page.items {
+            writer.record(record).map_err(|err| err.to_string())?;
+        }
+        match page.continue_token {
+            Some(token) => {
+                self.request.continue_token = Some(token);
+                Ok(std::mem::take(writer.output_mut()).into())
+            }
+            None => {
+                self.done = true;
+                let writer = self.writer.take().ok_or("the snapshot stream ended twice")?;
+                let (_, out) = writer.finish().map_err(|err| err.to_string())?;
+                Ok(out.into())
+            }
+        }
+    }
 }
 
 fn open_snapshot(file: &Path) -> Result<SnapshotReader<BufReader<File>>, String> {

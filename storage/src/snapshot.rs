@@ -149,6 +149,11 @@ impl<W: Write> SnapshotWriter<W> {
         Ok(())
     }
 
+    /// The output written so far (a stream drains it as it goes).
+    pub fn output_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Writes the last chunk and the trailer; returns the counts and the output.
     pub fn finish(mut self) -> std::io::Result<(Summary, W)> {
         self.flush_chunk(KIND_RECORDS)?;

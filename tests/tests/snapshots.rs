@@ -298,3 +298,36 @@ fn a_restore_killed_with_sigkill_leaves_nothing_serve_accepts() {
     assert!(done.starts_with("restored 60000 objects"), "{done}");
     assert!(target.join("db").exists() && !partial.exists() && !target.join("restore-incomplete").exists());
 }
+
+#[test]
+fn a_running_server_streams_a_snapshot_to_system_users_only() {
+    let server = Server::start();
+    let system = server.kubectl();
+    create_tenant(&system, "t1");
+    for n in 0..30 {
+        system.ok(&["create", "configmap", &format!("cm-{n}"), &format!("--from-literal=n={n}")]);
+    }
+    let files = tempfile::tempdir().expect("temp dir");
+    // A writer keeps writing while the snapshot is taken.
+    let writer = system.spawn(&["create", "configmap", "during", "--from-literal=k=v"]);
+    let snapshot = files.path().join("online.ksnap");
+    let saved = succeeds(&["snapshot", "save", path(&snapshot), "--kubeconfig", path(&server.kubeconfig)]);
+    assert!(saved.starts_with("saved ") && saved.contains("8 files"), "{saved}");
+    let _ = writer.wait_with_output();
+    let tenant = certificate_kubeconfig(&server, "t1", "admin", &[]);
+    let refused = fails(&["snapshot", "save", path(&files.path().join("tenant.ksnap")), "--kubeconfig", path(&tenant)]);
+    assert!(refused.contains("403") || refused.contains("orbidden"), "a tenant is refused: {refused}");
+    assert!(!files.path().join("tenant.ksnap").exists() && !files.path().join("tenant.ksnap.tmp").exists(), "and nothing is left");
+    let was: Value = serde_json::from_str(&system.ok(&["get", "configmaps", "-o", "json"])).expect("JSON");
+    drop(server);
+
+    let target = tempfile::tempdir().expect("temp dir");
+    succeeds(&["snapshot", "restore", path(&snapshot), "--data-dir", path(target.path())]);
+    let restored = Server::start_in(target, &[]);
+    let is: Value = serde_json::from_str(&restored.kubectl().ok(&["get", "configmaps", "-o", "json"])).expect("JSON");
+    let by_name = |list: &Value| -> Vec<Value> {
+        list["items"].as_array().expect("items").iter().filter(|cm| cm["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("cm-"))).cloned().collect()
+    };
+    assert_eq!(by_name(&is), by_name(&was), "every object saved online is served as it was");
+    assert_eq!(by_name(&is).len(), 30);
+}
