@@ -766,6 +766,7 @@ enum Torn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::KeyLayout;
     use crate::watch::HubConfig;
 
     fn open(path: &Path) -> SledBackend {
@@ -777,6 +778,29 @@ mod tests {
             Ok(Ok(Written::Put(record))) => record,
             other => panic!("create: {other:?}"),
         }
+    }
+
+    /// A loaded store is consistent, serves each record at its own revisions, writes on from the loaded revision,
+    /// and has no history before it.
+    #[tokio::test]
+    async fn a_loaded_store_keeps_each_record_s_revisions_and_no_history_before_them() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let key = Key::from_stored("/registry/core/configmaps/builtin/t1/default/a");
+        let loader = SledLoader::create(&SledConfig::new(dir.path())).expect("create");
+        let loaded = Record { key: key.clone(), value: Bytes::from_static(b"a1"), revision: Revision(7), create_revision: Revision(3) };
+        loader.put(&loaded).expect("put");
+        loader.finish(Revision(9)).expect("finish");
+        let backend = open(dir.path());
+        assert!(backend.check_consistency().expect("check").is_empty());
+        assert_eq!(backend.current_revision().await.expect("revision"), Revision(9));
+        assert_eq!(backend.get(&key).await.expect("get"), Some(loaded));
+        let range = KeyLayout::default().everything();
+        let older = backend.list(&range, None, Some(Revision(8)), None, false).await;
+        assert!(matches!(older, Err(StorageError::Compacted { .. })), "{older:?}");
+        let next = create(&backend, &Key::from_stored("/registry/core/configmaps/builtin/t1/default/b"), "b1").await;
+        assert_eq!(next.revision, Revision(10));
+        drop(backend);
+        assert!(SledLoader::create(&SledConfig::new(dir.path())).is_err(), "a store that holds something is refused");
     }
 
     /// What a crash leaves when it cuts a commit after some of its inserts: the events and versions of writes

@@ -286,7 +286,7 @@ fn a_restore_killed_with_sigkill_leaves_nothing_serve_accepts() {
         .expect("start the restore");
     // Killed while it writes the store.
     assert!(eventually(Duration::from_secs(60), || partial.join("db").exists()), "the restore started writing");
-    std::thread::sleep(Duration::from_millis(200));
+    std::thread::sleep(Duration::from_millis(50));
     restore.kill().expect("kill -9");
     let status = restore.wait().expect("wait");
     assert!(!status.success(), "the restore was killed before it finished");
