@@ -23,6 +23,22 @@ pub enum Command {
     /// Save a store to a file, check such a file, or make a new data dir from it (docs/operations.md).
     #[command(subcommand)]
     Snapshot(SnapshotCommand),
+    /// Move a stopped server's sled store into an empty etcd prefix; the data dir keeps its PKI.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct MigrateArgs {
+    #[arg(long, default_value = "./kspaces-data")]
+    pub data_dir: PathBuf,
+    /// etcd endpoints, comma separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub to_etcd: Vec<String>,
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// No progress display; only the summary line.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -59,9 +75,17 @@ pub struct SnapshotSaveArgs {
 #[derive(Clone, Debug, Args)]
 pub struct SnapshotRestoreArgs {
     pub file: PathBuf,
-    /// The new data dir: must not exist, or be empty.
+    /// The new data dir: must not exist, or be empty. It gets the PKI, and on sled the store.
     #[arg(long)]
     pub data_dir: PathBuf,
+    /// Where the store goes: a sled store in the data dir, or an empty prefix in etcd.
+    #[arg(long, value_enum, default_value_t = StorageBackend::Sled)]
+    pub storage_backend: StorageBackend,
+    /// etcd endpoints for `--storage-backend etcd`, comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
     /// No progress display; only the summary line.
     #[arg(long)]
     pub quiet: bool,

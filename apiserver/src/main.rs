@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         }
         Command::Kubeconfig(args) => kubeconfig::print(&args),
         Command::Snapshot(command) => snapshot::run(&command),
+        Command::Migrate(args) => snapshot::migrate(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -393,7 +393,12 @@ async fn open_store(args: &ServeArgs) -> Result<Clusters, ServeError> {
                 return Err(ServeError::Config("--storage-backend etcd needs --etcd-servers".into()));
             }
             let etcd = kspaces_storage::etcd::EtcdConfig::new(args.etcd_servers.clone());
-            Store::open_etcd(&etcd, config.clone()).await?
+            let store = Store::open_etcd(&etcd, config.clone()).await?;
+            if store.get(&crate::snapshot::restore_marker(store.layout())?).await?.is_some() {
+                return Err(ServeError::Config(format!("{}/ in etcd holds a snapshot restore that did not finish: remove its keys \
+                    (etcdctl del --prefix '{}/') and restore again", args.etcd_prefix.trim_end_matches('/'), args.etcd_prefix.trim_end_matches('/'))));
+            }
+            store
         }
     };
     if !args.storage_clusters.is_empty() && args.storage_backend != StorageBackend::Etcd {

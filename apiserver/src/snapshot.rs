@@ -15,7 +15,7 @@ use kspaces_storage::{KeyLayout, ListRequest, Store, StoreConfig};
 
 use crate::api_server::ApiServer;
 use crate::status::{ApiError, ApiResult};
-use crate::config::{SnapshotCommand, SnapshotInspectArgs, SnapshotRestoreArgs, SnapshotSaveArgs, StorageBackend};
+use crate::config::{MigrateArgs, SnapshotCommand, SnapshotInspectArgs, SnapshotRestoreArgs, SnapshotSaveArgs, StorageBackend};
 
 /// The files of a data dir that make a server's identity, and whether each is private (mode 0600).
 const IDENTITY_FILES: [(&str, bool); 8] = [
@@ -352,7 +352,13 @@ fn restore(args: &SnapshotRestoreArgs) -> Result<(), String> {
     File::create(&marker).and_then(|f| f.sync_all()).map_err(io(&marker))?;
     sync_parent(&partial)?;
     let bar = progress(args.quiet, Some(checked.records), "restoring");
-    let header = fill(&args.file, &partial, &bar)?;
+    let header = match args.storage_backend {
+        StorageBackend::Sled => fill(&args.file, &partial, &bar)?,
+        StorageBackend::Etcd => {
+            let etcd = EtcdTarget { servers: &args.etcd_servers, prefix: &args.etcd_prefix };
+            runtime()?.block_on(fill_etcd(&etcd, &args.file, Some(&partial), &bar))?
+        }
+    };
     bar.finish_and_clear();
     std::fs::remove_file(&marker).map_err(io(&marker))?;
     File::open(&partial).and_then(|dir| dir.sync_all()).map_err(io(&partial))?;
@@ -380,6 +386,113 @@ fn fill(file: &Path, dir: &Path, bar: &ProgressBar) -> Result<Header, String> {
     }
     loader.finish(header.revision).map_err(|err| err.to_string())?;
     Ok(header)
+}
+
+/// The key a restore into etcd holds while it writes: a server refuses a store that has it. A key of the layout
+/// (so every tool sees it) in a group no API serves.
+pub fn restore_marker(layout: &KeyLayout) -> kspaces_storage::Result<kspaces_storage::Key> {
+    let resource = kspaces_storage::GroupResource::new("kspaces.io", "restores");
+    layout.resource(&resource, &kspaces_storage::ApiIdentity::BuiltIn)?.object(&kspaces_storage::SpaceName::system(), None, "incomplete")
+}
+
+/// Where a restore into etcd goes.
+struct EtcdTarget<'a> {
+    servers: &'a [String],
+    prefix: &'a str,
+}
+
+/// Writes the snapshot's objects into an empty etcd prefix (new revisions: etcd hands them out), and its files
+/// into `dir` if given. The prefix holds [`restore_marker`] until the end, and is compacted then, so a watch from a
+/// resourceVersion of the old store gets 410 and its client relists.
+async fn fill_etcd(target: &EtcdTarget<'_>, file: &Path, dir: Option<&Path>, bar: &ProgressBar) -> Result<Header, String> {
+    use futures::StreamExt;
+    if target.servers.is_empty() {
+        return Err("--storage-backend etcd needs --etcd-servers".to_owned());
+    }
+    let layout = KeyLayout::new(target.prefix).map_err(|err| format!("--etcd-prefix: {err}"))?;
+    let config = StoreConfig { layout: layout.clone(), bookmark_interval: None, ..StoreConfig::default() };
+    let etcd = kspaces_storage::etcd::EtcdConfig::new(target.servers.to_vec());
+    let store = Store::open_etcd(&etcd, config).await.map_err(|err| err.to_string())?;
+    let failed = |err: kspaces_storage::StorageError| err.to_string();
+    let marker = restore_marker(&layout).map_err(failed)?;
+    let prefix = layout.prefix().to_owned();
+    if store.get(&marker).await.map_err(failed)?.is_some() {
+        return Err(format!("an earlier restore into {prefix}/ did not finish: remove its keys (etcdctl del --prefix '{prefix}/') and run again"));
+    }
+    let first = store.list(&layout.everything(), &ListRequest { limit: Some(1), skip_remaining: true, ..ListRequest::default() }).await.map_err(failed)?;
+    if !first.items.is_empty() {
+        return Err(format!("{prefix}/ in etcd is not empty: restore into an empty prefix"));
+    }
+    store.create(&marker, bytes::Bytes::from_static(b"{}")).await.map_err(failed)?.map_err(|_| "another restore started meanwhile".to_owned())?;
+    let mut reader = open_snapshot(file)?;
+    let header = reader.header();
+    let mut writes = futures::stream::FuturesUnordered::new();
+    let create = |key: kspaces_storage::Key, value| {
+        let store = store.clone();
+        async move {
+            match store.create(&key, value).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(_)) => Err(format!("{} was written meanwhile", key.as_str())),
+                Err(err) => Err(format!("writing {}: {err}", key.as_str())),
+            }
+        }
+    };
+    while let Some(item) = reader.next_item().map_err(named(file))? {
+        match item {
+            Item::File { name, contents } => match dir {
+                Some(dir) => write_identity_file(dir, &name, &contents)?,
+                None => {}
+            },
+            Item::Record(record) => {
+                let key = kspaces_storage::Key::parse(&layout, record.key.as_str())
+                    .map_err(|_| format!("{} is not under --etcd-prefix {prefix}: restore with the prefix it was saved with", record.key.as_str()))?;
+                writes.push(create(key, record.value));
+                if writes.len() >= 64 {
+                    writes.next().await.transpose()?;
+                }
+                bar.inc(1);
+            }
+        }
+    }
+    while writes.next().await.transpose()?.is_some() {}
+    store.delete(&marker, None).await.map_err(failed)?.map_err(|_| "the restore's marker went away meanwhile".to_owned())?;
+    let revision = store.current_revision().await.map_err(failed)?;
+    store.compact(revision).await.map_err(failed)?;
+    Ok(header)
+}
+
+/// `kspaces migrate`: a stopped server's sled store saved to a file in its data dir, restored into an empty etcd
+/// prefix, the file removed; the data dir keeps its PKI, so `serve --storage-backend etcd` on it is the same server.
+pub fn migrate(args: &MigrateArgs) -> Result<(), String> {
+    let started = Instant::now();
+    let file = args.data_dir.join("migrate.ksnap");
+    let save_args = SnapshotSaveArgs {
+        file: file.clone(),
+        data_dir: args.data_dir.clone(),
+        storage_backend: StorageBackend::Sled,
+        etcd_servers: Vec::new(),
+        etcd_prefix: args.etcd_prefix.clone(),
+        kubeconfig: None,
+        quiet: args.quiet,
+    };
+    let temporary = with_suffix(&file, ".tmp");
+    let runtime = runtime()?;
+    let saved = runtime.block_on(save_to(&save_args, &temporary));
+    let outcome = saved.and_then(|(_, summary)| {
+        std::fs::rename(&temporary, &file).map_err(io(&file))?;
+        let bar = progress(args.quiet, Some(summary.records), "writing to etcd");
+        let target = EtcdTarget { servers: &args.to_etcd, prefix: &args.etcd_prefix };
+        runtime.block_on(fill_etcd(&target, &file, None, &bar))?;
+        bar.finish_and_clear();
+        Ok(summary)
+    });
+    let _ = std::fs::remove_file(&temporary);
+    let _ = std::fs::remove_file(&file);
+    let summary = outcome?;
+    println!("migrated {} objects ({}) from {} to etcd {} under {}/ in {:.1}s; serve with --storage-backend etcd --etcd-servers {}",
+        summary.records, mib(summary.bytes), args.data_dir.join("db").display(), args.to_etcd.join(","), args.etcd_prefix.trim_end_matches('/'),
+        started.elapsed().as_secs_f64(), args.to_etcd.join(","));
+    Ok(())
 }
 
 /// Writes one of [`IDENTITY_FILES`] (any other name is refused: a snapshot never writes outside the data dir).

@@ -331,3 +331,64 @@ fn a_running_server_streams_a_snapshot_to_system_users_only() {
     assert_eq!(by_name(&is), by_name(&was), "every object saved online is served as it was");
     assert_eq!(by_name(&is).len(), 30);
 }
+
+#[test]
+fn migrate_moves_a_sled_store_into_etcd_and_the_same_pki_keeps_working() {
+    let server = Server::start();
+    create_tenant(&server.kubectl(), "t1");
+    let made = certificate_kubeconfig(&server, "t1", "admin", &[]);
+    let tenant = Kubectl::new(&made);
+    tenant.ok(&["create", "configmap", "moved", "--from-literal=k=v"]);
+    tenant.ok(&["label", "configmap", "moved", "tier=web"]);
+    let was: Value = serde_json::from_str(&tenant.ok(&["get", "configmap", "moved", "-o", "json"])).expect("JSON");
+    let files = tempfile::tempdir().expect("temp dir");
+    let tenant_kubeconfig = files.path().join("t1-admin.kubeconfig");
+    std::fs::copy(&made, &tenant_kubeconfig).expect("copy the tenant's kubeconfig");
+    let data_dir = server.stop();
+    let etcd = EtcdCluster::start(1);
+    let endpoints = etcd.endpoints();
+    let migrated = succeeds(&["migrate", "--data-dir", path(data_dir.path()), "--to-etcd", &endpoints, "--quiet"]);
+    assert!(migrated.starts_with("migrated "), "{migrated}");
+    assert!(!data_dir.path().join("migrate.ksnap").exists(), "the intermediate file is removed");
+    let again = fails(&["migrate", "--data-dir", path(data_dir.path()), "--to-etcd", &endpoints, "--quiet"]);
+    assert!(again.contains("is not empty"), "a prefix that holds a store is refused: {again}");
+
+    let served = Server::start_in(data_dir, &["--storage-backend", "etcd", "--etcd-servers", &endpoints]);
+    let tenant = Kubectl::new(&kubeconfig_with_server_url(&served, &tenant_kubeconfig, &served.url));
+    let is: Value = serde_json::from_str(&tenant.ok(&["get", "configmap", "moved", "-o", "json"])).expect("JSON");
+    for field in ["uid", "labels", "managedFields", "creationTimestamp"] {
+        assert_eq!(is["metadata"][field], was["metadata"][field], "{field} is kept");
+    }
+    assert_eq!(is["data"], was["data"]);
+    let rv = was["metadata"]["resourceVersion"].as_str().expect("resourceVersion");
+    let old_watch = tenant.ok(&["get", "--raw", &format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={rv}&timeoutSeconds=2")]);
+    assert!(old_watch.contains("\"code\":410"), "a watch from the sled store's resourceVersion gets 410: {old_watch}");
+}
+
+#[test]
+fn a_restore_into_etcd_killed_with_sigkill_leaves_a_prefix_serve_refuses() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshot = dir.path().join("big.ksnap");
+    big_snapshot(&snapshot, 20_000);
+    let etcd = EtcdCluster::start(1);
+    let endpoints = etcd.endpoints();
+    let target = dir.path().join("restored");
+    let mut restore = Command::new(kspaces_binary())
+        .args(["snapshot", "restore", path(&snapshot), "--data-dir", path(&target), "--storage-backend", "etcd", "--etcd-servers", &endpoints,
+            "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the restore");
+    assert!(eventually(Duration::from_secs(60), || dir.path().join("restored.partial").exists()), "the restore started");
+    std::thread::sleep(Duration::from_millis(500));
+    restore.kill().expect("kill -9");
+    assert!(!restore.wait().expect("wait").success(), "the restore was killed before it finished");
+    assert!(!target.exists(), "no data dir at the target");
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let refused = refused_start(elsewhere.path(), &["--storage-backend", "etcd", "--etcd-servers", &endpoints]);
+    assert!(refused.contains("restore that did not finish"), "serve refuses the prefix: {refused}");
+    let again = fails(&["snapshot", "restore", path(&snapshot), "--data-dir", path(&target), "--storage-backend", "etcd", "--etcd-servers",
+        &endpoints, "--quiet"]);
+    assert!(again.contains("an earlier restore into /registry/ did not finish"), "{again}");
+}
