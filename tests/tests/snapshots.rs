@@ -1,7 +1,8 @@
 //! `kspaces snapshot save | inspect | restore` with the real binary (docs/operations.md): a world made with kubectl
 //! is saved from the stopped server, restored into a new data dir and served object for object as it was (uid,
 //! resourceVersion, managedFields, finalizers, ownerReferences), with the same PKI; a damaged or cut snapshot is
-//! refused with the problem named and nothing written; a restore killed with -9 leaves nothing `serve` accepts.
+//! refused with the problem named and nothing written; a restore killed with -9 leaves nothing `serve` accepts. Also
+//! online (a running server streams `/snapshot` to system users only), from etcd, into etcd and `kspaces migrate`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
