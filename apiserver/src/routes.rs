@@ -118,7 +118,7 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route
         }
         Route::OpenIdConfiguration => Ok(json(server.authenticator.issuer.openid_configuration())),
         Route::Jwks => Ok(HttpResponse::Ok().content_type("application/jwk-set+json").body(server.authenticator.issuer.jwks().to_string())),
-        Route::Snapshot => crate::snapshot::online(server),
+        Route::Snapshot => crate::snapshot::online(server.registry.reader().clusters(), &server.data_dir),
         Route::NotFound => Err(ApiError::no_route()),
     }
 }

@@ -13,7 +13,6 @@ use kspaces_storage::sled::{SledConfig, SledLoader};
 use kspaces_storage::snapshot::{Header, Item, SnapshotError, SnapshotReader, SnapshotWriter, Summary};
 use kspaces_storage::{KeyLayout, ListRequest, Store, StoreConfig};
 
-use crate::api_server::ApiServer;
 use crate::status::{ApiError, ApiResult};
 use crate::config::{MigrateArgs, SnapshotCommand, SnapshotInspectArgs, SnapshotRestoreArgs, SnapshotSaveArgs, StorageBackend};
 
@@ -221,12 +220,11 @@ async fn download(kubeconfig: &Path, temporary: &Path, quiet: bool) -> Result<(k
 /// `/snapshot`: the default storage cluster's whole key range at one revision, with the data dir's identity files,
 /// streamed a page at a time (the server's memory stays flat). A failure midway cuts the stream short, which the
 /// client sees as a truncated file.
-pub fn online(server: &ApiServer) -> ApiResult<actix_web::HttpResponse> {
-    let clusters = server.registry.reader().clusters();
+pub fn online(clusters: &kspaces_storage::Clusters, data_dir: &Path) -> ApiResult<actix_web::HttpResponse> {
     if clusters.members().len() > 1 {
         return Err(ApiError::bad_request("this server has several storage clusters; save each with `kspaces snapshot save --storage-backend etcd`"));
     }
-    let files: Vec<(&str, Vec<u8>)> = IDENTITY_FILES.iter().filter_map(|(name, _)| Some((*name, std::fs::read(server.data_dir.join(name)).ok()?))).collect();
+    let files: Vec<(&str, Vec<u8>)> = IDENTITY_FILES.iter().filter_map(|(name, _)| Some((*name, std::fs::read(data_dir.join(name)).ok()?))).collect();
     let store = clusters.default_store().clone();
     let request = ListRequest { revision: None, limit: Some(PAGE), continue_token: None, skip_remaining: true };
     let state = Online { range: store.layout().everything(), store, files, writer: None, request, done: false };
@@ -439,10 +437,11 @@ async fn fill_etcd(target: &EtcdTarget<'_>, file: &Path, dir: Option<&Path>, bar
     };
     while let Some(item) = reader.next_item().map_err(named(file))? {
         match item {
-            Item::File { name, contents } => match dir {
-                Some(dir) => write_identity_file(dir, &name, &contents)?,
-                None => {}
-            },
+            Item::File { name, contents } => {
+                if let Some(dir) = dir {
+                    write_identity_file(dir, &name, &contents)?;
+                }
+            }
             Item::Record(record) => {
                 let key = kspaces_storage::Key::parse(&layout, record.key.as_str())
                     .map_err(|_| format!("{} is not under --etcd-prefix {prefix}: restore with the prefix it was saved with", record.key.as_str()))?;
