@@ -47,6 +47,8 @@ pub struct ApiServer {
     /// `--request-timeout`: how long a request that is not long-running may take, reading its body included.
     pub request_timeout: Duration,
     pub metrics: Metrics,
+    /// `--data-dir`: where the PKI an online snapshot carries is.
+    pub data_dir: std::path::PathBuf,
     pub(crate) openapi: OnceLock<OpenApi>,
 }
 

@@ -1,4 +1,5 @@
-//! Command-line interface: `kspaces serve` and `kspaces kubeconfig`, with kube-apiserver's flag names.
+//! Command-line interface: `kspaces serve`, `kspaces kubeconfig` and `kspaces snapshot`, with kube-apiserver's and
+//! etcdctl's flag names.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -19,6 +20,80 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Print a kubeconfig with a client certificate signed by the server's CA.
     Kubeconfig(KubeconfigArgs),
+    /// Save a store to a file, check such a file, or make a new data dir from it (docs/operations.md).
+    #[command(subcommand)]
+    Snapshot(SnapshotCommand),
+    /// Move a stopped server's sled store into an empty etcd prefix; the data dir keeps its PKI.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct MigrateArgs {
+    #[arg(long, default_value = "./kspaces-data")]
+    pub data_dir: PathBuf,
+    /// etcd endpoints, comma separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub to_etcd: Vec<String>,
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// No progress display; only the summary line.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotCommand {
+    /// Save a store at one revision, with the data dir's PKI: a stopped server's, or a running one's (--kubeconfig).
+    Save(SnapshotSaveArgs),
+    /// Make a new data dir from a snapshot: all or nothing.
+    Restore(SnapshotRestoreArgs),
+    /// Check a snapshot and print what it holds: revision, spaces, objects, bytes, checksum.
+    Inspect(SnapshotInspectArgs),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct SnapshotSaveArgs {
+    pub file: PathBuf,
+    /// The data dir of the stopped server: its store (sled) and its PKI.
+    #[arg(long, default_value = "./kspaces-data")]
+    pub data_dir: PathBuf,
+    #[arg(long, value_enum, default_value_t = StorageBackend::Sled)]
+    pub storage_backend: StorageBackend,
+    /// etcd endpoints for `--storage-backend etcd`, comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// Save from the running server this kubeconfig reaches (a system user's), while it serves.
+    #[arg(long, conflicts_with_all = ["storage_backend", "etcd_servers"])]
+    pub kubeconfig: Option<PathBuf>,
+    /// No progress display; only the summary line.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct SnapshotRestoreArgs {
+    pub file: PathBuf,
+    /// The new data dir: must not exist, or be empty. It gets the PKI, and on sled the store.
+    #[arg(long)]
+    pub data_dir: PathBuf,
+    /// Where the store goes: a sled store in the data dir, or an empty prefix in etcd.
+    #[arg(long, value_enum, default_value_t = StorageBackend::Sled)]
+    pub storage_backend: StorageBackend,
+    /// etcd endpoints for `--storage-backend etcd`, comma separated.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// No progress display; only the summary line.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct SnapshotInspectArgs {
+    pub file: PathBuf,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

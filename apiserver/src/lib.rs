@@ -36,6 +36,7 @@ pub mod registry;
 pub mod resolver;
 pub mod routes;
 pub mod server;
+pub mod snapshot;
 pub mod status;
 pub mod table;
 pub mod tenancy;

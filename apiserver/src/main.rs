@@ -1,11 +1,11 @@
 //! `kspaces`: thin entry point. Parses the command line and hands over to `server::run` on the listener `server::bind` makes (after
-//! `platform::exec_with_vector_copies`) or `kubeconfig`.
+//! `platform::exec_with_vector_copies`), or to `kubeconfig` or `snapshot`.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use kspaces_apiserver::config::{Cli, Command};
-use kspaces_apiserver::{kubeconfig, platform, server};
+use kspaces_apiserver::{kubeconfig, platform, server, snapshot};
 
 /// mimalloc instead of glibc's allocator: a server that builds and drops many small JSON values spent a third of
 /// its CPU in glibc's malloc and free (docs/benchmarks.md, Workspaces).
@@ -28,6 +28,8 @@ fn main() -> ExitCode {
             actix_web::rt::System::new().block_on(serve).map_err(|e| e.to_string())
         }
         Command::Kubeconfig(args) => kubeconfig::print(&args),
+        Command::Snapshot(command) => snapshot::run(&command),
+        Command::Migrate(args) => snapshot::migrate(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 //! issuer's OIDC documents. Paths are classified by `apis::route` (resource URLs by `apis::request_info`); resources are served by `handlers`.
 //!
 //! Who may call them: anyone the public ones (version, health); every authenticated user discovery and OpenAPI
-//! (of their own space); only system users the server-wide ones (`/metrics`, `/debug/*`), which show every
+//! (of their own space); only system users the server-wide ones (`/metrics`, `/debug/*`, `/snapshot`), which show every
 //! tenant's activity. The chain (`chain.rs`) enforces it.
 
 use actix_web::http::header;
@@ -118,6 +118,7 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route
         }
         Route::OpenIdConfiguration => Ok(json(server.authenticator.issuer.openid_configuration())),
         Route::Jwks => Ok(HttpResponse::Ok().content_type("application/jwk-set+json").body(server.authenticator.issuer.jwks().to_string())),
+        Route::Snapshot => crate::snapshot::online(server.registry.reader().clusters(), &server.data_dir),
         Route::NotFound => Err(ApiError::no_route()),
     }
 }
@@ -142,6 +143,7 @@ mod tests {
             ("/.well-known/openid-configuration", Route::OpenIdConfiguration),
             ("/openid/v1/jwks/", Route::Jwks),
             ("/metrics", Route::Metrics),
+            ("/snapshot", Route::Snapshot),
             ("/metrics/slis", Route::Debug),
             ("/debug/pprof/heap", Route::Debug),
             ("/nope", Route::NotFound),
@@ -150,7 +152,7 @@ mod tests {
             assert_eq!(route(path), expected, "{path}");
         }
         assert!(route("/healthz").is_public() && !route("/api").is_public());
-        assert!(route("/metrics").is_server_wide() && route("/debug/flags/v").is_server_wide());
+        assert!(route("/metrics").is_server_wide() && route("/debug/flags/v").is_server_wide() && route("/snapshot").is_server_wide());
         assert!(!route("/apis").is_server_wide() && !route("/version").is_server_wide() && !route("/nope").is_server_wide());
     }
 

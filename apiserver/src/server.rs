@@ -70,6 +70,8 @@ pub struct Settings {
     pub signing_ca: Option<CertificateAuthority>,
     /// `--tenant-webhook-allowed-cidrs` (empty: any address).
     pub webhook_cidrs: Vec<crate::kinds::admission_webhook::reach::Cidr>,
+    /// `--data-dir`: the identity files an online snapshot carries.
+    pub data_dir: PathBuf,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
@@ -360,6 +362,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         flowcontrol,
         request_timeout: settings.request_timeout,
         metrics,
+        data_dir: settings.data_dir,
         openapi: OnceLock::new(),
     });
     Ok((server, controllers))
@@ -402,7 +405,12 @@ async fn open_store(args: &ServeArgs) -> Result<Clusters, ServeError> {
                 return Err(ServeError::Config("--storage-backend etcd needs --etcd-servers".into()));
             }
             let etcd = kspaces_storage::etcd::EtcdConfig::new(args.etcd_servers.clone());
-            Store::open_etcd(&etcd, config.clone()).await?
+            let store = Store::open_etcd(&etcd, config.clone()).await?;
+            if store.get(&crate::snapshot::restore_marker(store.layout())?).await?.is_some() {
+                return Err(ServeError::Config(format!("{}/ in etcd holds a snapshot restore that did not finish: remove its keys \
+                    (etcdctl del --prefix '{}/') and restore again", args.etcd_prefix.trim_end_matches('/'), args.etcd_prefix.trim_end_matches('/'))));
+            }
+            store
         }
     };
     if !args.storage_clusters.is_empty() && args.storage_backend != StorageBackend::Etcd {
@@ -512,6 +520,10 @@ pub async fn signals() -> Stop {
 /// process's signals, a test a channel of its own. Must run inside an actix system (`actix_web::rt::System`).
 pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<Output = Stop> + 'static) -> Result<(), ServeError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
+    if args.data_dir.join(crate::snapshot::RESTORE_MARKER).exists() {
+        return Err(ServeError::Config(format!("{} holds a snapshot restore that did not finish: run `kspaces snapshot restore` again",
+            args.data_dir.display())));
+    }
     std::fs::create_dir_all(&args.data_dir).map_err(io_err(&args.data_dir))?;
     // Replicas sharing a data dir may start at the same moment: the first makes the CA, the serving certificate and
     // the service-account key while holding this lock, and the others then read them.
@@ -590,6 +602,7 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
             None => Some(CertificateAuthority::load_or_create(&PkiPaths::new(&args.data_dir))?),
             Some(_) => None,
         },
+        data_dir: args.data_dir.clone(),
     };
     let (server, mut controllers) = wire(store, settings).await?;
     bootstrap(&server).await?;

@@ -12,6 +12,7 @@ pub mod key;
 pub mod memory;
 pub mod revision;
 pub mod sled;
+pub mod snapshot;
 pub mod store;
 pub mod tally;
 pub mod watch;

@@ -23,6 +23,8 @@ pub enum Route {
     OpenIdConfiguration,
     /// `/openid/v1/jwks`: the keys that verify service-account tokens.
     Jwks,
+    /// `/snapshot`: the whole store at one revision, as `kspaces snapshot save --kubeconfig` reads it.
+    Snapshot,
     NotFound,
 }
 
@@ -45,6 +47,7 @@ pub fn route(path: &str) -> Route {
         ["openapi", "v3", rest @ ..] if !rest.is_empty() => Route::OpenApiV3(rest.join("/")),
         [".well-known", "openid-configuration"] => Route::OpenIdConfiguration,
         ["openid", "v1", "jwks"] => Route::Jwks,
+        ["snapshot"] => Route::Snapshot,
         _ => Route::NotFound,
     }
 }
@@ -58,7 +61,7 @@ impl Route {
     /// Endpoints that expose server-wide state (every tenant's request counts, CRD groups, timings): authorized
     /// in the system space, for system users only.
     pub fn is_server_wide(&self) -> bool {
-        matches!(self, Route::Metrics | Route::Debug)
+        matches!(self, Route::Metrics | Route::Debug | Route::Snapshot)
     }
 
     /// Discovery and OpenAPI: what every authenticated user may read (kube's `system:discovery`), served even to
