@@ -213,7 +213,9 @@ async fn workloads_pods_services_and_secrets() {
         ("DaemonSets belong to the system space", Step::create("apps/v1/daemonsets", "t1/default", daemons.clone()).by("admin", "t1", &[])),
         ("even when the system's admin asks", Step::create("apps/v1/daemonsets", "t1/default", daemons.clone()).by("admin", "system", &["system:masters"])),
         ("the system space may have them", Step::create("apps/v1/daemonsets", "system/default", daemons).show(&["/metadata/name"])),
-        ("a Pod's spec is defaulted", Step::create("v1/pods", "t1/default", json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}))
+        // (No token volume: its name is random; `defaults::a_new_pod_gets_what_kubes_admission_adds` checks it.)
+        ("a Pod's spec is defaulted", Step::create("v1/pods", "t1/default", json!({"metadata": {"name": "p"}, "spec": {"automountServiceAccountToken": false,
+            "containers": [{"name": "c", "image": "nginx:1.27"}]}}))
             .show(&["/spec"])),
         ("and checked", Step::create("v1/pods", "t1/default", json!({"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "x"}, {"name": "c", "image": "y"}]}}))),
         ("a Service", Step::create("v1/services", "t1/default", json!({"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}})).show(&["/spec"])),
@@ -231,7 +233,7 @@ async fn workloads_pods_services_and_secrets() {
         the system space may have them
           ok /metadata/name="agent"
         a Pod's spec is defaulted
-          ok /spec={"containers":[{"image":"nginx:1.27","imagePullPolicy":"IfNotPresent","name":"c","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","enableServiceLinks":true,"restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30}
+          ok /spec={"automountServiceAccountToken":false,"containers":[{"image":"nginx:1.27","imagePullPolicy":"IfNotPresent","name":"c","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority","priority":0,"restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"serviceAccountName":"default","terminationGracePeriodSeconds":30,"tolerations":[{"effect":"NoExecute","key":"node.kubernetes.io/not-ready","operator":"Exists","tolerationSeconds":300},{"effect":"NoExecute","key":"node.kubernetes.io/unreachable","operator":"Exists","tolerationSeconds":300}]}
         and checked
           422 Invalid: Pod "q" is invalid: spec.containers[1].name: Duplicate value: "c"
         a Service

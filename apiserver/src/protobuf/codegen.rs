@@ -394,6 +394,16 @@ struct Body {
     from_json_merges: String,
 }
 
+/// Whether `property` is a field of a struct with `fields`, or of a message it embeds, `depth` levels down (an
+/// `admissionregistration` `NamedRuleWithOperations` embeds `RuleWithOperations`, which embeds `Rule`).
+fn inlines(inputs: &Inputs, fields: &BTreeMap<String, Option<String>>, property: &str, depth: usize) -> bool {
+    find_field(fields, property).is_some()
+        || (depth > 1
+            && fields.values().filter_map(Option::as_ref).any(|inner| {
+                inputs.structs.get(inner).is_some_and(|inner_fields| inlines(inputs, inner_fields, property, depth - 1))
+            }))
+}
+
 /// The statements converting each property of `definition` from and to struct `path`.
 ///
 /// A Go struct embedded with `json:",inline"` (e.g. `LocalObjectReference` in `ConfigMapEnvSource`) is a nested
@@ -439,7 +449,7 @@ fn object_body(
         let taken: Vec<&str> = remaining
             .iter()
             .copied()
-            .filter(|p| find_field(inner_fields, p).is_some())
+            .filter(|p| inlines(inputs, inner_fields, p, 2))
             .collect();
         if taken.is_empty() {
             continue;

@@ -120,7 +120,7 @@ mod tests {
     #[test]
     fn table_has_every_requested_resource_once_with_singular_names() {
         let resources = builtin_resources();
-        assert_eq!(resources.len(), 55);
+        assert_eq!(resources.len(), 58);
         let mut keys: Vec<_> = resources
             .iter()
             .map(|r| (r.group.clone(), r.plural.clone()))
