@@ -87,7 +87,7 @@ macro_rules! builtin_kinds {
             api::storage::v1::CSIStorageCapacity, [], SYSTEM_ONLY, ALL_VERBS, [], None;
             api::admissionregistration::v1::MutatingWebhookConfiguration, [], PLAIN, ALL_VERBS, [], Some(&cluster::MUTATING_WEBHOOK);
             api::admissionregistration::v1::ValidatingWebhookConfiguration, [], PLAIN, ALL_VERBS, [], Some(&cluster::VALIDATING_WEBHOOK);
-            // Stored and validated in every space; not yet enforced (docs/client-fidelity.md).
+            // Each space's own; enforced by `kinds/admission_policy.rs`.
             api::admissionregistration::v1::ValidatingAdmissionPolicy, [], PLAIN, ALL_VERBS, [Status], None;
             api::admissionregistration::v1::ValidatingAdmissionPolicyBinding, [], PLAIN, ALL_VERBS, [], None;
             // The system space's; kube-apiserver's `Local` ones for its own groups are not listed, nothing is proxied yet.

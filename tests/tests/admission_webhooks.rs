@@ -405,3 +405,22 @@ fn a_mutating_webhook_if_needed_is_called_again_after_a_later_change() {
     assert_eq!(never.requests().len(), 1, "Never: called once");
     assert_eq!(later.requests().len(), 1, "the webhook that changed the object is not called again");
 }
+
+#[test]
+fn match_conditions_decide_in_cel_whether_a_webhook_is_called() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Deny("no"));
+    let conditions = json!({"matchConditions": [
+        {"name": "not-skipped", "expression": "!has(object.metadata.labels) || !('skip' in object.metadata.labels)"},
+        {"name": "admins-only", "expression": "request.userInfo.username == 'admin'"}]});
+    validating(&a, "conditional", vec![hook("conditional.example.com", &webhook.url("/validate"), &webhook.ca_bundle(), conditions)]);
+    a.ok_with_stdin(&["create", "-f", "-"], &configmap("skipped", json!({"skip": "yes"})));
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &configmap("judged", json!({"other": "yes"})));
+    assert!(out.contains("admission webhook \"conditional.example.com\" denied the request: no"), "{out}");
+    assert_eq!(names_of(&webhook.requests()), ["judged"], "a write whose conditions do not hold never reaches the webhook");
+    // CEL that does not compile is refused at write, with the field named.
+    let broken = json!({"matchConditions": [{"name": "broken", "expression": "object.metadata.name =="}]});
+    let body = configuration("ValidatingWebhookConfiguration", "broken", vec![hook("broken.example.com", &webhook.url("/validate"), &webhook.ca_bundle(), broken)]);
+    let out = a.fails_with_stdin(&["create", "-f", "-"], &body);
+    assert!(out.contains("webhooks[0].matchConditions[0].expression") && out.contains("compilation failed"), "{out}");
+}

@@ -58,39 +58,31 @@ impl Strategy for PolicyStrategy {
 
     fn validate(&self, _: &ResourceInfo, object: &Value, _: Option<&Value>, causes: &mut Vec<Cause>) {
         let spec = object.get("spec").unwrap_or(&Value::Null);
-        for (list, fields) in [("validations", &["expression", "messageExpression"][..]), ("matchConditions", &["expression"][..]),
-            ("variables", &["expression"][..]), ("auditAnnotations", &["valueExpression"][..])] {
-            for (index, item) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
-                for field in fields {
-                    let Some(expression) = item.get(*field).and_then(Value::as_str) else { continue };
-                    let path = format!("spec.{list}[{index}].{field}");
-                    if expression.trim().is_empty() {
-                        if *field == "expression" {
-                            causes.push(Cause::required(&path));
-                        }
-                        continue;
-                    }
-                    if let Err(error) = Program::compile(expression) {
-                        causes.push(Cause::invalid(&path, expression, &format!("compilation failed: {error}")));
-                    }
-                }
-            }
+        for (list, field) in [("validations", "expression"), ("validations", "messageExpression"), ("matchConditions", "expression"),
+            ("variables", "expression"), ("auditAnnotations", "valueExpression")] {
+            check_expressions(spec.get(list), &format!("spec.{list}"), field, causes);
         }
     }
 }
 
-/// A CEL expression, compiled once per write of its policy.
-struct Expression {
+/// A CEL expression, compiled once per write of its policy (or webhook configuration).
+pub struct Expression {
     text: String,
     program: Result<Program, String>,
 }
 
+impl std::fmt::Debug for Expression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 impl Expression {
-    fn new(text: &str) -> Expression {
+    pub fn new(text: &str) -> Expression {
         Expression { text: text.to_owned(), program: Program::compile(text).map_err(|e| e.to_string()) }
     }
 
-    fn eval(&self, context: &Cel) -> Result<CelValue, String> {
+    pub fn eval(&self, context: &Cel) -> Result<CelValue, String> {
         let program = self.program.as_ref().map_err(|e| format!("compilation failed: {e}"))?;
         program.execute(context).map_err(|e| e.to_string())
     }
@@ -310,17 +302,13 @@ impl Admission for PolicyAdmission {
                     continue;
                 }
             };
-            let mut matched = true;
-            for (name, condition) in &policy.conditions {
-                match condition.eval(&context) {
-                    Ok(CelValue::Bool(true)) => {}
-                    Ok(CelValue::Bool(false)) => matched = false,
-                    Ok(_) => failed(format!("matchCondition '{name}' did not evaluate to a bool"))?,
-                    Err(why) => failed(format!("matchCondition '{name}' resulted in error: {why}"))?,
+            match conditions_hold(&policy.conditions, &context) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(why) => {
+                    failed(why)?;
+                    continue;
                 }
-            }
-            if !matched {
-                continue;
             }
             for validation in &policy.validations {
                 let violated = match validation.expression.eval(&context) {
@@ -391,7 +379,7 @@ impl PolicyAdmission {
 /// The CEL variables of a write: `object`, `oldObject`, `request`, `namespaceObject`, `params` (null) and
 /// `variables`, each of which may read the ones before it (one that fails is left out: an expression reading it
 /// then fails).
-fn context(attributes: &Attributes<'_>, namespace: Option<&Value>, variables: &[(String, Expression)]) -> Result<Cel<'static>, String> {
+pub fn context(attributes: &Attributes<'_>, namespace: Option<&Value>, variables: &[(String, Expression)]) -> Result<Cel<'static>, String> {
     let mut context = Cel::default();
     let request = review::request("", attributes, attributes.object).get("request").cloned().unwrap_or(Value::Null);
     let null = Value::Null;
@@ -418,6 +406,33 @@ fn message_of(validation: &Validation, context: &Cel) -> String {
         }
     }
     validation.message.clone().unwrap_or_else(|| format!("failed expression: {}", validation.expression.text))
+}
+
+/// Whether every `matchConditions` entry holds for the write: `Ok(false)` as soon as one is false, `Err` naming
+/// the first that cannot be evaluated to a bool.
+pub fn conditions_hold(conditions: &[(String, Expression)], context: &Cel) -> Result<bool, String> {
+    for (name, condition) in conditions {
+        match condition.eval(context) {
+            Ok(CelValue::Bool(true)) => {}
+            Ok(CelValue::Bool(false)) => return Ok(false),
+            Ok(_) => return Err(format!("matchCondition '{name}' did not evaluate to a bool")),
+            Err(why) => return Err(format!("matchCondition '{name}' resulted in error: {why}")),
+        }
+    }
+    Ok(true)
+}
+
+/// A cause for each expression of `items[].field` that does not compile (kube refuses them at write).
+pub fn check_expressions(items: Option<&Value>, path: &str, field: &str, causes: &mut Vec<Cause>) {
+    for (index, item) in items.and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let Some(expression) = item.get(field).and_then(Value::as_str) else { continue };
+        let path = format!("{path}[{index}].{field}");
+        if expression.trim().is_empty() {
+            causes.push(Cause::required(&path));
+        } else if let Err(error) = Program::compile(expression) {
+            causes.push(Cause::invalid(&path, expression, &format!("compilation failed: {error}")));
+        }
+    }
 }
 
 /// kube's code for a validation's `reason`.

@@ -17,7 +17,7 @@ use kspaces_storage::SpaceName;
 use serde_json::Value;
 
 use super::defaults::{groups, Write};
-use super::{Context, Kind, Rules};
+use super::{admission_policy, Context, Kind, Rules};
 use crate::outbound::{self, Call};
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::strategy::{Part, Strategy};
@@ -238,6 +238,23 @@ impl Caller {
     /// Whether the write meets `hook`: its rules, its object selector (the new or the old object's labels) and
     /// its namespace selector (the namespace's labels).
     async fn meets(&self, registry: &GenericStore, hook: &Hook, attributes: &Attributes<'_>, object: Option<&Value>) -> ApiResult<bool> {
+        if !self.selected(registry, hook, attributes, object).await? {
+            return Ok(false);
+        }
+        if hook.conditions.is_empty() {
+            return Ok(true);
+        }
+        // kube's matchConditions: CEL over the same variables as admission policies (no `params`).
+        let with_object = Attributes { object, ..*attributes };
+        let held = admission_policy::context(&with_object, None, &[]).and_then(|context| admission_policy::conditions_hold(&hook.conditions, &context));
+        match held {
+            Ok(held) => Ok(held),
+            Err(why) => self.failed(hook, why).map(|()| false),
+        }
+    }
+
+    /// Whether the write meets `hook`'s rules and selectors.
+    async fn selected(&self, registry: &GenericStore, hook: &Hook, attributes: &Attributes<'_>, object: Option<&Value>) -> ApiResult<bool> {
         let operation = review::operation(attributes.operation);
         let subresource = review::subresource(attributes.part).unwrap_or_default();
         if !hook.rules.iter().any(|rule| rule.matches(operation, attributes.resource, subresource)) {

@@ -24,6 +24,7 @@ pub fn validate(object: &Value, mutating: bool, causes: &mut Vec<Cause>) {
     let mut names = std::collections::HashSet::new();
     for (i, webhook) in webhooks.iter().enumerate() {
         let field = format!("webhooks[{i}]");
+        crate::kinds::admission_policy::check_expressions(webhook.get("matchConditions"), &format!("{field}.matchConditions"), "expression", causes);
         let name = text(webhook, "name");
         if name.is_empty() {
             causes.push(Cause::required(format!("{field}.name")));

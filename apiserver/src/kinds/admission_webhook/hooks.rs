@@ -12,6 +12,7 @@ use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
 use super::config::{self, strings, text, Selector, APPLICABLE_TENANTS};
+use crate::kinds::admission_policy::Expression;
 use crate::outbound::Tls;
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::selector::LabelSelector;
@@ -87,6 +88,8 @@ pub struct Hook {
     /// `reinvocationPolicy: IfNeeded`: called once more when a later webhook changed the object.
     pub reinvoke: bool,
     pub tls: Result<Tls, String>,
+    /// `matchConditions`: CEL that must all hold for the webhook to be called.
+    pub conditions: Vec<(String, Expression)>,
 }
 
 impl Hook {
@@ -124,6 +127,8 @@ impl Hook {
             timeout: Duration::from_secs(webhook.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(10).clamp(1, 30)),
             target,
             tls: Tls::new(&bundle),
+            conditions: webhook.get("matchConditions").and_then(Value::as_array).into_iter().flatten()
+                .map(|c| (text(c, "name").to_owned(), Expression::new(text(c, "expression")))).collect(),
         }
     }
 }
