@@ -121,3 +121,22 @@ fn an_expression_that_fails_refuses_the_write_under_failure_policy_fail() {
     assert!(!ok && said.contains("ValidatingAdmissionPolicy 'strict' with binding 'strict' denied request: expression 'object.data.mode == 'on'' resulted in error"), "{said}");
     assert!(create(&root, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mode-on, namespace: default}\ndata: {mode: \"on\"}\n").0);
 }
+
+/// A policy on DELETE judges the object being deleted (`oldObject`; `object` is null).
+#[test]
+fn a_policy_judges_deletes_by_the_old_object() {
+    let server = Server::start();
+    let root = server.kubectl();
+    let policy = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: keep}\nspec:\n  \
+        matchConstraints: {resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [DELETE], resources: [configmaps]}]}\n  \
+        validations: [{expression: \"object == null && oldObject.metadata.name != 'keep'\", message: this one stays}]\n---\n\
+        apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: keep}\n\
+        spec: {policyName: keep, validationActions: [Deny]}\n";
+    root.ok_with_stdin(&["create", "-f", "-"], policy);
+    root.ok(&["create", "configmap", "keep"]);
+    root.ok(&["create", "configmap", "drop"]);
+    let refused = root.fails(&["delete", "configmap", "keep"]);
+    assert!(refused.contains("ValidatingAdmissionPolicy 'keep' with binding 'keep' denied request: this one stays"), "{refused}");
+    root.ok(&["delete", "configmap", "drop"]);
+    root.ok(&["get", "configmap", "keep"]);
+}

@@ -7,7 +7,7 @@
 //! a false one is a violation: `Deny` refuses the write with kube's message and the validation's reason (422 for
 //! `Invalid`), `Warn` adds a `Warning`. An expression that fails to compile or evaluate follows the policy's
 //! `failurePolicy`. Not yet: `paramKind`/`paramRef` (a policy with params fails as its failurePolicy says),
-//! `auditAnnotations` and the `Audit` action, `status.typeChecking`, the `authorizer` variable, deletes.
+//! `auditAnnotations` and the `Audit` action, `status.typeChecking`, the `authorizer` variable.
 //! `docs/admission-webhooks.md`.
 
 use std::collections::HashMap;
@@ -24,7 +24,7 @@ use super::admission_webhook::hooks::Rule;
 use super::admission_webhook::review;
 use super::defaults::{groups, Write};
 use super::{Context, Kind, Rules};
-use crate::registry::admission::{Admission, AdmissionPhase, Attributes};
+use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::selector::LabelSelector;
 use crate::registry::strategy::{Part, Strategy};
@@ -40,7 +40,10 @@ pub const KIND: Kind = Kind::rules(|context: &Context, rules: &mut Rules| {
     rules.strategy(GROUP, POLICY, Arc::new(PolicyStrategy));
     let policies = Arc::new(Policies { held: AtomicUsize::new(0), spaces: RwLock::default(), tree: context.tree.clone(), tenants: context.tenants.clone() });
     rules.observe(policies.clone());
-    rules.admit(Arc::new(PolicyAdmission { policies, namespaces: context.resources.by_kind("", "Namespace").cloned() }));
+    let namespaces = context.resources.by_kind("", "Namespace").cloned();
+    // A delete has no validating phase in the registry: policies judge it where its admission runs.
+    rules.admit(Arc::new(PolicyAdmission { policies: policies.clone(), namespaces: namespaces.clone(), deletes: true }));
+    rules.admit(Arc::new(PolicyAdmission { policies, namespaces, deletes: false }));
 });
 
 /// ValidatingAdmissionPolicy: kube's defaults, and every CEL expression must compile (kube's 422 at write).
@@ -256,16 +259,23 @@ impl WriteObserver for Policies {
 struct PolicyAdmission {
     policies: Arc<Policies>,
     namespaces: Option<Arc<ResourceInfo>>,
+    /// The plugin for deletes (mutating phase, the only one a delete has), else for creates and updates.
+    deletes: bool,
 }
 
 #[async_trait]
 impl Admission for PolicyAdmission {
-    fn handles(&self, resource: &ResourceInfo, _: crate::registry::admission::Operation) -> bool {
-        self.policies.held.load(Ordering::Acquire) > 0 && !(resource.group == GROUP && (resource.kind == POLICY || resource.kind == BINDING))
+    fn handles(&self, resource: &ResourceInfo, operation: Operation) -> bool {
+        self.policies.held.load(Ordering::Acquire) > 0
+            && (operation == Operation::Delete) == self.deletes
+            && !(resource.group == GROUP && (resource.kind == POLICY || resource.kind == BINDING))
     }
 
     fn phase(&self) -> AdmissionPhase {
-        AdmissionPhase::Validating
+        match self.deletes {
+            true => AdmissionPhase::Mutating,
+            false => AdmissionPhase::Validating,
+        }
     }
 
     async fn admit(&self, registry: &GenericStore, attributes: &Attributes<'_>) -> ApiResult<()> {
