@@ -37,6 +37,8 @@ use crate::metrics::Metrics;
 use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::feed::Feed;
 use crate::registry::observe::WriteObserver;
+use crate::filters::oidc::config::OidcFlags;
+use crate::filters::oidc::OidcAuthenticator;
 use crate::registry::{GenericStore, ResourceTable, Scope, Wiring, WriteContext, SERVER_MANAGER};
 use crate::kinds::workspace::BaseUrl;
 use crate::resolver::Resolver;
@@ -54,6 +56,8 @@ mod tests;
 pub struct Settings {
     pub tokens: TokenFile,
     pub issuer: TokenIssuer,
+    /// The OIDC issuers whose ID tokens authenticate users (`--oidc-*`).
+    pub oidc: Arc<OidcAuthenticator>,
     pub default_tenant: Option<String>,
     pub authorization_modes: Vec<AuthorizationMode>,
     pub auditor: Auditor,
@@ -313,6 +317,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     let authenticator = Authenticator {
         tokens: settings.tokens,
         issuer: settings.issuer,
+        oidc: settings.oidc,
         tenants: tenants.clone(),
         tree: tree.clone(),
         reader: registry.reader().clone(),
@@ -351,6 +356,26 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         openapi: OnceLock::new(),
     });
     Ok((server, controllers))
+}
+
+/// The OIDC issuers of the `--oidc-*` flags.
+fn oidc_authenticator(args: &ServeArgs) -> Result<OidcAuthenticator, ServeError> {
+    let flags = OidcFlags {
+        issuer_url: args.oidc_issuer_url.clone(),
+        client_id: args.oidc_client_id.clone(),
+        username_claim: args.oidc_username_claim.clone(),
+        username_prefix: args.oidc_username_prefix.clone(),
+        groups_claim: args.oidc_groups_claim.clone(),
+        groups_prefix: args.oidc_groups_prefix.clone(),
+        ca_file: args.oidc_ca_file.clone(),
+        required_claims: args.oidc_required_claims.clone(),
+        signing_algs: args.oidc_signing_algs.clone(),
+    };
+    if flags.issuer_url.is_none() && flags.any_given() {
+        return Err(ServeError::Config("the --oidc-* flags need --oidc-issuer-url".into()));
+    }
+    let issuer = flags.issuer().map_err(ServeError::Config)?;
+    Ok(OidcAuthenticator::new(issuer.into_iter().collect()))
 }
 
 /// Why the server could not start.
@@ -532,6 +557,7 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
         max_expiration: args.service_account_max_token_expiration,
     })?;
     drop(keys_lock);
+    let oidc = Arc::new(oidc_authenticator(&args)?);
     let auditor = match &args.audit_log_path {
         Some(path) => Auditor::open(path, args.audit_policy_file.as_deref())?,
         None => Auditor::disabled(),
@@ -555,6 +581,7 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
     let settings = Settings {
         tokens,
         issuer: service_accounts,
+        oidc,
         default_tenant: args.default_tenant.clone(),
         authorization_modes: args.authorization_mode.clone(),
         auditor,
