@@ -97,6 +97,10 @@ pub struct ServeArgs {
     /// OIDC: the signing algorithms accepted, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "RS256")]
     pub oidc_signing_algs: Vec<String>,
+    /// An `apiserver.config.k8s.io/v1 AuthenticationConfiguration` (its `jwt` list: several OIDC issuers, CEL
+    /// claim mappings and validation rules), re-read when it changes; not with the `--oidc-*` flags.
+    #[arg(long)]
+    pub authentication_config: Option<PathBuf>,
     /// Audiences tokens must name, comma separated; the issuer when empty.
     #[arg(long, value_delimiter = ',')]
     pub api_audiences: Vec<String>,

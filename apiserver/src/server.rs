@@ -38,7 +38,7 @@ use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::feed::Feed;
 use crate::registry::observe::WriteObserver;
 use crate::filters::oidc::config::OidcFlags;
-use crate::filters::oidc::OidcAuthenticator;
+use crate::filters::oidc::{self, OidcAuthenticator};
 use crate::registry::{GenericStore, ResourceTable, Scope, Wiring, WriteContext, SERVER_MANAGER};
 use crate::kinds::workspace::BaseUrl;
 use crate::resolver::Resolver;
@@ -358,8 +358,9 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     Ok((server, controllers))
 }
 
-/// The OIDC issuers of the `--oidc-*` flags.
-fn oidc_authenticator(args: &ServeArgs) -> Result<OidcAuthenticator, ServeError> {
+/// The OIDC issuers of the `--oidc-*` flags or of `--authentication-config` (with the file's text, to see when it
+/// changes).
+fn oidc_authenticator(args: &ServeArgs) -> Result<(OidcAuthenticator, Option<String>), ServeError> {
     let flags = OidcFlags {
         issuer_url: args.oidc_issuer_url.clone(),
         client_id: args.oidc_client_id.clone(),
@@ -371,11 +372,18 @@ fn oidc_authenticator(args: &ServeArgs) -> Result<OidcAuthenticator, ServeError>
         required_claims: args.oidc_required_claims.clone(),
         signing_algs: args.oidc_signing_algs.clone(),
     };
+    if let Some(path) = &args.authentication_config {
+        if flags.issuer_url.is_some() || flags.any_given() {
+            return Err(ServeError::Config(oidc::config::MUTUALLY_EXCLUSIVE.into()));
+        }
+        let (text, issuers) = oidc::config::load_authentication_config(path).map_err(ServeError::Config)?;
+        return Ok((OidcAuthenticator::new(issuers), Some(text)));
+    }
     if flags.issuer_url.is_none() && flags.any_given() {
         return Err(ServeError::Config("the --oidc-* flags need --oidc-issuer-url".into()));
     }
     let issuer = flags.issuer().map_err(ServeError::Config)?;
-    Ok(OidcAuthenticator::new(issuer.into_iter().collect()))
+    Ok((OidcAuthenticator::new(issuer.into_iter().collect()), None))
 }
 
 /// Why the server could not start.
@@ -557,7 +565,8 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
         max_expiration: args.service_account_max_token_expiration,
     })?;
     drop(keys_lock);
-    let oidc = Arc::new(oidc_authenticator(&args)?);
+    let (oidc, authentication_config) = oidc_authenticator(&args)?;
+    let oidc = Arc::new(oidc);
     let auditor = match &args.audit_log_path {
         Some(path) => Auditor::open(path, args.audit_policy_file.as_deref())?,
         None => Auditor::disabled(),
@@ -581,7 +590,7 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
     let settings = Settings {
         tokens,
         issuer: service_accounts,
-        oidc,
+        oidc: oidc.clone(),
         default_tenant: args.default_tenant.clone(),
         authorization_modes: args.authorization_mode.clone(),
         auditor,
@@ -606,6 +615,9 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
         },
     };
     let (server, mut controllers) = wire(store, settings).await?;
+    if let (Some(path), Some(text)) = (&args.authentication_config, authentication_config) {
+        actix_web::rt::spawn(oidc::config::reload_forever(path.clone(), text, oidc));
+    }
     bootstrap(&server).await?;
 
     let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;

@@ -241,3 +241,107 @@ fn keys_rotated_at_the_provider_are_fetched_without_a_restart() {
     assert!(eventually(Duration::from_secs(20), || status_of(&server, &rotated).0 == 200),
         "a token signed with the new key is accepted once the keys are fetched again");
 }
+
+// ---- `--authentication-config`: an `AuthenticationConfiguration` file. ----
+
+/// An `AuthenticationConfiguration` trusting `provider` with `audiences`, mapping the username with CEL, the
+/// groups with a prefix, the tenant from the `tenant` claim, and refusing unverified emails by a claim rule.
+fn authentication_config(provider: &Provider, audiences: &[&str]) -> String {
+    let ca = std::fs::read_to_string(&provider.ca_file).expect("CA");
+    let config = json!({
+        "apiVersion": "apiserver.config.k8s.io/v1",
+        "kind": "AuthenticationConfiguration",
+        "jwt": [{
+            "issuer": {"url": provider.issuer, "audiences": audiences, "audienceMatchPolicy": "MatchAny", "certificateAuthority": ca},
+            "claimValidationRules": [{"expression": "claims.email_verified == true", "message": "the email must be verified"}],
+            "claimMappings": {
+                "username": {"expression": "'oidc:' + claims.email"},
+                "groups": {"claim": "groups", "prefix": "oidc:"},
+                "uid": {"claim": "sub"},
+                "extra": [{"key": "kspaces.io/tenant", "valueExpression": "has(claims.tenant) ? claims.tenant : ''"}],
+            },
+            "userValidationRules": [{"expression": "!user.username.startsWith('system:')", "message": "no system users"}],
+        }],
+    });
+    // JSON is YAML.
+    config.to_string()
+}
+
+fn write_config(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("authentication-config.yaml");
+    std::fs::write(&path, text).expect("write the configuration");
+    path
+}
+
+/// A RoleBinding of ClusterRole `role` to `kind` `name` in `tenant`'s `default` namespace, by the system admin.
+fn bind(system: &Kubectl, tenant: &str, role: &str, kind: &str, name: &str) {
+    let binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": format!("{role}-{}", kind.to_lowercase())},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name}],
+    });
+    let path = format!("/apis/rbac.authorization.k8s.io/v1/tenants/{tenant}/namespaces/default/rolebindings");
+    system.ok_with_stdin(&["create", "--raw", &path, "-f", "-"], &binding.to_string());
+}
+
+#[test]
+fn an_authentication_config_maps_claims_with_cel_and_names_the_tenant_whose_rbac_applies() {
+    let provider = Provider::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(dir.path(), &authentication_config(&provider, &["kspaces", "other"]));
+    let server = Server::start_with(&["--authentication-config", config.to_str().expect("path")]);
+    let system = server.kubectl();
+    kspaces_tests::create_tenant(&system, "acme");
+    let token = provider.id_token("other", "alice");
+    let user = &whoami(&server, &token)["status"]["userInfo"];
+    assert_eq!(user["username"], "oidc:alice@example.com", "{user}");
+    assert_eq!(user["uid"], "alice", "{user}");
+    assert!(user["groups"].as_array().expect("groups").iter().any(|g| g == "oidc:admins"), "{user}");
+    // bob's email is not verified: the claim validation rule refuses him.
+    assert_eq!(status_of(&server, &provider.id_token("kspaces", "bob")).0, 401);
+
+    // alice is acme's (extra kspaces.io/tenant): RBAC in acme decides, for her user and her group.
+    let alice = Kubectl::new(&token_kubeconfig(&server, &token));
+    assert!(alice.fails(&["get", "pods", "-n", "default"]).contains("forbidden"));
+    bind(&system, "acme", "view", "User", "oidc:alice@example.com");
+    assert!(eventually(Duration::from_secs(10), || alice.run(&["get", "pods", "-n", "default"]).status.success()));
+    assert!(alice.fails(&["create", "configmap", "made-by-alice", "-n", "default"]).contains("forbidden"));
+    bind(&system, "acme", "edit", "Group", "oidc:admins");
+    assert!(eventually(Duration::from_secs(10), || alice.run(&["create", "configmap", "made-by-alice", "-n", "default"]).status.success()));
+    let made = system.ok(&["get", "--raw", "/api/v1/tenants/acme/namespaces/default/configmaps/made-by-alice"]);
+    assert!(made.contains("made-by-alice"), "the ConfigMap is in acme's space: {made}");
+}
+
+#[test]
+fn the_config_file_changed_while_serving_applies_and_an_invalid_change_is_ignored() {
+    let provider = Provider::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(dir.path(), &authentication_config(&provider, &["other"]));
+    let server = Server::start_with(&["--authentication-config", config.to_str().expect("path"), "--default-tenant", "people"]);
+    let token = provider.id_token("kspaces", "carol");
+    assert_eq!(status_of(&server, &token).0, 401, "audience kspaces is not trusted yet");
+    write_config(dir.path(), &authentication_config(&provider, &["kspaces"]));
+    assert!(eventually(Duration::from_secs(60), || status_of(&server, &token).0 == 200), "the valid change applies within a minute");
+    write_config(dir.path(), &authentication_config(&provider, &["other"]).replace("claims.email_verified == true", "claims.email_verified ==="));
+    std::thread::sleep(Duration::from_secs(8));
+    let fresh = provider.id_token("kspaces", "carol");
+    assert_eq!(status_of(&server, &fresh).0, 200, "the invalid change is ignored: the configuration in force stays");
+}
+
+#[test]
+fn an_invalid_configuration_is_a_clear_startup_error() {
+    let provider = Provider::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = write_config(dir.path(), &authentication_config(&provider, &["kspaces"]).replace("'oidc:' + claims.email", "'oidc:' + "));
+    let data = tempfile::tempdir().expect("temp dir");
+    let refused = kspaces_tests::refused_start(data.path(), &["--authentication-config", config.to_str().expect("path")]);
+    assert!(refused.contains("jwt[0].claimMappings.username.expression") && refused.contains("compilation failed"), "{refused}");
+    let both = kspaces_tests::refused_start(data.path(), &["--authentication-config", config.to_str().expect("path"),
+        "--oidc-issuer-url", &provider.issuer, "--oidc-client-id", "kspaces"]);
+    assert!(both.contains("authentication-config file and oidc-* flags are mutually exclusive"), "{both}");
+    let two_audiences = write_config(dir.path(), &authentication_config(&provider, &["a", "b"]).replace("\"audienceMatchPolicy\":\"MatchAny\",", ""));
+    let refused = kspaces_tests::refused_start(data.path(), &["--authentication-config", two_audiences.to_str().expect("path")]);
+    assert!(refused.contains("jwt[0].issuer.audienceMatchPolicy"), "{refused}");
+}
