@@ -299,6 +299,17 @@ fn an_authentication_config_maps_claims_with_cel_and_names_the_tenant_whose_rbac
     assert_eq!(user["username"], "oidc:alice@example.com", "{user}");
     assert_eq!(user["uid"], "alice", "{user}");
     assert!(user["groups"].as_array().expect("groups").iter().any(|g| g == "oidc:admins"), "{user}");
+    assert_eq!(user["extra"]["kspaces.io/tenant"], json!(["acme"]), "{user}");
+    // A TokenReview in acme says who the token is, for the server's audiences only (kube's audience-agnostic rule:
+    // the token's own `aud` is its client's).
+    let reviews = "/apis/authentication.k8s.io/v1/tenants/acme/tokenreviews";
+    let review = |audiences: Value| -> Value {
+        let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token, "audiences": audiences}});
+        serde_json::from_str(&system.ok_with_stdin(&["create", "--raw", reviews, "-f", "-"], &body.to_string())).expect("json")
+    };
+    let reviewed = review(json!([]));
+    assert_eq!(reviewed["status"]["user"]["username"], "oidc:alice@example.com", "{reviewed}");
+    assert_eq!(review(json!(["somewhere-else"]))["status"]["authenticated"], false);
     // bob's email is not verified: the claim validation rule refuses him.
     assert_eq!(status_of(&server, &provider.id_token("kspaces", "bob")).0, 401);
 

@@ -59,7 +59,6 @@ pub struct Issuer {
 impl Issuer {
     /// An issuer whose keys are found through `discovery_url` (the issuer's own discovery document when `None`),
     /// fetched over TLS verified against `ca_pem` (the system's roots when `None`).
-    #[allow(clippy::too_many_arguments)]
     pub fn new(url: String, discovery_url: Option<String>, ca_pem: Option<&str>, audiences: Vec<String>, algorithms: Vec<Algorithm>,
         username: Mapping) -> Result<Issuer, String> {
         let keys = KeySource::new(&url, discovery_url, ca_pem)?;
@@ -72,7 +71,6 @@ impl Issuer {
 #[derive(Clone)]
 struct Cached {
     user: UserInfo,
-    audiences: Vec<String>,
     expires: i64,
 }
 
@@ -84,11 +82,6 @@ pub struct OidcAuthenticator {
     cache: Mutex<HashMap<[u8; 32], Cached>>,
 }
 
-/// Who an OIDC token names, and the audiences it was accepted for.
-pub struct OidcUser {
-    pub user: UserInfo,
-    pub audiences: Vec<String>,
-}
 
 impl OidcAuthenticator {
     pub fn new(issuers: Vec<Issuer>) -> OidcAuthenticator {
@@ -114,17 +107,27 @@ impl OidcAuthenticator {
         issuers.iter().find(|issuer| issuer.url == iss).cloned()
     }
 
+    /// The user of a token verified before and not expired since: a hash and a lookup, checked before anything
+    /// else is decoded.
+    pub fn cached(&self, token: &str) -> Option<UserInfo> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.is_empty() {
+            return None;
+        }
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        cache.get(&digest).filter(|hit| hit.expires > now()).map(|hit| hit.user.clone())
+    }
+
     /// Verifies a token of `issuer` and maps it to a user. The error is the reason, for logs and TokenReviews.
-    pub async fn authenticate(&self, issuer: &Issuer, token: &str) -> Result<OidcUser, String> {
+    pub async fn authenticate(&self, issuer: &Issuer, token: &str) -> Result<UserInfo, String> {
+        if let Some(hit) = self.cached(token) {
+            return Ok(hit);
+        }
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let now = now();
-        if let Some(hit) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&digest).filter(|hit| hit.expires > now).cloned() {
-            return Ok(OidcUser { user: hit.user, audiences: hit.audiences });
-        }
         let claims = verify(issuer, token).await?;
         let user = map_user(issuer, &claims)?;
         let expires = claims.get("exp").and_then(Value::as_i64).unwrap_or(now);
-        let audiences = token_audiences(&claims).into_iter().filter(|a| issuer.audiences.contains(a)).collect::<Vec<_>>();
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= CACHE_ENTRIES {
             cache.retain(|_, entry| entry.expires > now);
@@ -132,8 +135,8 @@ impl OidcAuthenticator {
                 cache.clear();
             }
         }
-        cache.insert(digest, Cached { user: user.clone(), audiences: audiences.clone(), expires });
-        Ok(OidcUser { user, audiences })
+        cache.insert(digest, Cached { user: user.clone(), expires });
+        Ok(user)
     }
 }
 
@@ -279,14 +282,6 @@ fn unverified_claims(token: &str) -> Option<Map<String, Value>> {
     let payload = token.split('.').nth(1)?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?;
     serde_json::from_slice(&bytes).ok()
-}
-
-fn token_audiences(claims: &Map<String, Value>) -> Vec<String> {
-    match claims.get("aud") {
-        Some(Value::String(one)) => vec![one.clone()],
-        Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-        _ => Vec::new(),
-    }
 }
 
 fn now() -> i64 {

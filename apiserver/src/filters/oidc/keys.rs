@@ -26,12 +26,14 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 
 type HttpsClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+/// The issuer's keys, each with its `kid`.
+type KeySet = Vec<(Option<String>, DecodingKey)>;
 
 pub(super) struct KeySource {
     issuer: String,
     discovery: String,
     client: HttpsClient,
-    keys: RwLock<Arc<Vec<(Option<String>, DecodingKey)>>>,
+    keys: RwLock<Arc<KeySet>>,
     /// When keys were last asked for: held while fetching, so only one fetch runs.
     last_fetch: tokio::sync::Mutex<Option<Instant>>,
 }
@@ -79,7 +81,7 @@ impl KeySource {
 
     /// The discovery document (whose `issuer` must be ours), then its `jwks_uri`; keys this server cannot use
     /// (another `kty`, `use: enc`) are skipped.
-    async fn fetch(&self) -> Result<Vec<(Option<String>, DecodingKey)>, String> {
+    async fn fetch(&self) -> Result<KeySet, String> {
         let document = self.get_json(&self.discovery).await?;
         if document.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str()) {
             return Err(format!("oidc: issuer did not match the issuer returned by provider, expected {:?} got {}", self.issuer,
