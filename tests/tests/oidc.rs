@@ -356,3 +356,36 @@ fn an_invalid_configuration_is_a_clear_startup_error() {
     let refused = kspaces_tests::refused_start(data.path(), &["--authentication-config", two_audiences.to_str().expect("path")]);
     assert!(refused.contains("jwt[0].issuer.audienceMatchPolicy"), "{refused}");
 }
+
+#[test]
+fn user_validation_rules_required_claims_and_a_discovery_url_apply() {
+    let provider = Provider::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ca = std::fs::read_to_string(&provider.ca_file).expect("CA");
+    let config = json!({
+        "apiVersion": "apiserver.config.k8s.io/v1",
+        "kind": "AuthenticationConfiguration",
+        "jwt": [{
+            "issuer": {"url": provider.issuer, "discoveryURL": format!("{}/.well-known/openid-configuration", provider.issuer),
+                "audiences": ["kspaces"], "certificateAuthority": ca},
+            "claimValidationRules": [{"claim": "email_verified", "requiredValue": "true"}],
+            "claimMappings": {
+                "username": {"claim": "sub", "prefix": ""},
+                "groups": {"expression": "claims.groups.map(g, 'idp:' + g)"},
+            },
+            "userValidationRules": [{"expression": "user.username != 'carol'", "message": "carol may not sign in"}],
+        }],
+    });
+    let path = write_config(dir.path(), &config.to_string());
+    let server = Server::start_with(&["--authentication-config", path.to_str().expect("path"), "--default-tenant", "people"]);
+    // email_verified is a boolean, not the string "true": kube's required value is a string claim's.
+    assert_eq!(status_of(&server, &provider.id_token("kspaces", "alice")).0, 401, "requiredValue compares strings");
+    let required_iss = format!(r#"{{"claim":"iss","requiredValue":"{}"}}"#, provider.issuer);
+    write_config(dir.path(), &config.to_string().replace(r#"{"claim":"email_verified","requiredValue":"true"}"#, &required_iss));
+    let alice = provider.id_token("kspaces", "alice");
+    assert!(eventually(Duration::from_secs(30), || status_of(&server, &alice).0 == 200), "a string claim with the required value");
+    let user = &whoami(&server, &alice)["status"]["userInfo"];
+    assert_eq!(user["username"], "alice", "{user}");
+    assert!(user["groups"].as_array().expect("groups").iter().any(|g| g == "idp:developers"), "{user}");
+    assert_eq!(status_of(&server, &provider.id_token("kspaces", "carol")).0, 401, "the user validation rule refuses carol");
+}
