@@ -2,8 +2,8 @@
 # Runs the whole kspaces test suite: unit tests, the storage conformance suite on memory, sled and a real
 # etcd, the property and kill -9 tests, and the black-box tests that drive the real binary with kubectl 1.32,
 # kube-rs and the Python client, then each fuzz target for a bounded time. Installs what the tests need when it is
-# missing (etcd-server, a venv at .venv/ with the pinned Python `kubernetes` client, cargo-fuzz); under CI=true
-# anything it cannot provide is a failure, never a skip. Nothing needs protoc: the etcd client's gRPC code is checked
+# missing (etcd-server, a venv at .venv/ with the pinned Python `kubernetes` client, the npm `oidc-provider` in
+# tests/oidc/node_modules, cargo-fuzz); under CI=true anything it cannot provide is a failure, never a skip. Nothing needs protoc: the etcd client's gRPC code is checked
 # in (storage/src/etcd/proto).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +43,20 @@ if ! venv_ready; then
   venv_ready || fail ".venv has no kubernetes==$PYTHON_CLIENT_VERSION after installing it"
 fi
 export KSPACES_PYTHON="$PWD/.venv/bin/python"
+
+# The OpenID provider tests/tests/oidc.rs signs in with: the npm `oidc-provider` pinned by tests/oidc/package-lock.json,
+# installed into tests/oidc/node_modules.
+oidc_ready() { [ -f tests/oidc/node_modules/oidc-provider/package.json ] && [ -f tests/oidc/node_modules/jose/package.json ]; }
+if ! oidc_ready; then
+  echo "test-all: installing the OpenID provider into tests/oidc/node_modules"
+  if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null \
+      || fail "could not install nodejs and npm"
+  fi
+  (cd tests/oidc && npm ci --no-audit --no-fund --loglevel=error) || fail "could not install tests/oidc (npm ci)"
+  oidc_ready || fail "tests/oidc/node_modules has no oidc-provider after npm ci"
+fi
 
 cargo build --workspace --bins
 # The black-box tests run the binary built just above, not a rebuild of their own.

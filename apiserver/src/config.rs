@@ -144,6 +144,38 @@ pub struct ServeArgs {
     /// `iss` of service-account tokens.
     #[arg(long, default_value = "https://kubernetes.default.svc.cluster.local")]
     pub service_account_issuer: String,
+    /// OIDC: the issuer whose ID tokens authenticate users (https; its discovery document and keys are fetched
+    /// from it). kube-apiserver's flag.
+    #[arg(long)]
+    pub oidc_issuer_url: Option<String>,
+    /// OIDC: the audience (`aud`) the ID tokens must name.
+    #[arg(long)]
+    pub oidc_client_id: Option<String>,
+    /// OIDC: the claim that is the username.
+    #[arg(long, default_value = "sub")]
+    pub oidc_username_claim: String,
+    /// OIDC: put before every username; `-` for none. Default: the issuer URL and `#`, except for the `email` claim.
+    #[arg(long)]
+    pub oidc_username_prefix: Option<String>,
+    /// OIDC: the claim holding the user's groups (a string or a list of strings).
+    #[arg(long)]
+    pub oidc_groups_claim: Option<String>,
+    /// OIDC: put before every group.
+    #[arg(long)]
+    pub oidc_groups_prefix: Option<String>,
+    /// OIDC: the CA (PEM) that signed the issuer's serving certificate; the system's roots when not given.
+    #[arg(long)]
+    pub oidc_ca_file: Option<PathBuf>,
+    /// OIDC: `key=value`, a claim every ID token must hold with that value; repeatable.
+    #[arg(long = "oidc-required-claim", value_parser = parse_key_value)]
+    pub oidc_required_claims: Vec<(String, String)>,
+    /// OIDC: the signing algorithms accepted, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "RS256")]
+    pub oidc_signing_algs: Vec<String>,
+    /// An `apiserver.config.k8s.io/v1 AuthenticationConfiguration` (its `jwt` list: several OIDC issuers, CEL
+    /// claim mappings and validation rules), re-read when it changes; not with the `--oidc-*` flags.
+    #[arg(long)]
+    pub authentication_config: Option<PathBuf>,
     /// Audiences tokens must name, comma separated; the issuer when empty.
     #[arg(long, value_delimiter = ',')]
     pub api_audiences: Vec<String>,
@@ -227,6 +259,14 @@ pub enum AuthorizationMode {
 
 /// A Go-style duration: a number followed by `h`, `m`, `s` or `ms` (`24h`, `90m`, `3600s`, `500ms`), or bare
 /// seconds.
+/// `key=value`.
+fn parse_key_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err(format!("{text:?}: expected key=value")),
+    }
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
         Some(at) => text.split_at(at),

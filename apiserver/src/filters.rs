@@ -3,4 +3,5 @@
 
 pub mod authenticate;
 pub mod impersonate;
+pub mod oidc;
 pub mod token_issuer;

@@ -37,6 +37,8 @@ use crate::metrics::Metrics;
 use crate::pki::{self, CertificateAuthority, PkiPaths};
 use crate::registry::feed::Feed;
 use crate::registry::observe::WriteObserver;
+use crate::filters::oidc::config::OidcFlags;
+use crate::filters::oidc::{self, OidcAuthenticator};
 use crate::registry::{GenericStore, ResourceTable, Scope, Wiring, WriteContext, SERVER_MANAGER};
 use crate::kinds::workspace::BaseUrl;
 use crate::resolver::Resolver;
@@ -54,6 +56,8 @@ mod tests;
 pub struct Settings {
     pub tokens: TokenFile,
     pub issuer: TokenIssuer,
+    /// The OIDC issuers whose ID tokens authenticate users (`--oidc-*`).
+    pub oidc: Arc<OidcAuthenticator>,
     pub default_tenant: Option<String>,
     pub authorization_modes: Vec<AuthorizationMode>,
     pub auditor: Auditor,
@@ -327,6 +331,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     let authenticator = Authenticator {
         tokens: settings.tokens,
         issuer: settings.issuer,
+        oidc: settings.oidc,
         tenants: tenants.clone(),
         tree: tree.clone(),
         reader: registry.reader().clone(),
@@ -366,6 +371,34 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         openapi: OnceLock::new(),
     });
     Ok((server, controllers))
+}
+
+/// The OIDC issuers of the `--oidc-*` flags or of `--authentication-config` (with the file's text, to see when it
+/// changes).
+fn oidc_authenticator(args: &ServeArgs) -> Result<(OidcAuthenticator, Option<String>), ServeError> {
+    let flags = OidcFlags {
+        issuer_url: args.oidc_issuer_url.clone(),
+        client_id: args.oidc_client_id.clone(),
+        username_claim: args.oidc_username_claim.clone(),
+        username_prefix: args.oidc_username_prefix.clone(),
+        groups_claim: args.oidc_groups_claim.clone(),
+        groups_prefix: args.oidc_groups_prefix.clone(),
+        ca_file: args.oidc_ca_file.clone(),
+        required_claims: args.oidc_required_claims.clone(),
+        signing_algs: args.oidc_signing_algs.clone(),
+    };
+    if let Some(path) = &args.authentication_config {
+        if flags.issuer_url.is_some() || flags.any_given() {
+            return Err(ServeError::Config(oidc::config::MUTUALLY_EXCLUSIVE.into()));
+        }
+        let (text, issuers) = oidc::config::load_authentication_config(path).map_err(ServeError::Config)?;
+        return Ok((OidcAuthenticator::new(issuers), Some(text)));
+    }
+    if flags.issuer_url.is_none() && flags.any_given() {
+        return Err(ServeError::Config("the --oidc-* flags need --oidc-issuer-url".into()));
+    }
+    let issuer = flags.issuer().map_err(ServeError::Config)?;
+    Ok((OidcAuthenticator::new(issuer.into_iter().collect()), None))
 }
 
 /// Why the server could not start.
@@ -556,6 +589,8 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
         max_expiration: args.service_account_max_token_expiration,
     })?;
     drop(keys_lock);
+    let (oidc, authentication_config) = oidc_authenticator(&args)?;
+    let oidc = Arc::new(oidc);
     let auditor = match &args.audit_log_path {
         Some(path) => Auditor::open(path, args.audit_policy_file.as_deref())?,
         None => Auditor::disabled(),
@@ -579,6 +614,7 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
     let settings = Settings {
         tokens,
         issuer: service_accounts,
+        oidc: oidc.clone(),
         default_tenant: args.default_tenant.clone(),
         authorization_modes: args.authorization_mode.clone(),
         auditor,
@@ -605,6 +641,9 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
         data_dir: args.data_dir.clone(),
     };
     let (server, mut controllers) = wire(store, settings).await?;
+    if let (Some(path), Some(text)) = (&args.authentication_config, authentication_config) {
+        actix_web::rt::spawn(oidc::config::reload_forever(path.clone(), text, oidc));
+    }
     bootstrap(&server).await?;
 
     let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;

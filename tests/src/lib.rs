@@ -3,6 +3,7 @@
 
 pub mod etcd;
 pub mod initializer;
+pub mod oidc;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 //! Authentication: x509 client certificates (CN user, O groups, `O=tenant:<t>` a tenant), static tokens
 //! (`--token-auth-file`, kube-apiserver's CSV with Arktos' tenant column) and service-account tokens (JWTs this
 //! server signed; see `token_issuer`), which name their tenant and are valid only while their ServiceAccount
-//! (and the object they are bound to, if any) still exists with the same uid.
+//! (and the object they are bound to, if any) still exists with the same uid; then the ID tokens of the OIDC
+//! issuers the platform trusts (see `oidc`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,6 +13,7 @@ use kspaces_storage::SpaceName;
 use serde_json::Value;
 
 use super::impersonate::SERVICE_ACCOUNTS;
+use super::oidc::OidcAuthenticator;
 use super::token_issuer::{TokenIssuer, VerifiedToken};
 use crate::registry::{Reader, ResourceTable, Scope};
 use crate::tenancy::{self, TenantCache, Tree};
@@ -107,6 +109,8 @@ pub struct Authenticator {
     pub tokens: TokenFile,
     /// Signs and verifies service-account tokens.
     pub issuer: TokenIssuer,
+    /// Verifies the ID tokens of the OIDC issuers the platform trusts.
+    pub oidc: Arc<OidcAuthenticator>,
     pub tenants: Arc<TenantCache>,
     /// Which tenant a nested workspace's logical cluster belongs to.
     pub tree: Arc<Tree>,
@@ -123,12 +127,35 @@ impl Authenticator {
             let audiences = audiences.map_or_else(|| self.issuer.api_audiences().to_vec(), <[String]>::to_vec);
             return Ok(Authenticated { user: user.clone(), audiences });
         }
+        if let Some(user) = self.oidc.cached(token) {
+            return Ok(Authenticated { user, audiences: self.audience_agnostic(audiences)? });
+        }
         if !TokenIssuer::looks_like_jwt(token) {
             return Err("invalid bearer token".to_owned());
+        }
+        // A JWT naming one of the OIDC issuers is theirs to judge (as kube's JWT authenticators each judge only
+        // their own issuer's tokens), unless that issuer is also the service accounts'.
+        if let Some(oidc) = self.oidc.issuer_of(token).filter(|oidc| oidc.url != self.issuer.issuer()) {
+            let audiences = self.audience_agnostic(audiences)?;
+            let user = self.oidc.authenticate(&oidc, token).await?;
+            return Ok(Authenticated { user, audiences });
         }
         let verified = self.issuer.verify(token, audiences).map_err(|err| err.to_string())?;
         let user = service_account_user(self, &verified).await?;
         Ok(Authenticated { user, audiences: verified.audiences })
+    }
+
+    /// The audiences an OIDC token (whose `aud` is its issuer's client id, not the server's) is good for, as kube's
+    /// audience-agnostic wrapper decides: the server's `--api-audiences`, or those of them a TokenReview asks for;
+    /// none of them asked for is a refusal.
+    fn audience_agnostic(&self, asked: Option<&[String]>) -> Result<Vec<String>, String> {
+        let served = self.issuer.api_audiences();
+        let Some(asked) = asked else { return Ok(served.to_vec()) };
+        let both: Vec<String> = asked.iter().filter(|a| served.contains(a)).cloned().collect();
+        match both.is_empty() {
+            true => Err(format!("token audiences {served:?} is invalid for the target audiences {asked:?}")),
+            false => Ok(both),
+        }
     }
 
     /// The uid of a core/v1 object, if it exists.
