@@ -192,16 +192,23 @@ pub struct SledBackend {
     _db: sled::Db,
 }
 
+/// Opens (or creates) the database at `config.path` and kspaces' tree in it; the writer thread does the
+/// flushing, so sled's own periodic flush is off.
+fn open_tree(config: &SledConfig) -> Result<(sled::Db, sled::Tree)> {
+    let db = sled::Config::new()
+        .path(&config.path)
+        .cache_capacity(config.cache_capacity)
+        .flush_every_ms(None)
+        .open()
+        .map_err(|err| StorageError::Unavailable(format!("cannot open sled at {}: {err}", config.path.display())))?;
+    let tree = db.open_tree(TREE).map_err(backend_err)?;
+    Ok((db, tree))
+}
+
 impl SledBackend {
     /// Opens (or creates) the database; returns the backend and its current revision for the hub.
     pub fn open(config: &SledConfig, hub_for: impl FnOnce(Revision) -> Arc<WatchHub>) -> Result<(SledBackend, Arc<WatchHub>)> {
-        let db = sled::Config::new()
-            .path(&config.path)
-            .cache_capacity(config.cache_capacity)
-            .flush_every_ms(None)
-            .open()
-            .map_err(|err| StorageError::Unavailable(format!("cannot open sled at {}: {err}", config.path.display())))?;
-        let tree = db.open_tree(TREE).map_err(backend_err)?;
+        let (db, tree) = open_tree(config)?;
         let revision = read_meta(&tree, META_REVISION)?;
         let discarded = discard_torn(&tree, revision)?;
         if discarded > 0 {
@@ -726,13 +733,7 @@ pub struct SledLoader {
 impl SledLoader {
     /// Opens (creating) the store at `config.path`, which must hold nothing yet.
     pub fn create(config: &SledConfig) -> Result<SledLoader> {
-        let db = sled::Config::new()
-            .path(&config.path)
-            .cache_capacity(config.cache_capacity)
-            .flush_every_ms(None)
-            .open()
-            .map_err(|err| StorageError::Unavailable(format!("cannot open sled at {}: {err}", config.path.display())))?;
-        let tree = db.open_tree(TREE).map_err(backend_err)?;
+        let (db, tree) = open_tree(config)?;
         if !tree.is_empty() {
             return Err(StorageError::Backend(format!("{} already holds a store", config.path.display())));
         }

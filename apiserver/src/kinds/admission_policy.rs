@@ -19,14 +19,13 @@ use kube_core::cel::cel::{Context as Cel, Program, Value as CelValue};
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
-use super::admission_webhook::config::{Selector, APPLICABLE_TENANTS};
+use super::admission_webhook::config::{self, Selector};
 use super::admission_webhook::hooks::Rule;
 use super::admission_webhook::review;
 use super::defaults::{groups, Write};
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::observe::{RevisionMap, WriteObserver};
-use crate::registry::selector::LabelSelector;
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Scope};
 use crate::status::{ApiError, ApiResult, Cause};
@@ -157,8 +156,8 @@ struct Binding {
     deny: bool,
     warn: bool,
     matches: Option<Matches>,
-    /// The system space's `applicable-tenants` selector; `Err` (unparsable) applies nowhere.
-    applicable: Option<Result<LabelSelector, ()>>,
+    /// Where a system-space binding applies.
+    applicable: config::Applicable,
 }
 
 enum Held {
@@ -208,11 +207,7 @@ impl Policies {
     }
 
     fn applies(&self, binding: &Binding, space: &SpaceName) -> bool {
-        match &binding.applicable {
-            None => true,
-            Some(Err(())) => false,
-            Some(Ok(selector)) => self.tenants.with_labels(&self.tree.tenant_of(space), |labels| selector.matches(labels.unwrap_or(&Value::Null))),
-        }
+        config::applies(&binding.applicable, &self.tenants, &self.tree, space)
     }
 }
 
@@ -231,14 +226,13 @@ impl WriteObserver for Policies {
             true => {
                 let spec = object.get("spec").unwrap_or(&Value::Null);
                 let actions: Vec<&str> = spec.get("validationActions").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-                let applicable = object.pointer("/metadata/annotations").and_then(|a| a.get(APPLICABLE_TENANTS)).and_then(Value::as_str);
                 Held::Binding(Arc::new(Binding {
                     name: name.to_owned(),
                     policy: text(spec, "policyName").to_owned(),
                     deny: actions.contains(&"Deny"),
                     warn: actions.contains(&"Warn"),
                     matches: spec.get("matchResources").filter(|m| !m.is_null()).map(|m| Matches { narrows_only: true, ..Matches::parse(m) }),
-                    applicable: applicable.filter(|_| space.is_system()).map(|s| LabelSelector::parse(s).map_err(drop)),
+                    applicable: config::applicable(object, space),
                 }))
             }
         }));

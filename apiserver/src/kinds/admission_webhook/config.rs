@@ -4,11 +4,33 @@
 
 use serde_json::Value;
 
+use kspaces_storage::SpaceName;
+
 use crate::registry::selector::LabelSelector;
 use crate::status::Cause;
+use crate::tenancy::{TenantCache, Tree};
 
 /// The annotation that narrows a system-space configuration to the tenants whose labels its selector matches.
 pub const APPLICABLE_TENANTS: &str = "admission.kspaces.io/applicable-tenants";
+
+/// Where a configuration or policy binding of the system space applies, by its `APPLICABLE_TENANTS` annotation:
+/// `None` everywhere, `Some(Err)` (a selector that does not parse) nowhere. Another space's applies in it alone.
+pub type Applicable = Option<Result<LabelSelector, ()>>;
+
+/// `object`'s `Applicable`, for an object of `space`.
+pub fn applicable(object: &Value, space: &SpaceName) -> Applicable {
+    let selector = object.pointer("/metadata/annotations").and_then(|a| a.get(APPLICABLE_TENANTS)).and_then(Value::as_str);
+    selector.filter(|_| space.is_system()).map(|s| LabelSelector::parse(s).map_err(drop))
+}
+
+/// Whether a system-space object with `applicable` applies to requests in `space` (its tenant's labels).
+pub fn applies(applicable: &Applicable, tenants: &TenantCache, tree: &Tree, space: &SpaceName) -> bool {
+    match applicable {
+        None => true,
+        Some(Err(())) => false,
+        Some(Ok(selector)) => tenants.with_labels(&tree.tenant_of(space), |labels| selector.matches(labels.unwrap_or(&Value::Null))),
+    }
+}
 
 const OPERATIONS: &[&str] = &["*", "CREATE", "UPDATE", "DELETE", "CONNECT"];
 

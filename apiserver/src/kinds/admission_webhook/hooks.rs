@@ -11,11 +11,10 @@ use std::time::Duration;
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
-use super::config::{self, strings, text, Selector, APPLICABLE_TENANTS};
+use super::config::{self, strings, text, Selector};
 use crate::kinds::admission_policy::Expression;
 use crate::outbound::Tls;
 use crate::registry::observe::{RevisionMap, WriteObserver};
-use crate::registry::selector::LabelSelector;
 use crate::registry::ResourceInfo;
 use crate::tenancy::{TenantCache, Tree};
 
@@ -138,8 +137,8 @@ impl Hook {
 struct Configuration {
     name: String,
     hooks: Vec<Arc<Hook>>,
-    /// The system space's `applicable-tenants` selector; `Err` (unparsable) applies nowhere.
-    applicable: Option<Result<LabelSelector, ()>>,
+    /// Where a system-space configuration applies.
+    applicable: config::Applicable,
 }
 
 type Key = (bool, String);
@@ -184,11 +183,7 @@ impl Hooks {
 
     /// Whether a system-space configuration applies to requests in `space` (its tenant's labels).
     fn applies(&self, configuration: &Configuration, space: &SpaceName) -> bool {
-        match &configuration.applicable {
-            None => true,
-            Some(Err(())) => false,
-            Some(Ok(selector)) => self.tenants.with_labels(&self.tree.tenant_of(space), |labels| selector.matches(labels.unwrap_or(&Value::Null))),
-        }
+        config::applies(&configuration.applicable, &self.tenants, &self.tree, space)
     }
 }
 
@@ -202,11 +197,10 @@ impl WriteObserver for Hooks {
             return;
         }
         let configuration = object.map(|object| {
-            let applicable = object.pointer("/metadata/annotations").and_then(|a| a.get(APPLICABLE_TENANTS)).and_then(Value::as_str);
             Arc::new(Configuration {
                 name: name.to_owned(),
                 hooks: object.get("webhooks").and_then(Value::as_array).map(|w| w.iter().map(|w| Arc::new(Hook::parse(w, space, resource.kind == MUTATING))).collect()).unwrap_or_default(),
-                applicable: applicable.filter(|_| space.is_system()).map(|s| LabelSelector::parse(s).map_err(drop)),
+                applicable: config::applicable(object, space),
             })
         });
         let mut spaces = self.spaces.write().unwrap_or_else(|e| e.into_inner());
