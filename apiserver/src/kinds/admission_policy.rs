@@ -19,7 +19,7 @@ use kube_core::cel::cel::{Context as Cel, Program, Value as CelValue};
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
-use super::admission_webhook::config::{self, Selector};
+use super::admission_webhook::config::{self, text, Selector};
 use super::admission_webhook::hooks::Rule;
 use super::admission_webhook::review;
 use super::defaults::{groups, Write};
@@ -281,6 +281,7 @@ impl Admission for PolicyAdmission {
             return Ok(());
         }
         let namespace = self.namespace_object(registry, attributes).await?;
+        let request = request_of(attributes);
         for (policy_name, binding, policy) in applying {
             if !self.meets(&policy.matches, attributes, namespace.as_ref()) || !binding.matches.as_ref().is_none_or(|m| self.meets(m, attributes, namespace.as_ref())) {
                 continue;
@@ -299,7 +300,7 @@ impl Admission for PolicyAdmission {
                 failed("policies with paramKind are not supported by kspaces yet".into())?;
                 continue;
             }
-            let context = match context(attributes, namespace.as_ref(), &policy.variables) {
+            let context = match context(attributes, &request, namespace.as_ref(), &policy.variables) {
                 Ok(context) => context,
                 Err(why) => {
                     failed(why)?;
@@ -380,14 +381,18 @@ impl PolicyAdmission {
     }
 }
 
+/// The `request` variable of a write: kube's AdmissionRequest (made once per write, whatever the policies).
+pub fn request_of(attributes: &Attributes<'_>) -> Value {
+    review::request("", attributes, attributes.object).get_mut("request").map(Value::take).unwrap_or(Value::Null)
+}
+
 /// The CEL variables of a write: `object`, `oldObject`, `request`, `namespaceObject`, `params` (null) and
 /// `variables`, each of which may read the ones before it (one that fails is left out: an expression reading it
 /// then fails).
-pub fn context(attributes: &Attributes<'_>, namespace: Option<&Value>, variables: &[(String, Expression)]) -> Result<Cel<'static>, String> {
+pub fn context(attributes: &Attributes<'_>, request: &Value, namespace: Option<&Value>, variables: &[(String, Expression)]) -> Result<Cel<'static>, String> {
     let mut context = Cel::default();
-    let request = review::request("", attributes, attributes.object).get("request").cloned().unwrap_or(Value::Null);
     let null = Value::Null;
-    for (name, value) in [("object", attributes.object.unwrap_or(&null)), ("oldObject", attributes.old.unwrap_or(&null)), ("request", &request),
+    for (name, value) in [("object", attributes.object.unwrap_or(&null)), ("oldObject", attributes.old.unwrap_or(&null)), ("request", request),
         ("namespaceObject", namespace.unwrap_or(&null)), ("params", &null)] {
         context.add_variable(name, value).map_err(|e| e.to_string())?;
     }
@@ -447,8 +452,4 @@ fn code_of(reason: &str) -> (u16, &'static str) {
         "RequestEntityTooLarge" => (413, "RequestEntityTooLarge"),
         _ => (422, "Invalid"),
     }
-}
-
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
 }

@@ -235,11 +235,11 @@ fn one_of(webhook: &Value, key: &str, supported: &[&str], field: &str, causes: &
     }
 }
 
-pub(super) fn strings(value: Option<&Value>) -> Vec<&str> {
+pub(crate) fn strings(value: Option<&Value>) -> Vec<&str> {
     value.and_then(Value::as_array).map(|items| items.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
 }
 
-pub(super) fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+pub(crate) fn text<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
