@@ -119,7 +119,7 @@ async fn serve_within(req: HttpRequest, payload: Unread, server: Arc<ApiServer>,
 async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info: &RequestInfo, trail: &mut Trail,
     deadline: Option<tokio::time::Instant>) -> ApiResult<HttpResponse> {
     reject_invalid_path(info)?;
-    let caller = authenticate(req, &server, trail).await?;
+    let caller = authenticate(req, &server, info, trail).await?;
     let caller = impersonate(req, &server, trail, caller).await?;
     let body = read_body(req, info, caller.as_ref(), payload, deadline).await?;
     // Held until the response starts: a watch's or a streamed list's body does not keep its seat.
@@ -160,12 +160,12 @@ fn reject_invalid_path(info: &RequestInfo) -> ApiResult<()> {
     }
 }
 
-/// The verified client certificate, else a bearer token (the token file, then service-account tokens), in kube's
-/// union authenticator's order (x509 before tokens): a request with a certificate runs as its user whatever
-/// token it carries. `None` is anonymous; a bad token without a certificate is 401, and so are credentials naming
+/// The verified client certificate, else a bearer token (the token file, service-account tokens, OIDC, then the
+/// tenant issuers of the workspace the path names), in kube's union authenticator's order (x509 before tokens):
+/// a request with a certificate runs as its user whatever token it carries. `None` is anonymous; a bad token without a certificate is 401, and so are credentials naming
 /// a reserved tenant.
-async fn authenticate(req: &HttpRequest, server: &ApiServer, trail: &mut Trail) -> ApiResult<Option<Caller>> {
-    let user = credentials(req, server).await?;
+async fn authenticate(req: &HttpRequest, server: &ApiServer, info: &RequestInfo, trail: &mut Trail) -> ApiResult<Option<Caller>> {
+    let user = credentials(req, server, info).await?;
     if let Some(why) = user.as_ref().and_then(|user| tenancy::reserved_tenant(user, &server.tree)) {
         tracing::debug!(why, "credentials refused");
         return Err(ApiError::unauthorized());
@@ -393,15 +393,23 @@ fn serve_non_resource(req: &HttpRequest, server: &ApiServer, caller: Option<&Cal
 }
 
 /// The user the request's credentials name (see `authenticate`).
-async fn credentials(req: &HttpRequest, server: &ApiServer) -> ApiResult<Option<UserInfo>> {
+async fn credentials(req: &HttpRequest, server: &ApiServer, info: &RequestInfo) -> ApiResult<Option<UserInfo>> {
     if let Some(identity) = req.conn_data::<PeerIdentity>() {
         return Ok(Some(identity.0.clone()));
     }
     if let Some(value) = req.headers().get(header::AUTHORIZATION) {
         let token = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).map(str::trim).unwrap_or_default();
-        return match server.authenticator.bearer(token, None).await {
-            Ok(authenticated) => Ok(Some(authenticated.user)),
-            Err(why) => {
+        let why = match server.authenticator.bearer(token, None).await {
+            Ok(authenticated) => return Ok(Some(authenticated.user)),
+            Err(why) => why,
+        };
+        return match server.authenticator.in_workspace(token, &info.space).await {
+            Some(Ok(user)) => Ok(Some(user)),
+            Some(Err(workspace_why)) => {
+                tracing::debug!(why, workspace_why, "bearer token rejected");
+                Err(ApiError::unauthorized())
+            }
+            None => {
                 tracing::debug!(why, "bearer token rejected");
                 Err(ApiError::unauthorized())
             }

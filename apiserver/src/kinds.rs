@@ -34,6 +34,7 @@ pub mod volume_attachment;
 mod tests;
 pub mod workloads;
 pub mod workspace;
+pub mod workspace_authentication;
 pub mod workspace_type;
 
 use std::sync::Arc;
@@ -71,6 +72,7 @@ const KINDS: &[Kind] = &[
     tenant::KIND,
     workspace::KIND,
     workspace_type::KIND,
+    workspace_authentication::KIND,
     logical_cluster::KIND,
     namespace::KIND,
     custom_resource::KIND,
@@ -123,6 +125,7 @@ pub struct Context {
     pub csr_signer: Arc<certificate_signing_request::CsrSigner>,
     /// Where tenants' admission webhooks may call.
     pub webhook_reach: Arc<admission_webhook::reach::Reach>,
+    pub workspace_issuers: Arc<crate::filters::oidc::workspace::WorkspaceIssuers>,
 }
 
 /// The kinds' strategies, admission plugins and the caches those plugins keep, as they register them.

@@ -168,6 +168,8 @@ pub struct Core {
     pub csr_signer: Arc<crate::kinds::certificate_signing_request::CsrSigner>,
     /// Where tenants' admission webhooks may call (`--tenant-webhook-allowed-cidrs`).
     pub webhook_reach: Arc<crate::kinds::admission_webhook::reach::Reach>,
+    /// The tenants' own issuers (WorkspaceAuthenticationConfigurations), for the authenticator.
+    pub workspace_issuers: Arc<crate::filters::oidc::workspace::WorkspaceIssuers>,
     /// The kinds' own caches that follow every stored object of a kind (the admission webhooks' configurations).
     pub kind_caches: Vec<Arc<dyn WriteObserver>>,
 }
@@ -199,6 +201,7 @@ impl Core {
         let services = Arc::new(kinds::service::ServiceAllocations::default());
         let csr_signer = Arc::new(kinds::certificate_signing_request::CsrSigner::default());
         let webhook_reach = Arc::new(kinds::admission_webhook::reach::Reach::new(base_url.clone()));
+        let workspace_issuers = Arc::new(crate::filters::oidc::workspace::WorkspaceIssuers::default());
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -214,6 +217,7 @@ impl Core {
             services: services.clone(),
             csr_signer: csr_signer.clone(),
             webhook_reach: webhook_reach.clone(),
+            workspace_issuers: workspace_issuers.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
@@ -233,7 +237,7 @@ impl Core {
             limits: quotas.clone(),
         });
         Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
-            quotas, flowcontrol, services, csr_signer, webhook_reach, kind_caches }
+            quotas, flowcontrol, services, csr_signer, webhook_reach, workspace_issuers, kind_caches }
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
@@ -280,7 +284,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     }
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
-        quotas: _, flowcontrol, services: _, csr_signer: _, webhook_reach: _, kind_caches: _ } = core;
+        quotas: _, flowcontrol, services: _, csr_signer: _, webhook_reach: _, workspace_issuers, kind_caches: _ } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let mut metrics = Metrics::default();
     flowcontrol.configure(settings.flowcontrol);
@@ -336,6 +340,8 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         tree: tree.clone(),
         reader: registry.reader().clone(),
         resources: resources.clone(),
+        types: types.clone(),
+        workspace_issuers,
     };
     let virtual_workspaces = VirtualWorkspaces {
         registry: registry.clone(),

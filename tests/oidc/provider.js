@@ -18,6 +18,9 @@ const accounts = {
   alice: { email: 'alice@example.com', email_verified: true, groups: ['developers', 'admins'], tenant: 'acme' },
   bob: { email: 'bob@example.com', email_verified: false, groups: ['developers'], tenant: 'acme' },
   carol: { email: 'carol@example.com', email_verified: true, groups: ['auditors'] },
+  // Claims a tenant's issuer must not be able to turn into power: system groups, another tenant, a system user.
+  mallory: { email: 'mallory@example.com', email_verified: true, groups: ['developers', 'system:masters', 'system:nodes'], tenant: 'beta' },
+  root: { email: 'system:admin', email_verified: true, groups: ['admins'] },
 };
 
 function newKey() {

@@ -279,3 +279,152 @@ fn user_validation_rules_required_claims_and_a_discovery_url_apply() {
     assert!(user["groups"].as_array().expect("groups").iter().any(|g| g == "idp:developers"), "{user}");
     assert_eq!(status_of(&server, &provider.id_token("kspaces", "carol")).0, 401, "the user validation rule refuses carol");
 }
+
+// ---- A tenant's own issuer: a WorkspaceAuthenticationConfiguration named by a WorkspaceType. ----
+
+/// `kubectl auth whoami -o json` with `token`, at `url`, or the error kubectl printed.
+fn whoami_at(server: &Server, token: &str, url: &str) -> Result<Value, String> {
+    let kubectl = Kubectl::new(&kspaces_tests::token_kubeconfig_for_url(server, token, url));
+    let output = kubectl.run(&["auth", "whoami", "-o", "json"]);
+    match output.status.success() {
+        true => Ok(serde_json::from_slice(&output.stdout).expect("whoami prints JSON")),
+        false => Err(String::from_utf8_lossy(&output.stderr).into_owned()),
+    }
+}
+
+/// A WorkspaceAuthenticationConfiguration `name` trusting `provider` (audience `kspaces`); the username is the
+/// email claim, the groups and the tenant come from claims as the tenant chose, unprefixed.
+fn workspace_authentication(provider: &Provider, name: &str) -> String {
+    let ca = std::fs::read_to_string(&provider.ca_file).expect("CA");
+    json!({
+        "apiVersion": "tenancy.kcp.io/v1alpha1",
+        "kind": "WorkspaceAuthenticationConfiguration",
+        "metadata": {"name": name},
+        "spec": {"jwt": [{
+            "issuer": {"url": provider.issuer, "audiences": ["kspaces"], "certificateAuthority": ca},
+            "claimMappings": {
+                "username": {"claim": "email", "prefix": ""},
+                "groups": {"claim": "groups", "prefix": ""},
+                "extra": [{"key": "kspaces.io/tenant", "valueExpression": "has(claims.tenant) ? claims.tenant : ''"}],
+            },
+        }]},
+    }).to_string()
+}
+
+/// Creates workspace `name` of type `(path, kind)` under `parent` as `admin`, and waits until it is Ready.
+fn ready_workspace(admin: &Kubectl, parent: &str, name: &str, path: &str, kind: &str) {
+    let workspace = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": name},
+        "spec": {"type": {"name": kind, "path": path}}});
+    let at = format!("/clusters/{parent}/apis/tenancy.kcp.io/v1alpha1/workspaces");
+    admin.ok_with_stdin(&["create", "--raw", &at, "-f", "-"], &workspace.to_string());
+    assert!(eventually(Duration::from_secs(30), || {
+        let answer = admin.run(&["get", "--raw", &format!("{at}/{name}")]);
+        String::from_utf8_lossy(&answer.stdout).contains("\"phase\":\"Ready\"")
+    }), "workspace {parent}:{name} did not become Ready");
+}
+
+#[test]
+fn a_tenants_own_issuer_admits_its_users_only_into_its_workspaces_and_only_as_its_users() {
+    let platform = Provider::start();
+    let corp = Provider::start();
+    let server = Server::start_with(&["--oidc-issuer-url", &platform.issuer, "--oidc-client-id", "kspaces", "--oidc-ca-file", platform.ca(),
+        "--oidc-username-claim", "email", "--tenant-webhook-allowed-cidrs", "127.0.0.1/32", "--default-tenant", "people"]);
+    let system = server.kubectl();
+    for tenant in ["acme", "beta"] {
+        kspaces_tests::create_tenant(&system, tenant);
+    }
+    let acme = Kubectl::new(&kspaces_tests::certificate_kubeconfig(&server, "acme", "admin", &[]));
+    let beta = Kubectl::new(&kspaces_tests::certificate_kubeconfig(&server, "beta", "admin", &[]));
+    let in_acme = |path: &str| format!("/clusters/root:acme{path}");
+    let configurations = "/apis/tenancy.kcp.io/v1alpha1/workspaceauthenticationconfigurations";
+
+    // Bad configurations are refused with their fields named.
+    let bad = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceAuthenticationConfiguration", "metadata": {"name": "bad"},
+        "spec": {"jwt": [{"issuer": {"url": "http://idp.example.com", "audiences": []},
+            "claimMappings": {"username": {"expression": "claims.email +"}}},
+            {"issuer": {"url": "https://10.9.8.7/idp", "audiences": ["kspaces"]}, "claimMappings": {"username": {"claim": "sub", "prefix": ""}}}]}});
+    let refused = acme.fails_with_stdin(&["create", "--raw", &in_acme(configurations), "-f", "-"], &bad.to_string());
+    for needle in ["spec.jwt[0].issuer.audiences", "spec.jwt[0].claimMappings.username.expression", "spec.jwt[0].issuer.url", "URL scheme must be https"] {
+        assert!(refused.contains(needle), "{needle} not in {refused}");
+    }
+    let outside = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceAuthenticationConfiguration", "metadata": {"name": "outside"},
+        "spec": {"jwt": [{"issuer": {"url": "https://10.9.8.7/idp", "audiences": ["kspaces"]}, "claimMappings": {"username": {"claim": "sub", "prefix": ""}}}]}});
+    let refused = acme.fails_with_stdin(&["create", "--raw", &in_acme(configurations), "-f", "-"], &outside.to_string());
+    assert!(refused.contains("spec.jwt[0].issuer.url") && refused.contains("--tenant-webhook-allowed-cidrs"), "{refused}");
+
+    // acme's admin brings corp's issuer, a type naming it, and a workspace of that type.
+    acme.ok_with_stdin(&["create", "--raw", &in_acme(configurations), "-f", "-"], &workspace_authentication(&corp, "corp"));
+    let with_corp = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceType", "metadata": {"name": "with-corp"},
+        "spec": {"extend": {"with": [{"name": "universal", "path": "root"}]}, "authenticationConfigurations": [{"name": "corp"}]}});
+    acme.ok_with_stdin(&["create", "--raw", &in_acme("/apis/tenancy.kcp.io/v1alpha1/workspacetypes"), "-f", "-"], &with_corp.to_string());
+    ready_workspace(&acme, "root:acme", "team", "root:acme", "with-corp");
+    ready_workspace(&acme, "root:acme", "plain", "root", "universal");
+    let team = format!("{}/clusters/root:acme:team", server.url);
+
+    let alice = corp.id_token("kspaces", "alice");
+    let user = whoami_at(&server, &alice, &team).unwrap_or_else(|e| panic!("corp's alice in root:acme:team: {e}"));
+    let user = &user["status"]["userInfo"];
+    assert_eq!(user["username"], "alice@example.com", "{user}");
+    assert_eq!(user["extra"]["kspaces.io/tenant"], json!(["acme"]), "{user}");
+    // Only in workspaces of the type: not acme's own space, not a universal workspace, not a short path.
+    for url in [format!("{}/clusters/root:acme", server.url), format!("{}/clusters/root:acme:plain", server.url), server.url.clone(),
+        format!("{}/clusters/root", server.url)] {
+        let refused = whoami_at(&server, &alice, &url).expect_err(&format!("corp's token at {url}"));
+        assert!(refused.contains("Unauthorized"), "{url}: {refused}");
+    }
+    // The platform's issuer is not acme's: its token is the platform's user, with the platform's rules.
+    let platform_alice = whoami_at(&server, &platform.id_token("kspaces", "alice"), &server.url).expect("the platform's alice");
+    assert_eq!(platform_alice["status"]["userInfo"]["extra"]["kspaces.io/tenant"], json!(["people"]), "the default tenant's: {platform_alice}");
+
+    // mallory claims system:masters, system:nodes and tenant beta: she is a plain user of acme.
+    let mallory = corp.id_token("kspaces", "mallory");
+    let user = whoami_at(&server, &mallory, &team).expect("mallory in team");
+    let user = &user["status"]["userInfo"];
+    let groups: Vec<&str> = user["groups"].as_array().expect("groups").iter().filter_map(Value::as_str).collect();
+    assert_eq!(groups, ["developers", "system:authenticated"], "{user}");
+    assert_eq!(user["extra"]["kspaces.io/tenant"], json!(["acme"]), "{user}");
+    assert_eq!(curl_url(&team, &mallory, "/api/v1/namespaces").0, 403, "no RBAC grants mallory anything in team");
+    for path in ["/clusters/root:beta/api/v1/namespaces", "/api/v1/tenants/beta/namespaces", "/api/v1/tenants", "/clusters/root/api/v1/namespaces"] {
+        let (code, _) = curl_url(&server.url, &mallory, path);
+        assert!(matches!(code, 401 | 403), "mallory at {path}: {code}");
+    }
+    // A username in the system: namespace is refused outright.
+    let refused = whoami_at(&server, &corp.id_token("kspaces", "root"), &team).expect_err("a system: username");
+    assert!(refused.contains("Unauthorized"), "{refused}");
+
+    // RBAC in the workspace decides what its users may do, by user and by group.
+    let alice_team = Kubectl::new(&kspaces_tests::token_kubeconfig_for_url(&server, &alice, &team));
+    assert!(alice_team.fails(&["get", "configmaps", "-n", "default"]).contains("forbidden"));
+    let admin_team = Kubectl::new(&kspaces_tests::certificate_kubeconfig_with(&server, "acme", "admin", &[], Some(&team)));
+    admin_team.ok(&["create", "rolebinding", "devs-edit", "-n", "default", "--clusterrole", "edit", "--group", "developers"]);
+    assert!(eventually(Duration::from_secs(10), || alice_team.run(&["create", "configmap", "from-corp", "-n", "default"]).status.success()));
+    assert!(admin_team.ok(&["get", "configmap", "from-corp", "-n", "default"]).contains("from-corp"));
+
+    // beta cannot borrow acme's configuration: its own type naming `corp` finds none in beta, and a workspace of
+    // acme's type under beta, if beta may make one at all, admits no one of corp's.
+    let beta_type = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceType", "metadata": {"name": "with-corp"},
+        "spec": {"extend": {"with": [{"name": "universal", "path": "root"}]}, "authenticationConfigurations": [{"name": "corp"}]}});
+    beta.ok_with_stdin(&["create", "--raw", "/clusters/root:beta/apis/tenancy.kcp.io/v1alpha1/workspacetypes", "-f", "-"], &beta_type.to_string());
+    ready_workspace(&beta, "root:beta", "borrowed", "root:beta", "with-corp");
+    let refused = whoami_at(&server, &alice, &format!("{}/clusters/root:beta:borrowed", server.url)).expect_err("corp's token in beta");
+    assert!(refused.contains("Unauthorized"), "{refused}");
+    assert_eq!(beta.run(&["get", "--raw", &format!("/clusters/root:acme{configurations}/corp")]).status.success(), false,
+        "beta cannot read acme's configuration");
+    let foreign = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": "foreign"},
+        "spec": {"type": {"name": "with-corp", "path": "root:acme"}}});
+    if beta.run_with_stdin(&["create", "--raw", "/clusters/root:beta/apis/tenancy.kcp.io/v1alpha1/workspaces", "-f", "-"], &foreign.to_string()).status.success() {
+        let url = format!("{}/clusters/root:beta:foreign", server.url);
+        assert!(eventually(Duration::from_secs(30), || whoami_at(&server, &alice, &url).is_err_and(|e| e.contains("Unauthorized"))),
+            "acme's issuer admits no one into beta");
+    }
+
+    // Removing the type's reference closes the door without a restart.
+    acme.ok(&["patch", "workspacetype", "with-corp", "--type", "merge", "-p",
+        r#"{"spec":{"authenticationConfigurations":null}}"#]);
+    assert!(eventually(Duration::from_secs(10), || whoami_at(&server, &alice, &team).is_err()), "the type no longer names corp");
+}
+
+/// One GET at `base` + `path` with `token`: the status code and body.
+fn curl_url(base: &str, token: &str, path: &str) -> (u16, String) {
+    kspaces_tests::curl_url(base, kspaces_tests::Http::One, Some(token), "GET", path, None)
+}

@@ -2,7 +2,8 @@
 //! (`--token-auth-file`, kube-apiserver's CSV with Arktos' tenant column) and service-account tokens (JWTs this
 //! server signed; see `token_issuer`), which name their tenant and are valid only while their ServiceAccount
 //! (and the object they are bound to, if any) still exists with the same uid; then the ID tokens of the OIDC
-//! issuers the platform trusts (see `oidc`).
+//! issuers the platform trusts (see `oidc`); last, for a request naming a workspace, the tenants' own issuers its
+//! type names (`oidc::workspace`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,10 +14,13 @@ use kspaces_storage::SpaceName;
 use serde_json::Value;
 
 use super::impersonate::SERVICE_ACCOUNTS;
+use super::oidc::workspace::WorkspaceIssuers;
 use super::oidc::OidcAuthenticator;
 use super::token_issuer::{TokenIssuer, VerifiedToken};
+use crate::apis::request_info::SpacePath;
 use crate::registry::{Reader, ResourceTable, Scope};
-use crate::tenancy::{self, TenantCache, Tree};
+use crate::tenancy::types::WorkspaceTypes;
+use crate::tenancy::{self, TenantCache, Tree, ROOT};
 
 /// The identity of a connection's verified client certificate, stored in the connection's extensions.
 #[derive(Clone, Debug)]
@@ -117,6 +121,9 @@ pub struct Authenticator {
     pub reader: Reader,
     /// Where the accounts and bound objects are found (`serviceaccounts`, `pods`, `secrets`).
     pub resources: ResourceTable,
+    /// The workspace types, and the tenants' own issuers they name (`oidc::workspace`).
+    pub types: Arc<WorkspaceTypes>,
+    pub workspace_issuers: Arc<WorkspaceIssuers>,
 }
 
 impl Authenticator {
@@ -143,6 +150,18 @@ impl Authenticator {
         let verified = self.issuer.verify(token, audiences).map_err(|err| err.to_string())?;
         let user = service_account_user(self, &verified).await?;
         Ok(Authenticated { user, audiences: verified.audiences })
+    }
+
+    /// A token no authenticator above accepted, tried against the tenants' own issuers of the workspace `path`
+    /// names (`oidc::workspace`): `None` when none of them is the token's.
+    pub async fn in_workspace(&self, token: &str, path: &SpacePath) -> Option<Result<UserInfo, String>> {
+        let workspace = match path {
+            SpacePath::Short => return None,
+            SpacePath::Tenant(tenant) => self.tree.resolve(&format!("{ROOT}:{tenant}"))?,
+            SpacePath::Workspace(path) if path.contains(':') => self.tree.resolve(path)?,
+            SpacePath::Workspace(cluster) => self.tree.cluster(&SpaceName::new(cluster).ok()?)?,
+        };
+        self.workspace_issuers.authenticate(token, &workspace, &self.tree, &self.types).await
     }
 
     /// The audiences an OIDC token (whose `aud` is its issuer's client id, not the server's) is good for, as kube's

@@ -6,6 +6,7 @@
 pub mod config;
 mod keys;
 pub mod rules;
+pub mod workspace;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};

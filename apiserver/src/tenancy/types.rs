@@ -63,6 +63,9 @@ pub struct TypeSpec {
     pub terminator_permissions: Vec<PolicyRule>,
     /// `defaultAPIBindings`: the exports, as (path, name), a new workspace of this type binds.
     pub default_bindings: Vec<(String, String)>,
+    /// `authenticationConfigurations`: the names of the WorkspaceAuthenticationConfigurations (held beside the
+    /// type) whose issuers' tokens admit users into workspaces of this type.
+    pub authentication: Vec<String>,
 }
 
 fn rules(value: Option<&Value>) -> Vec<PolicyRule> {
@@ -105,6 +108,8 @@ impl TypeSpec {
                 let export = b.get("export").and_then(Value::as_str).filter(|e| !e.is_empty())?;
                 Some((b.get("path").and_then(Value::as_str).unwrap_or_default().to_owned(), export.to_owned()))
             }).collect(),
+            authentication: spec.get("authenticationConfigurations").and_then(Value::as_array).into_iter().flatten()
+                .filter_map(|c| c.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).map(str::to_owned)).collect(),
         }
     }
 }

@@ -183,10 +183,32 @@ pub fn parse_authentication_config(text: &str) -> Result<Vec<Issuer>, String> {
     if config.anonymous.is_some() {
         errors.push("anonymous: Unsupported value: not supported by kspaces".to_owned());
     }
+    let issuers = issuers_of(config.jwt, "jwt", &mut errors);
+    match errors.is_empty() {
+        true => Ok(issuers),
+        false => Err(errors.join("\n")),
+    }
+}
+
+/// The issuers of a `jwt` list given as JSON (a `WorkspaceAuthenticationConfiguration`'s `spec.jwt`), or every
+/// error found, each as `<field path below path>: <message>`.
+pub fn parse_jwt_list(list: &serde_json::Value, path: &str) -> Result<Vec<Issuer>, Vec<String>> {
+    let jwt: Vec<JwtAuthenticator> = serde_json::from_value(list.clone())
+        .map_err(|err| vec![format!("{path}: Invalid value: not a list of JWT authenticators: {err}")])?;
+    let mut errors = Vec::new();
+    let issuers = issuers_of(jwt, path, &mut errors);
+    match errors.is_empty() {
+        true => Ok(issuers),
+        false => Err(errors),
+    }
+}
+
+/// Each authenticator of a `jwt` list as an issuer; the errors of those that are not, and of issuer URLs given twice.
+fn issuers_of(jwt: Vec<JwtAuthenticator>, path: &str, errors: &mut Vec<String>) -> Vec<Issuer> {
     let mut issuers = Vec::new();
     let mut urls = Vec::new();
-    for (index, jwt) in config.jwt.into_iter().enumerate() {
-        let path = format!("jwt[{index}]");
+    for (index, jwt) in jwt.into_iter().enumerate() {
+        let path = format!("{path}[{index}]");
         if urls.contains(&jwt.issuer.url) {
             errors.push(format!("{path}.issuer.url: Duplicate value: {:?}", jwt.issuer.url));
         }
@@ -196,10 +218,7 @@ pub fn parse_authentication_config(text: &str) -> Result<Vec<Issuer>, String> {
             Err(mut found) => errors.append(&mut found),
         }
     }
-    match errors.is_empty() {
-        true => Ok(issuers),
-        false => Err(errors.join("\n")),
-    }
+    issuers
 }
 
 /// One `jwt` entry as an issuer, or its errors.
@@ -208,6 +227,8 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<String>> {
     let spec = &jwt.issuer;
     if spec.url.is_empty() {
         errors.push(format!("{path}.issuer.url: Required value"));
+    } else if !spec.url.starts_with("https://") {
+        errors.push(format!("{path}.issuer.url: Invalid value: {:?}: URL scheme must be https", spec.url));
     }
     if spec.audiences.is_empty() {
         errors.push(format!("{path}.issuer.audiences: Required value: at least one issuer.audiences is required"));
@@ -257,7 +278,7 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<String>> {
     }
     // kube's JWT authenticators accept every asymmetric algorithm its library supports.
     let every: Vec<String> = ACCEPTED_ALGORITHMS.map(str::to_owned).to_vec();
-    let built = username.ok_or(()).and_then(|username| {
+    let built = username.filter(|_| errors.is_empty()).ok_or(()).and_then(|username| {
         Issuer::new(spec.url.clone(), spec.discovery_url.clone(), spec.certificate_authority.as_deref(), spec.audiences.clone(),
             algorithms(&every).unwrap_or_default(), username)
             .map_err(|err| errors.push(format!("{path}.issuer: Invalid value: {err}")))
