@@ -2,7 +2,7 @@
 # Runs the whole kspaces test suite: unit tests, the storage conformance suite on memory, sled and a real
 # etcd, the property and kill -9 tests, and the black-box tests that drive the real binary with kubectl 1.32,
 # kube-rs and the Python client, then each fuzz target for a bounded time. Installs what the tests need when it is
-# missing (etcd-server, a venv at .venv/ with the pinned Python `kubernetes` client, the npm `oidc-provider` in
+# missing (etcd-server, a venv at .venv/ with the pinned Python `kubernetes` client and `kopf`, the npm `oidc-provider` in
 # tests/oidc/node_modules, cargo-fuzz); under CI=true anything it cannot provide is a failure, never a skip. Nothing needs protoc: the etcd client's gRPC code is checked
 # in (storage/src/etcd/proto).
 set -euo pipefail
@@ -27,11 +27,17 @@ if [ -z "${KUBECTL:-}" ]; then
 fi
 [ -x "$KUBECTL" ] || fail "kubectl 1.32 not found (looked for $KUBECTL; set KUBECTL)"
 
-# The Python client the black-box tests drive (tests/tests/python_client.rs reads KSPACES_PYTHON).
+# The Python client the black-box tests drive (tests/tests/python_client.rs reads KSPACES_PYTHON), and the kopf
+# operator framework (tests/tests/kopf_operator.rs).
 PYTHON_CLIENT_VERSION=37.0.2
-venv_ready() { .venv/bin/python -c "import kubernetes, sys; sys.exit(kubernetes.__version__ != '$PYTHON_CLIENT_VERSION')" 2>/dev/null; }
+KOPF_VERSION=1.45.2
+venv_ready() {
+  .venv/bin/python -c "import sys, kubernetes, kopf
+from importlib.metadata import version
+sys.exit(not (kubernetes.__version__ == '$PYTHON_CLIENT_VERSION' and version('kopf') == '$KOPF_VERSION'))" 2>/dev/null
+}
 if ! venv_ready; then
-  echo "test-all: creating .venv with kubernetes==$PYTHON_CLIENT_VERSION"
+  echo "test-all: preparing .venv with kubernetes==$PYTHON_CLIENT_VERSION kopf==$KOPF_VERSION"
   command -v python3 >/dev/null 2>&1 || fail "python3 is missing (Debian: python3 python3-venv)"
   if ! python3 -m venv .venv >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -39,8 +45,9 @@ if ! venv_ready; then
       || fail "could not install python3-venv"
     python3 -m venv .venv || fail "could not create .venv"
   fi
-  .venv/bin/pip install -q "kubernetes==$PYTHON_CLIENT_VERSION" || fail "could not install the Python kubernetes client into .venv"
-  venv_ready || fail ".venv has no kubernetes==$PYTHON_CLIENT_VERSION after installing it"
+  .venv/bin/pip install -q "kubernetes==$PYTHON_CLIENT_VERSION" "kopf==$KOPF_VERSION" \
+    || fail "could not install the Python kubernetes client and kopf into .venv"
+  venv_ready || fail ".venv lacks kubernetes==$PYTHON_CLIENT_VERSION or kopf==$KOPF_VERSION after installing them"
 fi
 export KSPACES_PYTHON="$PWD/.venv/bin/python"
 
