@@ -424,3 +424,33 @@ fn match_conditions_decide_in_cel_whether_a_webhook_is_called() {
     let out = a.fails_with_stdin(&["create", "-f", "-"], &body);
     assert!(out.contains("webhooks[0].matchConditions[0].expression") && out.contains("compilation failed"), "{out}");
 }
+
+/// kill -9 of the server while a validating webhook holds a create and an update: after a restart the create left
+/// nothing and the update changed nothing (admission runs before anything is written), and what was stored before
+/// is all there.
+#[test]
+fn a_server_killed_while_a_webhook_hangs_wrote_nothing_of_those_requests() {
+    let (server, _system, a, _b) = server_with_tenants(&[]);
+    a.ok(&["create", "configmap", "before", "-n", "default", "--from-literal", "k=v"]);
+    a.ok(&["create", "configmap", "edited", "-n", "default", "--from-literal", "k=old"]);
+    let version = a.ok(&["get", "configmap", "edited", "-n", "default", "-o", "jsonpath={.metadata.resourceVersion}"]);
+    let hanging = Webhook::start(Certificate::SignedByCa, |_| Reply::Hang);
+    validating(&a, "hang", vec![hook("hang.example.com", &hanging.url("/v"), &hanging.ca_bundle(), json!({"timeoutSeconds": 30}))]);
+    let mut create = a.spawn(&["create", "configmap", "during", "-n", "default", "--from-literal", "k=v"]);
+    let mut update = a.spawn(&["label", "configmap", "edited", "-n", "default", "changed=yes"]);
+    let both_held = kspaces_tests::eventually(Duration::from_secs(20), || {
+        let names = names_of(&hanging.requests());
+        names.iter().any(|n| n == "during") && names.iter().any(|n| n == "edited")
+    });
+    assert!(both_held, "the webhook holds both writes: {:?}", names_of(&hanging.requests()));
+    let data_dir = server.stop();
+    let _ = (create.wait(), update.wait());
+
+    let server = Server::start_in(data_dir, &[]);
+    let a = Kubectl::new(&certificate_kubeconfig(&server, "t-a", "admin", &[]));
+    assert!(a.fails(&["get", "configmap", "during", "-n", "default"]).contains("NotFound"), "the held create left nothing");
+    let edited: Value = serde_json::from_str(&a.ok(&["get", "configmap", "edited", "-n", "default", "-o", "json"])).expect("json");
+    assert_eq!(edited["metadata"]["labels"]["changed"], Value::Null, "the held update changed nothing: {edited}");
+    assert_eq!(edited["metadata"]["resourceVersion"], json!(version), "{edited}");
+    assert_eq!(a.ok(&["get", "configmap", "before", "-n", "default", "-o", "jsonpath={.data.k}"]), "v");
+}
