@@ -650,6 +650,14 @@ impl Resolver {
         found
     }
 
+    /// The space of the export a binding of `space` binds resource `name` (`<plural>.<group>`) from, under export
+    /// identity `identity` (where its schema is: an export serves its own workspace's schemas).
+    pub fn provider_of(&self, space: &SpaceName, name: &str, identity: &str) -> Option<SpaceName> {
+        let inner = self.read();
+        let found = inner.bindings.get(space)?.iter().flat_map(|(_, resources)| resources.iter()).find(|r| r.name == name && r.identity == identity).map(|r| r.schema_space.clone());
+        found
+    }
+
     /// Whether a binding of `space` binds resource `name` (`<plural>.<group>`) under export identity `identity`.
     pub fn binds(&self, space: &SpaceName, name: &str, identity: &str) -> bool {
         self.bound_by(space, name).is_some_and(|(_, bound)| bound == identity)
@@ -1018,6 +1026,8 @@ mod tests {
         crds.apply_schema(&provider, "v1.widgets.example.com", Some(&schema("s1")), Revision(2));
         assert_eq!(identity(&crds), Some(ApiIdentity::Shared("abc123".into())));
         assert_eq!(crds.bound_by(&consumer, "widgets.example.com"), Some(("widgets".into(), "abc123".into())));
+        assert_eq!(crds.provider_of(&consumer, "widgets.example.com", "abc123"), Some(provider.clone()), "the export's workspace");
+        assert_eq!(crds.provider_of(&consumer, "widgets.example.com", "other"), None);
         assert_eq!(crds.view(&consumer).custom.len(), 1);
         assert_eq!(crds.stored_in(&consumer).len(), 1, "emptying the workspace deletes the bound objects");
         // The workspace's own CRD does not shadow the binding; a forced system CRD does.

@@ -454,3 +454,51 @@ fn a_server_killed_while_a_webhook_hangs_wrote_nothing_of_those_requests() {
     assert_eq!(edited["metadata"]["resourceVersion"], json!(version), "{edited}");
     assert_eq!(a.ok(&["get", "configmap", "before", "-n", "default", "-o", "jsonpath={.data.k}"]), "v");
 }
+
+/// kcp's API provider webhooks: a ValidatingWebhookConfiguration in the workspace of an APIExport is called for
+/// the exported resources in the workspaces that bind it, and for nothing else of theirs.
+#[test]
+fn an_api_providers_webhook_judges_its_resources_where_they_are_bound_and_nothing_else() {
+    let (server, _system, a, _b) = server_with_tenants(&[]);
+    let config = certificate_kubeconfig(&server, "t-a", "admin", &[]);
+    let at = |path: &str| Kubectl::new(&kubeconfig_with_server_url(&server, &config, &format!("{}/clusters/{path}", server.url)));
+    for name in ["provider", "consumer"] {
+        let workspace = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": name}});
+        a.ok_with_stdin(&["create", "--raw", "/clusters/root:t-a/apis/tenancy.kcp.io/v1alpha1/workspaces", "-f", "-"], &workspace.to_string());
+        assert!(kspaces_tests::eventually(Duration::from_secs(30), || {
+            let answer = a.run(&["get", "--raw", &format!("/clusters/root:t-a/apis/tenancy.kcp.io/v1alpha1/workspaces/{name}")]);
+            String::from_utf8_lossy(&answer.stdout).contains("\"phase\":\"Ready\"")
+        }), "workspace {name} is not Ready");
+    }
+    let (provider, consumer) = (at("root:t-a:provider"), at("root:t-a:consumer"));
+    provider.ok_with_stdin(&["apply", "-f", "-"], kspaces_tests::WIDGETS_EXPORT);
+    let binding = json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIBinding", "metadata": {"name": "widgets"},
+        "spec": {"reference": {"export": {"path": "root:t-a:provider", "name": "widgets"}}}});
+    assert!(kspaces_tests::eventually(Duration::from_secs(30), || {
+        consumer.run_with_stdin(&["apply", "-f", "-"], &binding.to_string()).status.success()
+            && consumer.run(&["get", "widgets"]).status.success()
+    }), "the consumer never served widgets");
+
+    // The provider's webhook names widgets and configmaps: only widgets are the provider's in the consumer.
+    let webhook = Webhook::start(Certificate::SignedByCa, |request| {
+        match request["name"].as_str().unwrap_or_default() {
+            name if name.starts_with("bad") => Reply::Deny("the provider says no"),
+            _ => Reply::Allow,
+        }
+    });
+    let mut judged = hook("provider.example.io", &webhook.url("/v"), &webhook.ca_bundle(), json!({}));
+    judged["rules"] = json!([{"operations": ["CREATE", "UPDATE"], "apiGroups": ["example.io", ""], "apiVersions": ["*"],
+        "resources": ["widgets", "configmaps"]}]);
+    validating(&provider, "provider", vec![judged]);
+    let widget = |name: &str| format!("apiVersion: example.io/v1\nkind: Widget\nmetadata: {{name: {name}, namespace: default}}\nspec: {{size: 2}}\n");
+    let refused = consumer.fails_with_stdin(&["create", "-f", "-"], &widget("bad-widget"));
+    assert!(refused.contains("admission webhook \"provider.example.io\" denied the request: the provider says no"), "{refused}");
+    consumer.ok_with_stdin(&["create", "-f", "-"], &widget("good-widget"));
+    consumer.ok(&["create", "configmap", "bad-config", "-n", "default"]);
+    let seen = names_of(&webhook.requests());
+    assert!(seen.contains(&"good-widget".to_owned()) && seen.contains(&"bad-widget".to_owned()), "{seen:?}");
+    assert!(!seen.contains(&"bad-config".to_owned()), "the consumer's own ConfigMaps are not the provider's: {seen:?}");
+    // Writes in another workspace that does not bind the export never reach it.
+    a.ok(&["create", "configmap", "bad-elsewhere", "-n", "default"]);
+    assert!(!names_of(&webhook.requests()).contains(&"bad-elsewhere".to_owned()));
+}

@@ -13,7 +13,7 @@ pub mod review;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use kspaces_storage::SpaceName;
+use kspaces_storage::{ApiIdentity, SpaceName};
 use serde_json::Value;
 
 use super::defaults::{groups, Write};
@@ -37,6 +37,7 @@ fn rules(context: &Context, rules: &mut Rules) {
     rules.observe(hooks.clone());
     let caller = Arc::new(Caller {
         hooks,
+        resolver: context.resolver.clone(),
         reach,
         namespaces: context.resources.by_kind("", "Namespace").cloned(),
         services: context.resources.by_kind("", "Service").cloned(),
@@ -90,6 +91,8 @@ impl ConfigurationStrategy {
 /// What both plugins share: the configurations, where webhooks may call, and the rows they read.
 struct Caller {
     hooks: Arc<Hooks>,
+    /// Where bound resources come from (an API provider's webhooks apply to them).
+    resolver: Arc<crate::resolver::Resolver>,
     reach: Arc<Reach>,
     namespaces: Option<Arc<ResourceInfo>>,
     services: Option<Arc<ResourceInfo>>,
@@ -117,7 +120,7 @@ impl Admission for MutatingWebhooks {
         if attributes.operation != Operation::Delete || attributes.caller.is_none() {
             return Ok(());
         }
-        for hook in self.0.hooks.of(attributes.space, true) {
+        for hook in self.0.hooks.of(attributes.space, self.0.provider(attributes).as_ref(), true) {
             self.0.call_one(registry, &hook, attributes, None).await?;
         }
         self.0.validate(registry, attributes, None).await
@@ -127,7 +130,7 @@ impl Admission for MutatingWebhooks {
         if attributes.caller.is_none() {
             return Ok(());
         }
-        let hooks = self.0.hooks.of(attributes.space, true);
+        let hooks = self.0.hooks.of(attributes.space, self.0.provider(attributes).as_ref(), true);
         // kube's reinvocation: a webhook with `reinvocationPolicy: IfNeeded` that ran before a later webhook changed
         // the object is called once more, in order, after the first round.
         let (mut called, mut last_change) = (Vec::new(), None);
@@ -169,6 +172,14 @@ impl Admission for ValidatingWebhooks {
 }
 
 impl Caller {
+    /// The workspace of the APIExport the written resource is bound from, when it is a bound resource.
+    fn provider(&self, attributes: &Attributes<'_>) -> Option<SpaceName> {
+        let custom = attributes.resource.custom.as_ref()?;
+        let ApiIdentity::Shared(identity) = &custom.identity else { return None };
+        let name = format!("{}.{}", attributes.resource.plural, attributes.resource.group);
+        self.resolver.provider_of(attributes.space, &name, identity)
+    }
+
     /// Calls mutating webhook `hook` on `object` and applies its patch: `None` when the write does not meet it,
     /// else whether the object changed.
     async fn mutate_once(&self, registry: &GenericStore, hook: &Hook, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<Option<bool>> {
@@ -189,7 +200,7 @@ impl Caller {
 
     /// Calls every validating webhook the write meets, together; the first refusal in order is the answer.
     async fn validate(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: Option<&Value>) -> ApiResult<()> {
-        let hooks = self.hooks.of(attributes.space, false);
+        let hooks = self.hooks.of(attributes.space, self.provider(attributes).as_ref(), false);
         if hooks.is_empty() {
             return Ok(());
         }

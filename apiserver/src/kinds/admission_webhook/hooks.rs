@@ -162,8 +162,10 @@ impl Hooks {
     }
 
     /// The webhooks a request in `space` meets (`mutating`: the mutating ones): the system space's that apply to
-    /// it, then the space's own, each by configuration name (kube's order); nothing, cheaply, when no space has any.
-    pub fn of(&self, space: &SpaceName, mutating: bool) -> Vec<Arc<Hook>> {
+    /// it, then those of `provider` (the workspace of the APIExport a bound resource comes from, as kcp calls an
+    /// API provider's webhooks for its resources in consumers), then the space's own, each by configuration name
+    /// (kube's order); nothing, cheaply, when no space has any.
+    pub fn of(&self, space: &SpaceName, provider: Option<&SpaceName>, mutating: bool) -> Vec<Arc<Hook>> {
         if self.held.load(Ordering::Acquire) == 0 {
             return Vec::new();
         }
@@ -176,6 +178,9 @@ impl Hooks {
         let mut found = Vec::new();
         if !space.is_system() {
             found = held(&SpaceName::system(), &|c| self.applies(c, space));
+        }
+        if let Some(provider) = provider.filter(|p| *p != space && !p.is_system()) {
+            found.extend(held(provider, &|_| true));
         }
         found.extend(held(space, &|_| true));
         found.iter().flat_map(|c| c.hooks.iter().cloned()).collect()
