@@ -140,3 +140,93 @@ fn a_policy_judges_deletes_by_the_old_object() {
     root.ok(&["delete", "configmap", "drop"]);
     root.ok(&["get", "configmap", "keep"]);
 }
+
+const PARAMS: &str = "\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-keys}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}]
+  validations:
+  - expression: \"!has(object.data) || size(object.data) <= int(params.data.max)\"
+    messageExpression: \"'at most ' + params.data.max + ' keys (' + params.metadata.name + ')'\"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-keys-by-name}
+spec:
+  policyName: max-keys
+  validationActions: [Deny]
+  paramRef: {name: limits, namespace: policy, parameterNotFoundAction: Deny}
+  matchResources:
+    namespaceSelector: {matchLabels: {checked: by-name}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-keys-by-label}
+spec:
+  policyName: max-keys
+  validationActions: [Deny]
+  paramRef: {namespace: policy, selector: {matchLabels: {role: limit}}, parameterNotFoundAction: Allow}
+  matchResources:
+    namespaceSelector: {matchLabels: {checked: by-label}}
+";
+
+/// `paramKind` and `paramRef`: the params are read (live) from the binding's own space, by name or by selector
+/// (every param judged), and `parameterNotFoundAction` decides when there are none.
+#[test]
+fn policies_read_their_params_by_name_or_selector_in_their_own_space() {
+    let server = Server::start();
+    let root = server.kubectl();
+    create_tenant(&root, "pa");
+    create_tenant(&root, "pb");
+    let a = Kubectl::new(&certificate_kubeconfig(&server, "pa", "admin", &[]));
+    let b = Kubectl::new(&certificate_kubeconfig(&server, "pb", "admin", &[]));
+    for (namespace, label) in [("policy", ""), ("named", "by-name"), ("selected", "by-label")] {
+        a.ok(&["create", "namespace", namespace]);
+        if !label.is_empty() {
+            a.ok(&["label", "namespace", namespace, &format!("checked={label}")]);
+        }
+    }
+    a.ok(&["create", "configmap", "limits", "-n", "policy", "--from-literal", "max=2"]);
+    a.ok_with_stdin(&["create", "-f", "-"], PARAMS);
+
+    // By name: the params' value decides, and a change to them applies at once.
+    let (ok, said) = create(&a, &configmap("three", "named", "", 3));
+    assert!(!ok && said.contains("ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-by-name' denied request: at most 2 keys (limits)"), "{said}");
+    assert!(create(&a, &configmap("two", "named", "", 2)).0);
+    a.ok(&["patch", "configmap", "limits", "-n", "policy", "--type", "merge", "-p", "{\"data\":{\"max\":\"5\"}}"]);
+    assert!(create(&a, &configmap("three", "named", "", 3)).0, "the new params apply");
+    // No params, parameterNotFoundAction Deny: refused, saying why.
+    a.ok(&["delete", "configmap", "limits", "-n", "policy"]);
+    let (ok, said) = create(&a, &configmap("after", "named", "", 1));
+    assert!(!ok && said.contains("no params found for policy binding with `Deny` parameterNotFoundAction"), "{said}");
+
+    // By selector: none yet and Allow; then every matching param is judged, the strictest refuses.
+    assert!(create(&a, &configmap("free", "selected", "", 4)).0, "no params, parameterNotFoundAction Allow");
+    a.ok(&["create", "configmap", "loose", "-n", "policy", "--from-literal", "max=9"]);
+    a.ok(&["create", "configmap", "strict", "-n", "policy", "--from-literal", "max=1"]);
+    a.ok(&["label", "configmap", "loose", "strict", "-n", "policy", "role=limit"]);
+    let (ok, said) = create(&a, &configmap("pair", "selected", "", 2));
+    assert!(!ok && said.contains("at most 1 keys (strict)"), "{said}");
+    assert!(create(&a, &configmap("single", "selected", "", 1)).0);
+
+    // Another tenant's params of the same names are not pa's, and pa's policies never judge pb.
+    b.ok(&["create", "namespace", "policy"]);
+    b.ok(&["create", "configmap", "limits", "-n", "policy", "--from-literal", "max=100"]);
+    let (ok, said) = create(&a, &configmap("after", "named", "", 1));
+    assert!(!ok && said.contains("no params found"), "pb's ConfigMap is not pa's param: {said}");
+    b.ok(&["create", "namespace", "named"]);
+    b.ok(&["label", "namespace", "named", "checked=by-name"]);
+    assert!(create(&b, &configmap("many", "named", "", 7)).0);
+
+    // A paramKind no space serves fails under the policy's failurePolicy (Fail by default).
+    let unknown = PARAMS.replace("{apiVersion: v1, kind: ConfigMap}", "{apiVersion: example.com/v1, kind: Limit}")
+        .replace("name: max-keys", "name: max-unknown").replace("policyName: max-keys", "policyName: max-unknown")
+        .replace("name: max-keys-by-name", "name: unknown-by-name").replace("name: max-keys-by-label", "name: unknown-by-label");
+    a.ok_with_stdin(&["create", "-f", "-"], &unknown);
+    let (ok, said) = create(&a, &configmap("unknown", "selected", "", 0));
+    assert!(!ok && said.contains("failed to find resource referenced by paramKind"), "{said}");
+}

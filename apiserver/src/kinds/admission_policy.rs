@@ -6,8 +6,9 @@
 //! every validation is evaluated in CEL with `object`, `oldObject`, `request`, `namespaceObject` and `variables`;
 //! a false one is a violation: `Deny` refuses the write with kube's message and the validation's reason (422 for
 //! `Invalid`), `Warn` adds a `Warning`. An expression that fails to compile or evaluate follows the policy's
-//! `failurePolicy`. Not yet: `paramKind`/`paramRef` (a policy with params fails as its failurePolicy says),
-//! `auditAnnotations` and the `Audit` action, `status.typeChecking`, the `authorizer` variable.
+//! `failurePolicy`. A policy with `paramKind` is evaluated with `params` set to each object its binding's `paramRef`
+//! names or selects, read in the binding's own space (`parameterNotFoundAction` decides when there is none). Not
+//! yet: `auditAnnotations` and the `Audit` action, `status.typeChecking`, the `authorizer` variable.
 //! `docs/admission-webhooks.md`.
 
 use std::collections::HashMap;
@@ -27,7 +28,9 @@ use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::strategy::{Part, Strategy};
+use crate::registry::read::ListOptions;
 use crate::registry::{GenericStore, ResourceInfo, Scope};
+use crate::resolver::Resolver;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy::{TenantCache, Tree};
 
@@ -41,8 +44,9 @@ pub const KIND: Kind = Kind::rules(|context: &Context, rules: &mut Rules| {
     rules.observe(policies.clone());
     let namespaces = context.resources.by_kind("", "Namespace").cloned();
     // A delete has no validating phase in the registry: policies judge it where its admission runs.
-    rules.admit(Arc::new(PolicyAdmission { policies: policies.clone(), namespaces: namespaces.clone(), deletes: true }));
-    rules.admit(Arc::new(PolicyAdmission { policies, namespaces, deletes: false }));
+    let resolver = context.resolver.clone();
+    rules.admit(Arc::new(PolicyAdmission { policies: policies.clone(), namespaces: namespaces.clone(), resolver: resolver.clone(), deletes: true }));
+    rules.admit(Arc::new(PolicyAdmission { policies, namespaces, resolver, deletes: false }));
 });
 
 /// ValidatingAdmissionPolicy: kube's defaults, and every CEL expression must compile (kube's 422 at write).
@@ -123,7 +127,8 @@ struct Policy {
     conditions: Vec<(String, Expression)>,
     variables: Vec<(String, Expression)>,
     validations: Vec<Validation>,
-    params: bool,
+    /// `paramKind`: (group, version, kind).
+    param_kind: Option<(String, String, String)>,
 }
 
 impl Policy {
@@ -145,17 +150,43 @@ impl Policy {
             conditions: named("matchConditions"),
             variables: named("variables"),
             validations,
-            params: spec.get("paramKind").is_some_and(|p| !p.is_null()),
+            param_kind: spec.get("paramKind").filter(|p| p.is_object()).map(|p| {
+                let (group, version) = text(p, "apiVersion").rsplit_once('/').unwrap_or(("", text(p, "apiVersion")));
+                (group.to_owned(), version.to_owned(), text(p, "kind").to_owned())
+            }),
+        }
+    }
+}
+
+/// A binding's `paramRef`: one object by name, or every object a selector matches, in the binding's space.
+struct ParamRef {
+    name: Option<String>,
+    namespace: Option<String>,
+    selector: Option<Selector>,
+    /// `parameterNotFoundAction: Deny` (else Allow).
+    deny_when_missing: bool,
+}
+
+impl ParamRef {
+    fn parse(value: &Value) -> ParamRef {
+        ParamRef {
+            name: value.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).map(str::to_owned),
+            namespace: value.get("namespace").and_then(Value::as_str).filter(|n| !n.is_empty()).map(str::to_owned),
+            selector: value.get("selector").filter(|s| s.is_object()).map(|s| Selector::parse(s).unwrap_or_default()),
+            deny_when_missing: text(value, "parameterNotFoundAction") == "Deny",
         }
     }
 }
 
 struct Binding {
+    /// The space holding the binding (and its params).
+    space: SpaceName,
     name: String,
     policy: String,
     deny: bool,
     warn: bool,
     matches: Option<Matches>,
+    param_ref: Option<ParamRef>,
     /// Where a system-space binding applies.
     applicable: config::Applicable,
 }
@@ -227,6 +258,8 @@ impl WriteObserver for Policies {
                 let spec = object.get("spec").unwrap_or(&Value::Null);
                 let actions: Vec<&str> = spec.get("validationActions").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
                 Held::Binding(Arc::new(Binding {
+                    space: space.clone(),
+                    param_ref: spec.get("paramRef").filter(|p| p.is_object()).map(ParamRef::parse),
                     name: name.to_owned(),
                     policy: text(spec, "policyName").to_owned(),
                     deny: actions.contains(&"Deny"),
@@ -253,6 +286,8 @@ impl WriteObserver for Policies {
 struct PolicyAdmission {
     policies: Arc<Policies>,
     namespaces: Option<Arc<ResourceInfo>>,
+    /// Where a policy's `paramKind` is served (a built-in kind or a space's custom resource).
+    resolver: Arc<Resolver>,
     /// The plugin for deletes (mutating phase, the only one a delete has), else for creates and updates.
     deletes: bool,
 }
@@ -296,48 +331,62 @@ impl Admission for PolicyAdmission {
                     false => Err(refuse(why, "Invalid")),
                 }
             };
-            if policy.params {
-                failed("policies with paramKind are not supported by kspaces yet".into())?;
-                continue;
-            }
-            let context = match context(attributes, &request, namespace.as_ref(), &policy.variables) {
-                Ok(context) => context,
-                Err(why) => {
-                    failed(why)?;
-                    continue;
-                }
-            };
-            match conditions_hold(&policy.conditions, &context) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(why) => {
-                    failed(why)?;
-                    continue;
-                }
-            }
-            for validation in &policy.validations {
-                let violated = match validation.expression.eval(&context) {
-                    Ok(CelValue::Bool(holds)) => !holds,
-                    Ok(_) => {
-                        failed(format!("expression '{}' resulted in error: the expression did not evaluate to a bool", validation.expression.text))?;
+            let params = match &policy.param_kind {
+                None => vec![Value::Null],
+                Some(kind) => match self.params(registry, kind, &binding, attributes).await {
+                    Ok(found) if !found.is_empty() => found,
+                    Ok(_) if binding.param_ref.as_ref().is_some_and(|r| r.deny_when_missing) => {
+                        failed("failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction".into())?;
                         continue;
                     }
+                    Ok(_) => continue,
                     Err(why) => {
-                        failed(format!("expression '{}' resulted in error: {why}", validation.expression.text))?;
+                        failed(why)?;
+                        continue;
+                    }
+                },
+            };
+            // With a selector, the policy is evaluated once per param object; any violation counts.
+            for param in &params {
+                let context = match context(attributes, &request, namespace.as_ref(), param, &policy.variables) {
+                    Ok(context) => context,
+                    Err(why) => {
+                        failed(why)?;
                         continue;
                     }
                 };
-                if !violated {
-                    continue;
-                }
-                let message = message_of(validation, &context);
-                if binding.warn {
-                    if let Some(sink) = attributes.warnings {
-                        sink.add(format!("Validation failed for ValidatingAdmissionPolicy '{policy_name}' with binding '{}': {message}", binding.name));
+                match conditions_hold(&policy.conditions, &context) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(why) => {
+                        failed(why)?;
+                        continue;
                     }
                 }
-                if binding.deny {
-                    return Err(refuse(message, &validation.reason));
+                for validation in &policy.validations {
+                    let violated = match validation.expression.eval(&context) {
+                        Ok(CelValue::Bool(holds)) => !holds,
+                        Ok(_) => {
+                            failed(format!("expression '{}' resulted in error: the expression did not evaluate to a bool", validation.expression.text))?;
+                            continue;
+                        }
+                        Err(why) => {
+                            failed(format!("expression '{}' resulted in error: {why}", validation.expression.text))?;
+                            continue;
+                        }
+                    };
+                    if !violated {
+                        continue;
+                    }
+                    let message = message_of(validation, &context);
+                    if binding.warn {
+                        if let Some(sink) = attributes.warnings {
+                            sink.add(format!("Validation failed for ValidatingAdmissionPolicy '{policy_name}' with binding '{}': {message}", binding.name));
+                        }
+                    }
+                    if binding.deny {
+                        return Err(refuse(message, &validation.reason));
+                    }
                 }
             }
         }
@@ -346,6 +395,44 @@ impl Admission for PolicyAdmission {
 }
 
 impl PolicyAdmission {
+    /// The param objects of `binding` for a policy of param kind `kind`, read in the binding's own space (a
+    /// tenant's params are never another's): its `paramRef` object by name, or every object its selector matches.
+    /// A namespaced kind's objects are in `paramRef.namespace`, else in the request's namespace (kube's rules).
+    async fn params(&self, registry: &GenericStore, kind: &(String, String, String), binding: &Binding, attributes: &Attributes<'_>)
+        -> Result<Vec<Value>, String> {
+        let (group, version, kind_name) = kind;
+        let Some(reference) = &binding.param_ref else {
+            return Err(format!("failed to configure binding: paramRef is required when the policy has paramKind {kind_name}"));
+        };
+        let view = self.resolver.view(&binding.space);
+        let table = if binding.space.is_system() { &view.system } else { &view.tenant };
+        let row = table.all().iter().find(|r| r.group == *group && r.version == *version && r.kind == *kind_name).cloned();
+        let Some(row) = row else {
+            return Err(format!("failed to configure policy: failed to find resource referenced by paramKind: '{}, Kind={kind_name}'",
+                if group.is_empty() { version.clone() } else { format!("{group}/{version}") }));
+        };
+        let namespace = match (row.namespaced, &reference.namespace) {
+            (false, Some(_)) => return Err("failed to configure binding: paramRef.namespace must not be set for a cluster-scoped paramKind".into()),
+            (false, None) => None,
+            (true, Some(namespace)) => Some(namespace.clone()),
+            (true, None) => match attributes.namespace {
+                Some(namespace) => Some(namespace.to_owned()),
+                None => return Err("failed to configure binding: paramRef.namespace is required for a namespaced paramKind and a cluster-scoped request".into()),
+            },
+        };
+        let scope = Scope::one(binding.space.clone(), namespace);
+        if let Some(name) = &reference.name {
+            return match registry.reader().get(&row, &scope, name).await {
+                Ok(object) => Ok(vec![object]),
+                Err(error) if error.code == 404 => Ok(Vec::new()),
+                Err(error) => Err(format!("failed to read params: {}", error.message)),
+            };
+        }
+        let selector = reference.selector.clone().unwrap_or_default();
+        let (objects, _) = registry.reader().list(&row, &scope, &ListOptions::default()).await.map_err(|e| format!("failed to list params: {}", e.message))?;
+        Ok(objects.into_iter().filter(|o| selector.matches(o.pointer("/metadata/labels"))).collect())
+    }
+
     /// Whether the write meets `matches`: a rule and no excluded rule, the object selector (new or old object's
     /// labels) and the namespace selector.
     fn meets(&self, matches: &Matches, attributes: &Attributes<'_>, namespace: Option<&Value>) -> bool {
@@ -386,14 +473,15 @@ pub fn request_of(attributes: &Attributes<'_>) -> Value {
     review::request("", attributes, attributes.object).get_mut("request").map(Value::take).unwrap_or(Value::Null)
 }
 
-/// The CEL variables of a write: `object`, `oldObject`, `request`, `namespaceObject`, `params` (null) and
+/// The CEL variables of a write: `object`, `oldObject`, `request`, `namespaceObject`, `params` (null without) and
 /// `variables`, each of which may read the ones before it (one that fails is left out: an expression reading it
 /// then fails).
-pub fn context(attributes: &Attributes<'_>, request: &Value, namespace: Option<&Value>, variables: &[(String, Expression)]) -> Result<Cel<'static>, String> {
+pub fn context(attributes: &Attributes<'_>, request: &Value, namespace: Option<&Value>, params: &Value, variables: &[(String, Expression)])
+    -> Result<Cel<'static>, String> {
     let mut context = Cel::default();
     let null = Value::Null;
     for (name, value) in [("object", attributes.object.unwrap_or(&null)), ("oldObject", attributes.old.unwrap_or(&null)), ("request", request),
-        ("namespaceObject", namespace.unwrap_or(&null)), ("params", &null)] {
+        ("namespaceObject", namespace.unwrap_or(&null)), ("params", params)] {
         context.add_variable(name, value).map_err(|e| e.to_string())?;
     }
     let mut values: HashMap<String, CelValue> = HashMap::new();

@@ -258,7 +258,7 @@ impl Caller {
         // kube's matchConditions: CEL over the same variables as admission policies (no `params`).
         let with_object = Attributes { object, ..*attributes };
         let request = admission_policy::request_of(&with_object);
-        let held = admission_policy::context(&with_object, &request, None, &[]).and_then(|context| admission_policy::conditions_hold(&hook.conditions, &context));
+        let held = admission_policy::context(&with_object, &request, None, &Value::Null, &[]).and_then(|context| admission_policy::conditions_hold(&hook.conditions, &context));
         match held {
             Ok(held) => Ok(held),
             Err(why) => self.failed(hook, why).map(|()| false),
