@@ -89,24 +89,28 @@ impl Reach {
 
     /// The causes for webhooks of a configuration in `space` whose URL is a literal address they may not call.
     pub fn check_configuration(&self, space: &SpaceName, object: &Value) -> Vec<Cause> {
-        if space.is_system() {
-            return Vec::new();
-        }
-        let mut causes = Vec::new();
         let webhooks = object.get("webhooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        for (i, webhook) in webhooks.iter().enumerate() {
-            let Some(text) = webhook.pointer("/clientConfig/url").and_then(Value::as_str) else { continue };
-            let Ok(url) = url::Url::parse(text) else { continue };
-            let Some(ip) = url.host_str().and_then(|h| h.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok()) else { continue };
-            let field = format!("webhooks[{i}].clientConfig.url");
-            let address = SocketAddr::new(ip, url.port_or_known_default().unwrap_or(443));
-            if self.is_server(address) {
-                causes.push(Cause::invalid(field, text, "a tenant's webhook may not call the kspaces server itself"));
-            } else if !self.in_range(ip) {
-                causes.push(Cause::invalid(field, text, "the address is outside the ranges tenants' webhooks may call (--tenant-webhook-allowed-cidrs)"));
-            }
+        let urls = webhooks.iter().enumerate().filter_map(|(i, webhook)| {
+            webhook.pointer("/clientConfig/url").and_then(Value::as_str).and_then(|url| self.check_url(space, &format!("webhooks[{i}].clientConfig.url"), url))
+        });
+        urls.collect()
+    }
+
+    /// The cause for a webhook URL (`field`) of `space` that is a literal address it may not call.
+    pub fn check_url(&self, space: &SpaceName, field: &str, text: &str) -> Option<Cause> {
+        if space.is_system() {
+            return None;
         }
-        causes
+        let url = url::Url::parse(text).ok()?;
+        let ip = url.host_str().and_then(|h| h.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok())?;
+        let address = SocketAddr::new(ip, url.port_or_known_default().unwrap_or(443));
+        if self.is_server(address) {
+            Some(Cause::invalid(field, text, "a tenant's webhook may not call the kspaces server itself"))
+        } else if !self.in_range(ip) {
+            Some(Cause::invalid(field, text, "the address is outside the ranges tenants' webhooks may call (--tenant-webhook-allowed-cidrs)"))
+        } else {
+            None
+        }
     }
 }
 
