@@ -1,8 +1,9 @@
 //! CRD conversion webhooks (`spec.conversion.strategy: Webhook`) through kubectl 1.32 against a real HTTPS
 //! ConversionReview server (`conversion_webhooks/review.rs`): a CRD storing v1 (`spec.host`) and serving v2
 //! (`spec.hostname`); every verb in v2 converted through the webhook, one review per list; a webhook that fails
-//! or answers wrongly is a 503 naming it, with nothing stored; each tenant's webhook sees its own objects only;
-//! bad configurations are 422 with kube's causes.
+//! or answers wrongly is a 503 naming it, with nothing stored; each tenant's webhook sees its own objects only, a
+//! forced system CRD converts with the platform's webhook; the Python client reads v2; bad configurations are 422
+//! with kube's causes.
 
 #[path = "conversion_webhooks/review.rs"]
 mod review;
@@ -250,4 +251,74 @@ fn a_tenants_webhook_only_ever_sees_its_own_tenants_objects() {
     let (seen_a, seen_b) = (names(&hook_a), names(&hook_b));
     assert!(!seen_a.is_empty() && seen_a.iter().all(|n| n == "of-a"), "t-a's webhook saw {seen_a:?}");
     assert!(!seen_b.is_empty() && seen_b.iter().all(|n| n == "of-b"), "t-b's webhook saw {seen_b:?}");
+}
+
+#[test]
+fn a_forced_system_crd_converts_every_tenants_objects_with_the_platforms_webhook() {
+    let (_server, system, a, b) = server_with_tenants();
+    let platform = Webhook::start();
+    let mut forced: Value = serde_json::from_str(&crd(webhook_conversion(&platform.url(), &platform.ca_bundle()))).expect("JSON");
+    forced["metadata"]["labels"] = json!({"arktos.futurewei.com/crd-sharing-policy": "Forced"});
+    system.ok_with_stdin(&["create", "-f", "-"], &forced.to_string());
+    let waited = system.ok(&["wait", "--for", "condition=established", &format!("crd/{CRD}"), "--timeout=10s"]);
+    assert!(waited.contains("condition met"), "{waited}");
+    let served = |kubectl: &Kubectl| eventually_ok(kubectl, &["get", "things.v2.example.com"]);
+    assert!(served(&a) && served(&b), "the forced CRD is served to both tenants");
+    a.ok_with_stdin(&["create", "-f", "-"], &thing_v2("of-a", "a-host"));
+    b.ok_with_stdin(&["create", "-f", "-"], &thing_v2("of-b", "b-host"));
+    assert_eq!(get_json(&a, &["things.v1.example.com", "of-a"])["spec"], json!({"host": "a-host"}));
+    assert_eq!(get_json(&b, &["things.v2.example.com", "of-b"])["spec"], json!({"hostname": "b-host"}));
+    let listed = get_json(&a, &["things.v2.example.com"]);
+    let names: Vec<&str> = listed["items"].as_array().expect("items").iter().map(|i| i["metadata"]["name"].as_str().unwrap_or_default()).collect();
+    assert_eq!(names, ["of-a"], "{listed}");
+    // Each review holds one tenant's objects only, and the platform's webhook is the one called.
+    for request in platform.requests() {
+        let clusters: std::collections::BTreeSet<String> = request["objects"].as_array().expect("objects").iter()
+            .map(|o| o["metadata"]["annotations"]["kcp.io/cluster"].as_str().unwrap_or_default().to_owned()).collect();
+        assert_eq!(clusters.len(), 1, "one space per review: {request}");
+    }
+    let seen: Vec<String> = platform.requests().iter().flat_map(|r| r["objects"].as_array().cloned().unwrap_or_default())
+        .map(|o| o["metadata"]["name"].as_str().unwrap_or_default().to_owned()).collect();
+    assert!(seen.contains(&"of-a".to_owned()) && seen.contains(&"of-b".to_owned()), "{seen:?}");
+}
+
+/// Runs kubectl until it succeeds, for up to 10 s.
+fn eventually_ok(kubectl: &Kubectl, args: &[&str]) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if kubectl.run(args).status.success() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+#[test]
+fn the_python_client_reads_and_lists_v2_objects() {
+    let (server, _system, a, _b) = server_with_tenants();
+    let webhook = Webhook::start();
+    install(&a, &webhook);
+    a.ok_with_stdin(&["create", "-f", "-"], &thing_v2("py", "from-v2"));
+    let python = std::env::var_os("KSPACES_PYTHON").filter(|p| !p.is_empty()).map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"));
+    let kubeconfig = certificate_kubeconfig(&server, "t-a", "admin", &[]);
+    let script = r#"
+import sys
+from kubernetes import client, config
+config.load_kube_config(config_file=sys.argv[1])
+api = client.CustomObjectsApi()
+one = api.get_namespaced_custom_object("example.com", "v2", "default", "things", "py")
+assert one["apiVersion"] == "example.com/v2", one
+assert one["spec"] == {"hostname": "from-v2"}, one
+listed = api.list_namespaced_custom_object("example.com", "v2", "default", "things")
+assert [i["spec"] for i in listed["items"]] == [{"hostname": "from-v2"}], listed
+old = api.get_namespaced_custom_object("example.com", "v1", "default", "things", "py")
+assert old["spec"] == {"host": "from-v2"}, old
+print("OK")
+"#;
+    let output = std::process::Command::new(&python).arg("-c").arg(script).arg(&kubeconfig).env("PYTHONDONTWRITEBYTECODE", "1").output()
+        .unwrap_or_else(|e| panic!("could not run {}: {e} (set KSPACES_PYTHON)", python.display()));
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && stdout.contains("OK"), "{stdout}\n{stderr}");
 }
