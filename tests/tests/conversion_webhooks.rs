@@ -322,3 +322,17 @@ print("OK")
     let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success() && stdout.contains("OK"), "{stdout}\n{stderr}");
 }
+
+#[test]
+fn a_webhook_that_never_answers_is_a_503_after_kubes_30_seconds_not_a_hang() {
+    let (_server, _system, a, _b) = server_with_tenants();
+    let webhook = Webhook::start();
+    install(&a, &webhook);
+    a.ok_with_stdin(&["create", "-f", "-"], &thing_v2("slow", "alpha"));
+    webhook.set_mode(Mode::Hang);
+    let started = Instant::now();
+    let text = a.fails(&["get", "things.v2.example.com", "slow", "--request-timeout=50s"]);
+    let took = started.elapsed();
+    assert!(text.contains("ServiceUnavailable") && text.contains(&webhook.url()) && text.contains("context deadline exceeded"), "{text}");
+    assert!(took >= Duration::from_secs(29) && took < Duration::from_secs(45), "{took:?}");
+}

@@ -23,6 +23,8 @@ pub enum Mode {
     Renamed,
     /// `result.status: Failed` with a message.
     Refuse,
+    /// No answer for 40 s (past kube's 30 s bound).
+    Hang,
 }
 
 pub struct Webhook {
@@ -129,6 +131,10 @@ fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, log: &Mutex<Vec<V
             response(&uid, converted, success)
         }
         Mode::Refuse => response(&uid, Vec::new(), json!({"status": "Failure", "message": "cannot convert today"})),
+        Mode::Hang => {
+            std::thread::sleep(std::time::Duration::from_secs(40));
+            return;
+        }
     };
     let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", answer.len());
     let _ = tls.write_all(head.as_bytes());
