@@ -25,11 +25,14 @@ use crate::status::{ApiError, ApiResult};
 /// How long one conversion call may take: kube-apiserver's fixed bound (there is no knob for it).
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Each CRD's (space, name) `clientConfig`, as given and parsed.
+type Endpoints = HashMap<(SpaceName, String), (Value, Arc<Endpoint>)>;
+
 /// Calls CRDs' conversion webhooks; their `clientConfig` parsed once per change.
 pub struct Converter {
     client: Client,
     resolver: Arc<Resolver>,
-    endpoints: Mutex<HashMap<(SpaceName, String), (Value, Arc<Endpoint>)>>,
+    endpoints: Mutex<Endpoints>,
 }
 
 impl Converter {
