@@ -83,6 +83,18 @@ pub struct Definition {
     pub applicable_tenants: Option<String>,
     /// Has a deletion timestamp: no longer served for new objects, its objects are being deleted.
     pub terminating: bool,
+    /// `spec.conversion`: how objects change version.
+    pub conversion: Conversion,
+}
+
+/// `spec.conversion.strategy`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Conversion {
+    /// Only `apiVersion` changes.
+    None,
+    /// A `ConversionReview` to the webhook of `spec.conversion.webhook.clientConfig` (kept as given: the server
+    /// checks and calls it; this crate does no IO).
+    Webhook { client_config: Value },
 }
 
 impl Definition {
@@ -136,10 +148,7 @@ impl Definition {
                 Scope::Namespaced
             }
         };
-        match crd.pointer("/spec/conversion/strategy").and_then(Value::as_str) {
-            None | Some("None") => {}
-            Some(other) => errors.push(FieldError::not_supported("spec.conversion.strategy", format!("{other:?}"), &["None".into()])),
-        }
+        let conversion = parse_conversion(crd, &mut errors);
         let versions = parse_versions(crd, &mut errors);
         if !errors.is_empty() {
             return Err(errors);
@@ -163,6 +172,7 @@ impl Definition {
             forced,
             applicable_tenants,
             terminating: crd.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()),
+            conversion,
         })
     }
 
@@ -173,6 +183,53 @@ impl Definition {
 
     pub fn version(&self, name: &str) -> Option<&Version> {
         self.versions.iter().find(|v| v.name == name)
+    }
+}
+
+/// `spec.conversion`, checked as kube's `validateCustomResourceConversion` does (for `apiextensions.k8s.io/v1`'s
+/// field paths); `clientConfig` itself is the server's to check (URL, service, caBundle, where it may call).
+/// kspaces speaks `ConversionReview` v1 only, so `conversionReviewVersions` must list it.
+fn parse_conversion(crd: &Value, errors: &mut Vec<FieldError>) -> Conversion {
+    let webhook = crd.pointer("/spec/conversion/webhook").filter(|w| !w.is_null());
+    match crd.pointer("/spec/conversion/strategy").and_then(Value::as_str) {
+        None | Some("None") => {
+            if webhook.is_some() {
+                errors.push(FieldError::forbidden("spec.conversion.webhook", "should not be set when strategy is not set to Webhook"));
+            }
+            Conversion::None
+        }
+        Some("Webhook") => {
+            let Some(webhook) = webhook else {
+                errors.push(FieldError::required("spec.conversion.webhook", "required when strategy is set to Webhook"));
+                return Conversion::None;
+            };
+            let client_config = webhook.get("clientConfig").filter(|c| c.is_object()).cloned();
+            if client_config.is_none() {
+                errors.push(FieldError::required("spec.conversion.webhook.clientConfig", "required when strategy is set to Webhook"));
+            }
+            let field = "spec.conversion.webhook.conversionReviewVersions";
+            let versions = webhook.get("conversionReviewVersions").and_then(Value::as_array).cloned().unwrap_or_default();
+            let mut seen = BTreeSet::new();
+            for (i, version) in versions.iter().enumerate() {
+                let text = version.as_str().unwrap_or_default();
+                if !seen.insert(text) {
+                    errors.push(FieldError::invalid(format!("{field}[{i}]"), format!("{text:?}"), "duplicate version"));
+                } else if !is_dns_label(text) {
+                    errors.push(FieldError::invalid(format!("{field}[{i}]"), format!("{text:?}"), DNS_LABEL));
+                }
+            }
+            if versions.is_empty() {
+                errors.push(FieldError::required(field, "must include at least one of v1"));
+            } else if !seen.contains("v1") {
+                let listed: Vec<&str> = seen.iter().copied().collect();
+                errors.push(FieldError::invalid(field, format!("{listed:?}"), "must include at least one of v1 (kspaces sends ConversionReview v1 only)"));
+            }
+            client_config.map_or(Conversion::None, |client_config| Conversion::Webhook { client_config })
+        }
+        Some(other) => {
+            errors.push(FieldError::not_supported("spec.conversion.strategy", format!("{other:?}"), &["None".into(), "Webhook".into()]));
+            Conversion::None
+        }
     }
 }
 
@@ -440,7 +497,8 @@ mod tests {
             (Box::new(|c| c["spec"]["versions"][0]["schema"] = json!(null)), "spec.versions[0].schema.openAPIV3Schema", "FieldValueRequired"),
             (Box::new(|c| c["spec"]["names"]["kind"] = json!("")), "spec.names.kind", "FieldValueRequired"),
             (Box::new(|c| c["spec"]["names"]["shortNames"] = json!(["Bad"])), "spec.names.shortNames[0]", "FieldValueInvalid"),
-            (Box::new(|c| c["spec"]["conversion"] = json!({"strategy": "Webhook"})), "spec.conversion.strategy", "FieldValueNotSupported"),
+            (Box::new(|c| c["spec"]["conversion"] = json!({"strategy": "Sometimes"})), "spec.conversion.strategy", "FieldValueNotSupported"),
+            (Box::new(|c| c["spec"]["conversion"] = json!({"strategy": "Webhook"})), "spec.conversion.webhook", "FieldValueRequired"),
             (Box::new(|c| c["spec"]["versions"][0]["subresources"]["scale"]["specReplicasPath"] = json!(".status.x")),
                 "spec.versions[0].subresources.scale.specReplicasPath", "FieldValueInvalid"),
             (Box::new(|c| c["spec"]["versions"][0]["additionalPrinterColumns"] = json!([{"name": "A", "type": "color", "jsonPath": ".spec.a"}])),

@@ -155,7 +155,8 @@ pub async fn handle(ctx: Ctx) -> ApiResult<HttpResponse> {
     // Tables, metadata lists and protobuf lists are built a page at a time: only one page's objects are parsed at
     // once.
     match output.target {
-        Target::Table | Target::MetadataList(_) if output.format == Format::Json && options.limit.is_none() && !ctx.audit_body => {
+        Target::Table | Target::MetadataList(_)
+            if output.format == Format::Json && options.limit.is_none() && !ctx.audit_body && !ctx.server.registry.converts(&ctx.resource) => {
             let shape = match output.target {
                 Target::MetadataList(version) => Shape::Metadata(version),
                 _ => Shape::Table { include: ctx.include_object()?, now: chrono::Utc::now() },

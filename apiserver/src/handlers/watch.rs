@@ -56,6 +56,21 @@ impl Stream {
                 Ok(Some(item)) => item,
             };
             match item {
+                Ok(WatchItem::Event(event)) if self.render.converts() => {
+                    // A conversion webhook's objects: converted one event at a time; a failed conversion ends the
+                    // watch with its Status.
+                    let Some((kind, mut object)) = self.render.event_object(&event, watcher.position()) else { continue };
+                    let (registry, resource) = (&self.render.registry, &self.render.resource);
+                    registry.to_request(resource, &mut object);
+                    let spaces = self.render.scope.spaces.clone();
+                    match registry.convert_shown(resource, &spaces, std::slice::from_mut(&mut object)).await {
+                        Ok(()) => return Some(self.render.frame(kind, &object)),
+                        Err(err) => {
+                            self.watcher = None;
+                            return Some(self.render.error(err));
+                        }
+                    }
+                }
                 Ok(WatchItem::Event(event)) => {
                     if let Some(frame) = self.render.event(&event, watcher.position()) {
                         return Some(frame);

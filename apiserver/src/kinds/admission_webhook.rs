@@ -6,6 +6,7 @@
 //! `admission.kspaces.io/applicable-tenants` selector matches. `docs/admission-webhooks.md`.
 
 pub mod config;
+pub mod endpoint;
 pub mod hooks;
 pub mod reach;
 pub mod review;
@@ -18,12 +19,12 @@ use serde_json::Value;
 
 use super::defaults::{groups, Write};
 use super::{admission_policy, Context, Kind, Rules};
-use crate::outbound::{self, Call};
 use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Scope};
 use crate::status::{ApiError, ApiResult};
-use hooks::{Hook, Hooks, Target, GROUP, MUTATING, VALIDATING};
+use endpoint::Client;
+use hooks::{Hook, Hooks, GROUP, MUTATING, VALIDATING};
 use reach::Reach;
 
 /// The two configuration kinds' strategies, the plugins that call their webhooks, and the cache they read.
@@ -33,15 +34,13 @@ fn rules(context: &Context, rules: &mut Rules) {
     let hooks = Arc::new(Hooks::new(context.tree.clone(), context.tenants.clone()));
     let reach = context.webhook_reach.clone();
     rules.strategy(GROUP, MUTATING, Arc::new(ConfigurationStrategy { mutating: true, reach: reach.clone() }));
-    rules.strategy(GROUP, VALIDATING, Arc::new(ConfigurationStrategy { mutating: false, reach: reach.clone() }));
+    rules.strategy(GROUP, VALIDATING, Arc::new(ConfigurationStrategy { mutating: false, reach }));
     rules.observe(hooks.clone());
     let caller = Arc::new(Caller {
         hooks,
         resolver: context.resolver.clone(),
-        reach,
+        client: Client::new(context),
         namespaces: context.resources.by_kind("", "Namespace").cloned(),
-        services: context.resources.by_kind("", "Service").cloned(),
-        slices: context.resources.by_kind("discovery.k8s.io", "EndpointSlice").cloned(),
     });
     rules.admit(Arc::new(MutatingWebhooks(caller.clone())));
     rules.admit(Arc::new(ValidatingWebhooks(caller)));
@@ -88,15 +87,13 @@ impl ConfigurationStrategy {
     }
 }
 
-/// What both plugins share: the configurations, where webhooks may call, and the rows they read.
+/// What both plugins share: the configurations, the client that calls them, and the namespaces' row.
 struct Caller {
     hooks: Arc<Hooks>,
     /// Where bound resources come from (an API provider's webhooks apply to them).
     resolver: Arc<crate::resolver::Resolver>,
-    reach: Arc<Reach>,
+    client: Client,
     namespaces: Option<Arc<ResourceInfo>>,
-    services: Option<Arc<ResourceInfo>>,
-    slices: Option<Arc<ResourceInfo>>,
 }
 
 /// Whether webhooks are called for writes of `resource` at all: never for the configurations themselves (as
@@ -221,7 +218,7 @@ impl Caller {
         }
         let uid = uuid::Uuid::new_v4().to_string();
         let review = review::request(&uid, attributes, object);
-        let answer = match self.post(registry, hook, &review).await {
+        let answer = match self.client.post(registry, &hook.endpoint, &review, hook.timeout).await {
             Ok(body) => review::answer(&body, &uid, hook.mutating),
             Err(why) => Err(why),
         };
@@ -294,53 +291,5 @@ impl Caller {
             Err(error) => return Err(error),
         };
         Ok(hook.namespace_selector.matches(labels(stored.as_ref()).as_ref()))
-    }
-
-    /// Posts `review` to `hook`; the answer's body, or why there is none.
-    async fn post(&self, registry: &GenericStore, hook: &Hook, review: &Value) -> Result<Vec<u8>, String> {
-        let tls = hook.tls.as_ref().map_err(|why| format!("failed to call webhook: {why}"))?;
-        let body = serde_json::to_vec(review).map_err(|e| e.to_string())?;
-        let url = match &hook.target {
-            Target::Url(url) => url.clone(),
-            Target::Service { namespace, name, port, path } => self.service_url(registry, &hook.space, namespace, name, *port, path).await?,
-            Target::Broken(why) => return Err(format!("failed to call webhook: {why}")),
-        };
-        let allowed = |address| self.reach.may_call(&hook.space, address);
-        let call = Call { url: &url, tls, body, timeout: hook.timeout, allowed: &allowed, server_name: hook.server_name.as_deref() };
-        outbound::post_json(call).await.map_err(|e| e.to_string())
-    }
-
-    /// The URL of a ready endpoint of service `namespace`/`name` in `space`, through its EndpointSlices (the
-    /// endpoint port named as the service port `port` is).
-    async fn service_url(&self, registry: &GenericStore, space: &SpaceName, namespace: &str, name: &str, port: u16, path: &str) -> Result<url::Url, String> {
-        let missing = || format!("failed to call webhook: service \"{name}.{namespace}.svc\" has no ready endpoints");
-        let (Some(services), Some(slices)) = (&self.services, &self.slices) else { return Err(missing()) };
-        let scope = Scope::one(space.clone(), Some(namespace.to_owned()));
-        let service: Value = match registry.reader().record(services, &scope, name).await {
-            Ok(record) => serde_json::from_slice(&record.value).map_err(|e| e.to_string())?,
-            Err(_) => return Err(format!("failed to call webhook: service \"{name}.{namespace}.svc\" not found")),
-        };
-        let ports = service.pointer("/spec/ports").and_then(Value::as_array).cloned().unwrap_or_default();
-        let service_port = ports.iter().find(|p| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)));
-        let Some(service_port) = service_port else {
-            return Err(format!("failed to call webhook: service \"{name}.{namespace}.svc\" has no port {port}"));
-        };
-        let port_name = service_port.get("name").and_then(Value::as_str).unwrap_or_default();
-        let labels = crate::registry::selector::LabelSelector::parse(&format!("kubernetes.io/service-name={name}")).map_err(|e| e.message)?;
-        let options = crate::registry::ListOptions { labels, ..Default::default() };
-        let (items, _) = registry.list(slices, &scope, &options).await.map_err(|e| e.message)?;
-        for slice in &items {
-            let target = slice.get("ports").and_then(Value::as_array).and_then(|ports| {
-                ports.iter().find(|p| p.get("name").and_then(Value::as_str).unwrap_or_default() == port_name)
-            });
-            let Some(target) = target.and_then(|p| p.get("port")).and_then(Value::as_u64) else { continue };
-            let endpoints = slice.get("endpoints").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-            let ready = endpoints.iter().filter(|e| e.pointer("/conditions/ready").and_then(Value::as_bool) != Some(false));
-            if let Some(address) = ready.flat_map(|e| config::strings(e.get("addresses"))).next() {
-                let host = if address.contains(':') { format!("[{address}]") } else { address.to_owned() };
-                return url::Url::parse(&format!("https://{host}:{target}{path}")).map_err(|e| e.to_string());
-            }
-        }
-        Err(missing())
     }
 }

@@ -17,6 +17,8 @@ use kspaces_authz::Caller;
 use kspaces_storage::SpaceName;
 use serde_json::{json, Map, Value};
 
+use super::admission_webhook::config::validate_client_config;
+use super::admission_webhook::reach::Reach;
 use super::{Context, Kind, Rules};
 use crate::registry::admission::{Admission, Attributes, Operation, Question};
 use crate::registry::strategy::{Part, Strategy, WriteGuard};
@@ -28,7 +30,7 @@ use crate::status::{ApiError, ApiResult, Cause};
 pub const KIND: Kind = Kind::rules(rules);
 
 fn rules(context: &Context, rules: &mut Rules) {
-    rules.strategy(GROUP, NAME, Arc::new(CrdStrategy { resolver: context.resolver.clone() }));
+    rules.strategy(GROUP, NAME, Arc::new(CrdStrategy { resolver: context.resolver.clone(), reach: context.webhook_reach.clone() }));
     rules.admit(Arc::new(ForcedNames { resolver: context.resolver.clone() }));
 }
 
@@ -41,9 +43,11 @@ impl From<FieldError> for Cause {
     }
 }
 
-/// The CRD kind's rules; its names are checked against the other CRDs `resolver` holds.
+/// The CRD kind's rules; its names are checked against the other CRDs `resolver` holds, a conversion webhook's
+/// literal address against where the space's webhooks may call (`reach`).
 pub struct CrdStrategy {
     pub resolver: Arc<Resolver>,
+    pub reach: Arc<Reach>,
 }
 
 #[async_trait]
@@ -90,6 +94,14 @@ impl Strategy for CrdStrategy {
 
     fn validate(&self, _resource: &ResourceInfo, object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
         check(object, old, causes);
+    }
+
+    /// A tenant's conversion webhook may not call a literal address outside its allowed ranges, nor the server.
+    async fn validate_costly(&self, resource: &ResourceInfo, space: &SpaceName, object: &Value, _old: Option<&Value>) -> ApiResult<()> {
+        let Some(url) = object.pointer(&format!("{CLIENT_CONFIG}/url")).and_then(Value::as_str) else { return Ok(()) };
+        let Some(cause) = self.reach.check_url(space, "spec.conversion.webhook.clientConfig.url", url) else { return Ok(()) };
+        let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        Err(ApiError::invalid(&resource.group, &resource.kind, name, vec![cause]))
     }
 
     /// The accepted names and their conditions depend on the other CRDs of the space (the CRD controller writes
@@ -200,6 +212,9 @@ fn set_condition(crd: &mut Value, kind: &str, status: bool, reason: &str, messag
     }
 }
 
+/// Where a CRD's conversion webhook is called.
+const CLIENT_CONFIG: &str = "/spec/conversion/webhook/clientConfig";
+
 fn storage_version(crd: &Value) -> Option<String> {
     crd.pointer("/spec/versions")?
         .as_array()?
@@ -214,6 +229,9 @@ fn check(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
     match Definition::parse(object) {
         Err(errors) => causes.extend(errors.into_iter().map(Cause::from)),
         Ok(_) => causes.extend(definition::cost_errors(object, old).into_iter().map(Cause::from)),
+    }
+    if let Some(client) = object.pointer(CLIENT_CONFIG).filter(|c| c.is_object()) {
+        validate_client_config(client, "spec.conversion.webhook.clientConfig", causes);
     }
     if let Some(old) = old {
         for (pointer, field) in [("/spec/group", "spec.group"), ("/spec/names/plural", "spec.names.plural")] {

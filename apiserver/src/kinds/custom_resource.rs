@@ -7,6 +7,10 @@
 //! `COSTLY_PER_SPACE` at once per space, so the threads that serve requests keep serving.
 //!
 //! Admission: no new objects while their CRD is being deleted (kube's 405).
+//!
+//! Conversion `Webhook`: `conversion` calls the CRD's webhook; `to_request` leaves those objects to it.
+
+mod conversion;
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, OnceLock};
@@ -24,13 +28,21 @@ use crate::registry::{GenericStore, ResourceInfo, Subresource};
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// Every custom resource: its strategy, and no creates while its CRD terminates.
-pub const KIND: Kind = Kind::rules(|_: &Context, rules: &mut Rules| {
-    rules.custom(Arc::new(CustomResourceStrategy));
+pub const KIND: Kind = Kind::rules(|context: &Context, rules: &mut Rules| {
+    let client = crate::kinds::admission_webhook::endpoint::Client::new(context);
+    rules.custom(Arc::new(CustomResourceStrategy { converter: conversion::Converter::new(client, context.resolver.clone()) }));
     rules.admit(Arc::new(TerminatingDefinition));
 });
 
-/// The rules of every custom resource.
-pub struct CustomResourceStrategy;
+/// The rules of every custom resource; `converter` calls conversion webhooks.
+pub struct CustomResourceStrategy {
+    converter: conversion::Converter,
+}
+
+/// Whether `resource`'s CRD converts through a webhook.
+fn webhook_converted(resource: &ResourceInfo) -> bool {
+    resource.custom.as_ref().is_some_and(|c| matches!(c.definition.conversion, kspaces_crd::definition::Conversion::Webhook { .. }))
+}
 
 /// Prunes fields the schema does not declare and fills in its defaults.
 fn prune_and_default(resource: &ResourceInfo, object: &mut Value) {
@@ -103,6 +115,14 @@ impl Strategy for CustomResourceStrategy {
         }
     }
 
+    fn converts(&self, resource: &ResourceInfo) -> bool {
+        webhook_converted(resource)
+    }
+
+    async fn convert(&self, registry: &GenericStore, resource: &ResourceInfo, space: &SpaceName, objects: &mut [Value], to_storage: bool) -> ApiResult<()> {
+        self.converter.convert(registry, resource, space, objects, to_storage).await
+    }
+
     fn to_storage(&self, resource: &ResourceInfo, _space: &SpaceName, object: &mut Value, _old: Option<&Value>) {
         if let (Some(custom), Some(map)) = (&resource.custom, object.as_object_mut()) {
             map.insert("apiVersion".into(), json!(custom.storage_api_version()));
@@ -111,9 +131,10 @@ impl Strategy for CustomResourceStrategy {
 }
 
 impl View for CustomResourceStrategy {
-    /// A stored object in another version than the request's gets the request's `apiVersion` (conversion `None`).
+    /// A stored object in another version than the request's gets the request's `apiVersion` (conversion `None`;
+    /// a webhook's conversion is `Strategy::convert`'s).
     fn to_request(&self, resource: &ResourceInfo, object: &mut Value) {
-        let Some(custom) = &resource.custom else { return };
+        let Some(custom) = resource.custom.as_ref().filter(|_| !webhook_converted(resource)) else { return };
         let stored = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
         if stored.strip_prefix(custom.definition.group.as_str()).and_then(|v| v.strip_prefix('/')) != Some(resource.version.as_str()) {
             if let Some(map) = object.as_object_mut() {

@@ -70,7 +70,7 @@ impl Strategy for ConfigurationStrategy {
         let causes: Vec<Cause> = list.iter().enumerate().flat_map(|(i, jwt)| {
             ["url", "discoveryURL"].into_iter().filter_map(move |key| {
                 let text = jwt.pointer(&format!("/issuer/{key}")).and_then(Value::as_str)?;
-                self.reach.check_url(space, format!("spec.jwt[{i}].issuer.{key}"), text)
+                self.reach.check_url(space, &format!("spec.jwt[{i}].issuer.{key}"), text)
             })
         }).collect();
         let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();

@@ -211,6 +211,65 @@ impl GenericStore {
         }
     }
 
+    /// Whether showing `resource`'s objects in another version takes a call outside (CRD conversion webhooks).
+    pub fn converts(&self, resource: &ResourceInfo) -> bool {
+        self.strategy(resource).converts(resource)
+    }
+
+    /// Shows `objects` (after `to_request`) in the request's version when that takes a conversion call: one call
+    /// per space they live in (a list across spaces groups them by `kcp.io/cluster`).
+    pub async fn convert_shown(&self, resource: &ResourceInfo, spaces: &Spaces, objects: &mut [Value]) -> ApiResult<()> {
+        if objects.is_empty() || !self.converts(resource) {
+            return Ok(());
+        }
+        let strategy = self.strategy(resource);
+        if let Spaces::One(space) = spaces {
+            return strategy.convert(self, resource, space, objects, false).await;
+        }
+        let mut by_space: Vec<(SpaceName, Vec<usize>)> = Vec::new();
+        for (i, object) in objects.iter().enumerate() {
+            let cluster = object.pointer("/metadata/annotations").and_then(|a| a.get(CLUSTER_ANNOTATION)).and_then(Value::as_str);
+            let space = cluster.and_then(space_of_cluster).ok_or_else(|| ApiError::internal("an object to convert does not name its space"))?;
+            match by_space.iter_mut().find(|(s, _)| *s == space) {
+                Some((_, indices)) => indices.push(i),
+                None => by_space.push((space, vec![i])),
+            }
+        }
+        for (space, indices) in by_space {
+            let mut batch: Vec<Value> = indices.iter().map(|i| std::mem::take(&mut objects[*i])).collect();
+            let converted = strategy.convert(self, resource, &space, &mut batch, false).await;
+            for (i, object) in indices.into_iter().zip(batch) {
+                objects[i] = object;
+            }
+            converted?;
+        }
+        Ok(())
+    }
+
+    /// A stored object (a write's answer) in the request's form, converted when that takes a call.
+    async fn shown_one(&self, resource: &ResourceInfo, spaces: &Spaces, mut object: Value) -> ApiResult<Value> {
+        self.to_request(resource, &mut object);
+        self.convert_shown(resource, spaces, std::slice::from_mut(&mut object)).await?;
+        Ok(object)
+    }
+
+    /// A validated object in the request's version turned into the storage version, when that takes a call.
+    async fn convert_to_storage(&self, resource: &ResourceInfo, space: &SpaceName, object: &mut Value) -> ApiResult<()> {
+        if !self.converts(resource) {
+            return Ok(());
+        }
+        self.strategy(resource).convert(self, resource, space, std::slice::from_mut(object), true).await
+    }
+
+    /// `read_current` for a write that works on the request's form: its view converted when that takes a call.
+    async fn read_current_shown(&self, resource: &ResourceInfo, scope: &Scope, name: &str) -> ApiResult<Current> {
+        let mut current = self.read_current(resource, scope, name).await?;
+        if let Some(view) = current.view.as_mut() {
+            self.convert_shown(resource, &scope.spaces, std::slice::from_mut(view)).await?;
+        }
+        Ok(current)
+    }
+
     /// Whether requests for `resource` see its stored objects unchanged (its kind has no `View`).
     fn shows_stored(&self, resource: &ResourceInfo) -> bool {
         self.strategy(resource).view().is_none()
@@ -309,6 +368,7 @@ impl GenericStore {
             return Err(ApiError::not_found(&resource.group, &resource.plural, name));
         }
         self.to_request(resource, &mut object);
+        self.convert_shown(resource, &scope.spaces, std::slice::from_mut(&mut object)).await?;
         Ok(object)
     }
 
@@ -324,7 +384,15 @@ impl GenericStore {
     /// metadata.
     pub async fn list_pages(&self, resource: &ResourceInfo, scope: &Scope, options: &ListOptions, mut visit: impl FnMut(Vec<Value>)) -> ApiResult<ListMeta> {
         let mut pages = self.pages(resource, scope, options)?;
+        let converts = self.converts(resource);
         while let Some(page) = pages.next().await? {
+            if converts {
+                // One conversion call per page (per space in it), as kube-apiserver makes one per list.
+                let mut items = self.shown(resource, &page)?;
+                self.convert_shown(resource, &scope.spaces, &mut items).await?;
+                visit(items);
+                continue;
+            }
             for records in page.chunks(PARSED_AT_ONCE) {
                 visit(self.shown(resource, records)?);
             }
@@ -490,9 +558,7 @@ impl GenericStore {
         if !write.dry_run {
             strategy.after_create(self, space, &created).await?;
         }
-        let mut created = created;
-        self.to_request(resource, &mut created);
-        Ok(created)
+        self.shown_one(resource, &scope.spaces, created).await
     }
 
     /// Stores a completed new object in its stored form; `None` when its name is taken. Returns the stored
@@ -501,6 +567,7 @@ impl GenericStore {
         let space = scope.space()?;
         let stored_row = self.stored_row(resource, &scope.spaces);
         let row = stored_row.as_deref().unwrap_or(resource);
+        self.convert_to_storage(resource, space, &mut object).await?;
         self.strategy(resource).to_storage(resource, space, &mut object, None);
         let name = meta_str(&object, "name").unwrap_or_default().to_owned();
         let key = self.inner.reader.key(row, scope, &name)?;
@@ -543,13 +610,12 @@ impl GenericStore {
         };
         let strategy = self.strategy(resource);
         let _guard = strategy.begin_write(resource).await;
-        let current = self.read_current(resource, scope, name).await?;
+        let current = self.read_current_shown(resource, scope, name).await?;
         if expected.is_some_and(|rv| self.revision_of_space(&rv, scope) != Some(current.revision)) {
             return Err(ApiError::stale(&resource.group, &resource.plural, name));
         }
-        let mut updated = self.replace(resource, scope, &current, object, part, write).await?;
-        self.to_request(resource, &mut updated);
-        Ok(updated)
+        let updated = self.replace(resource, scope, &current, object, part, write).await?;
+        self.shown_one(resource, &scope.spaces, updated).await
     }
 
     /// Read-modify-write with retries on conflict: `change` maps the current object (in the request's form) to
@@ -561,7 +627,7 @@ impl GenericStore {
         let strategy = self.strategy(resource);
         let _guard = strategy.begin_write(resource).await;
         for _attempt in 0..16 {
-            let current = self.read_current(resource, scope, name).await?;
+            let current = self.read_current_shown(resource, scope, name).await?;
             let desired = change(current.view())?;
             // The server's own status write that changes nothing is done before any of the work an update does
             // (a controller's pass over what it already set: phases, conditions), unless the kind computes its
@@ -582,10 +648,7 @@ impl GenericStore {
             check_namespace(resource, scope, &desired)?;
             match self.replace(resource, scope, &current, desired, part, write).await {
                 Err(err) if err.reason == "Conflict" => continue,
-                Ok(mut updated) => {
-                    self.to_request(resource, &mut updated);
-                    return Ok(updated);
-                }
+                Ok(updated) => return self.shown_one(resource, &scope.spaces, updated).await,
                 Err(err) => return Err(err),
             }
         }
@@ -701,6 +764,7 @@ impl GenericStore {
         self.strategy(resource).validate_costly(resource, space, &new, Some(current.view())).await?;
         self.admit(AdmissionPhase::Validating, Attributes { object: Some(&new), ..base }).await?;
         let mut new = new;
+        self.convert_to_storage(resource, space, &mut new).await?;
         self.strategy(resource).to_storage(resource, space, &mut new, Some(&current.stored));
         let row = current.row.as_deref().unwrap_or(resource);
         let stored = Stored { space, key: &current.key, name: &name, object: &current.stored, revision: current.revision, size: current.size };
@@ -843,15 +907,14 @@ impl GenericStore {
                 Plan::DeleteNow => self.remove(row, stored, options.dry_run).await?,
             };
             if let Some(outcome) = outcome {
+                // A delete is done whatever its answer shows: a conversion that fails leaves the stored form.
+                let shown = |object: Value| async {
+                    let stored = object.clone();
+                    self.shown_one(resource, &scope.spaces, object).await.unwrap_or(stored)
+                };
                 return Ok(match outcome {
-                    DeleteOutcome::Deleted(mut object) => {
-                        self.to_request(resource, &mut object);
-                        DeleteOutcome::Deleted(object)
-                    }
-                    DeleteOutcome::Pending(mut object) => {
-                        self.to_request(resource, &mut object);
-                        DeleteOutcome::Pending(object)
-                    }
+                    DeleteOutcome::Deleted(object) => DeleteOutcome::Deleted(shown(object).await),
+                    DeleteOutcome::Pending(object) => DeleteOutcome::Pending(shown(object).await),
                 });
             }
         }

@@ -87,6 +87,18 @@ pub trait Strategy: Send + Sync {
     /// viewed kind; `View::to_request` turns it back). `old` is the stored object it replaces.
     fn to_storage(&self, _resource: &ResourceInfo, _space: &SpaceName, _object: &mut Value, _old: Option<&Value>) {}
 
+    /// Whether this kind's objects change version through a call outside the server (CRD conversion webhooks):
+    /// the store then has `convert` show them in the request's version and store them in the storage version.
+    fn converts(&self, _resource: &ResourceInfo) -> bool {
+        false
+    }
+
+    /// Converts `objects` of `space` to the request's version (`to_storage`: to the storage version), one call
+    /// for the batch. Only called when `converts`.
+    async fn convert(&self, _registry: &GenericStore, _resource: &ResourceInfo, _space: &SpaceName, _objects: &mut [Value], _to_storage: bool) -> ApiResult<()> {
+        Ok(())
+    }
+
     /// Taken before a create or update reads what it is checked against, and held until the write is applied
     /// to the caches that check it (CRDs: two CRDs cannot claim one name at once).
     async fn begin_write(&self, _resource: &ResourceInfo) -> Option<WriteGuard> {

@@ -85,6 +85,20 @@ impl Render {
         self.encode(kind, &self.transform(object))
     }
 
+    /// Whether events are converted by a call outside (CRD conversion webhooks): `event_object`, the conversion,
+    /// then `frame` instead of `event`.
+    pub fn converts(&self) -> bool {
+        self.registry.converts(&self.resource)
+    }
+
+    /// The kind and object of the frame `event` would make (`None`: filtered out), not yet converted.
+    pub fn event_object(&self, event: &kspaces_storage::Event, position: Option<&Position>) -> Option<(&'static str, Value)> {
+        let decode_value = |value: &Bytes| self.decode_event(value, event.revision, position);
+        let object = decode_value(&event.value)?;
+        let kind = self.kind_of(event, &object, |prev| decode_value(prev))?;
+        Some((kind, object))
+    }
+
     fn encode(&self, kind: &str, body: &Value) -> Bytes {
         if self.output.format == Format::Protobuf {
             return match crate::protobuf::encode_object(body) {
@@ -143,39 +157,53 @@ impl Render {
     /// resumes from; its entry for the object's cluster is the object's revision), so that frame is this
     /// watcher's own, not shared.
     pub fn event(&self, event: &kspaces_storage::Event, position: Option<&Position>) -> Option<Bytes> {
-        let decode_value = |value: &Bytes| -> Option<Value> {
-            let mut object: Value = serde_json::from_slice(value).ok()?;
-            crate::registry::read::set_resource_version(&mut object, event.revision);
-            if let (Some(position), Some(metadata)) = (position, object.get_mut("metadata").and_then(Value::as_object_mut)) {
-                metadata.insert("resourceVersion".into(), Value::String(position.to_string()));
-            }
-            Some(object)
-        };
-        let natural = match event.kind {
-            EventKind::Added => "ADDED",
-            EventKind::Modified => "MODIFIED",
-            EventKind::Deleted => "DELETED",
-        };
+        let decode_value = |value: &Bytes| self.decode_event(value, event.revision, position);
         if let Some(slot) = self.shared_slot().filter(|_| !self.filtered() && position.is_none()) {
+            let natural = natural_kind(event);
             let frame = event.encoded(slot, |e| decode_value(&e.value).map(|o| self.frame(natural, &o)).unwrap_or_default());
             return (!frame.is_empty()).then_some(frame);
         }
         let object = decode_value(&event.value)?;
-        let now_matches = self.matches(&object);
-        let kind = match event.kind {
-            EventKind::Added | EventKind::Deleted if now_matches => natural,
+        let kind = self.kind_of(event, &object, |prev| decode_value(prev))?;
+        Some(self.frame(kind, &object))
+    }
+
+    /// An event's stored object, with its `resourceVersion` (in a watch across storage clusters, `position`).
+    fn decode_event(&self, value: &Bytes, revision: kspaces_storage::Revision, position: Option<&Position>) -> Option<Value> {
+        let mut object: Value = serde_json::from_slice(value).ok()?;
+        crate::registry::read::set_resource_version(&mut object, revision);
+        if let (Some(position), Some(metadata)) = (position, object.get_mut("metadata").and_then(Value::as_object_mut)) {
+            metadata.insert("resourceVersion".into(), Value::String(position.to_string()));
+        }
+        Some(object)
+    }
+
+    /// The event type this watcher sees for `event` (an object moving in or out of its selectors is ADDED or
+    /// DELETED), or `None` when it sees nothing.
+    fn kind_of(&self, event: &kspaces_storage::Event, object: &Value, decode_prev: impl Fn(&Bytes) -> Option<Value>) -> Option<&'static str> {
+        let natural = natural_kind(event);
+        let now_matches = self.matches(object);
+        match event.kind {
+            EventKind::Added | EventKind::Deleted if now_matches => Some(natural),
             EventKind::Modified => {
-                let before = event.prev.as_ref().and_then(decode_value).is_some_and(|o| self.matches(&o));
+                let before = event.prev.as_ref().and_then(decode_prev).is_some_and(|o| self.matches(&o));
                 match (before, now_matches) {
-                    (true, true) => "MODIFIED",
-                    (false, true) => "ADDED",
-                    (true, false) => "DELETED",
-                    (false, false) => return None,
+                    (true, true) => Some("MODIFIED"),
+                    (false, true) => Some("ADDED"),
+                    (true, false) => Some("DELETED"),
+                    (false, false) => None,
                 }
             }
-            _ => return None,
-        };
-        Some(self.frame(kind, &object))
+            _ => None,
+        }
+    }
+}
+
+fn natural_kind(event: &kspaces_storage::Event) -> &'static str {
+    match event.kind {
+        EventKind::Added => "ADDED",
+        EventKind::Modified => "MODIFIED",
+        EventKind::Deleted => "DELETED",
     }
 }
 

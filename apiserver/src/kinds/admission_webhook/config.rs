@@ -170,7 +170,8 @@ fn validate_resources(resources: &[&str], field: &str, causes: &mut Vec<Cause>) 
     }
 }
 
-fn validate_client_config(config: &Value, field: &str, causes: &mut Vec<Cause>) {
+/// kube's checks of a webhook's `clientConfig` (`field`): `url` xor `service`, and a base64 `caBundle`.
+pub fn validate_client_config(config: &Value, field: &str, causes: &mut Vec<Cause>) {
     match (config.get("url").and_then(Value::as_str), config.get("service").filter(|s| !s.is_null())) {
         (Some(_), Some(_)) | (None, None) => causes.push(Cause { reason: "FieldValueRequired", message: "Required value: exactly one of url or service is required".into(), field: field.into() }),
         (Some(url), None) => {

@@ -12,8 +12,8 @@ use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
 use super::config::{self, strings, text, Selector};
+use super::endpoint::Endpoint;
 use crate::kinds::admission_policy::Expression;
-use crate::outbound::Tls;
 use crate::registry::observe::{RevisionMap, WriteObserver};
 use crate::registry::ResourceInfo;
 use crate::tenancy::{TenantCache, Tree};
@@ -55,22 +55,12 @@ impl Rule {
     }
 }
 
-/// Where a webhook is called.
-#[derive(Debug)]
-pub enum Target {
-    Url(url::Url),
-    /// `service`: namespace, name, port, path; resolved through the space's EndpointSlices.
-    Service { namespace: String, name: String, port: u16, path: String },
-    /// A configuration that cannot be called (written before a rule it breaks existed): every call fails.
-    Broken(String),
-}
-
 /// One webhook of a configuration, parsed.
 #[derive(Debug)]
 pub struct Hook {
     pub name: String,
-    /// The space holding the configuration.
-    pub space: SpaceName,
+    /// Where it is called, from the space holding the configuration.
+    pub endpoint: Endpoint,
     pub rules: Vec<Rule>,
     pub ignore_failures: bool,
     pub namespace_selector: Selector,
@@ -78,54 +68,28 @@ pub struct Hook {
     /// `sideEffects` is `None` or `NoneOnDryRun`: the webhook may be called on a dry run.
     pub dry_run_safe: bool,
     pub timeout: Duration,
-    pub target: Target,
-    /// The name the server's certificate must hold when it differs from the URL's host (a service's
-    /// `<name>.<namespace>.svc`).
-    pub server_name: Option<String>,
     /// A mutating configuration's webhook (only those may answer with a patch).
     pub mutating: bool,
     /// `reinvocationPolicy: IfNeeded`: called once more when a later webhook changed the object.
     pub reinvoke: bool,
-    pub tls: Result<Tls, String>,
     /// `matchConditions`: CEL that must all hold for the webhook to be called.
     pub conditions: Vec<(String, Expression)>,
 }
 
 impl Hook {
     fn parse(webhook: &Value, space: &SpaceName, mutating: bool) -> Hook {
-        use base64::Engine;
         let selector = |key: &str| webhook.get(key).map(|s| Selector::parse(s).unwrap_or_default()).unwrap_or_default();
-        let client = webhook.get("clientConfig").unwrap_or(&Value::Null);
-        let bundle = client.get("caBundle").and_then(Value::as_str).unwrap_or_default();
-        let bundle = base64::engine::general_purpose::STANDARD.decode(bundle).unwrap_or_default();
-        let target = match (client.get("url").and_then(Value::as_str), client.get("service")) {
-            (Some(url), _) => config::check_url(url).map(Target::Url).unwrap_or_else(|why| Target::Broken(why.into())),
-            (None, Some(service)) => Target::Service {
-                namespace: text(service, "namespace").to_owned(),
-                name: text(service, "name").to_owned(),
-                port: service.get("port").and_then(Value::as_u64).and_then(|p| u16::try_from(p).ok()).unwrap_or(443),
-                path: service.get("path").and_then(Value::as_str).unwrap_or("/").to_owned(),
-            },
-            (None, None) => Target::Broken("no url or service".into()),
-        };
-        let server_name = match &target {
-            Target::Service { namespace, name, .. } => Some(format!("{name}.{namespace}.svc")),
-            _ => None,
-        };
         Hook {
-            server_name,
+            endpoint: Endpoint::parse(webhook.get("clientConfig").unwrap_or(&Value::Null), space),
             mutating,
             reinvoke: mutating && text(webhook, "reinvocationPolicy") == "IfNeeded",
             name: text(webhook, "name").to_owned(),
-            space: space.clone(),
             rules: webhook.get("rules").and_then(Value::as_array).map(|r| r.iter().map(Rule::parse).collect()).unwrap_or_default(),
             ignore_failures: text(webhook, "failurePolicy") == "Ignore",
             namespace_selector: selector("namespaceSelector"),
             object_selector: selector("objectSelector"),
             dry_run_safe: matches!(text(webhook, "sideEffects"), "None" | "NoneOnDryRun"),
             timeout: Duration::from_secs(webhook.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(10).clamp(1, 30)),
-            target,
-            tls: Tls::new(&bundle),
             conditions: webhook.get("matchConditions").and_then(Value::as_array).into_iter().flatten()
                 .map(|c| (text(c, "name").to_owned(), Expression::new(text(c, "expression")))).collect(),
         }

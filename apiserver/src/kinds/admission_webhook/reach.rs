@@ -89,19 +89,16 @@ impl Reach {
 
     /// The causes for webhooks of a configuration in `space` whose URL is a literal address they may not call.
     pub fn check_configuration(&self, space: &SpaceName, object: &Value) -> Vec<Cause> {
-        if space.is_system() {
-            return Vec::new();
-        }
         let webhooks = object.get("webhooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        webhooks.iter().enumerate().filter_map(|(i, webhook)| {
-            let text = webhook.pointer("/clientConfig/url").and_then(Value::as_str)?;
-            self.check_url(space, format!("webhooks[{i}].clientConfig.url"), text)
-        }).collect()
+        let urls = webhooks.iter().enumerate().filter_map(|(i, webhook)| {
+            webhook.pointer("/clientConfig/url").and_then(Value::as_str).and_then(|url| self.check_url(space, &format!("webhooks[{i}].clientConfig.url"), url))
+        });
+        urls.collect()
     }
 
-    /// The cause when `text`, a URL a tenant's space asks the server to call (a webhook's, an issuer's), is a
-    /// literal address it may not call.
-    pub fn check_url(&self, space: &SpaceName, field: String, text: &str) -> Option<Cause> {
+    /// The cause when `text` (at `field`), a URL a tenant's space asks the server to call (a webhook's, an issuer's),
+    /// is a literal address it may not call.
+    pub fn check_url(&self, space: &SpaceName, field: &str, text: &str) -> Option<Cause> {
         if space.is_system() {
             return None;
         }
