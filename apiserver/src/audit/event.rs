@@ -236,7 +236,7 @@ pub(crate) mod tests {
     const RECEIVED_MICROS: i64 = 1_795_341_600_123_456;
 
     fn alice() -> UserInfo {
-        UserInfo { name: "alice".to_owned(), uid: "u-1".to_owned(), groups: vec!["dev".to_owned(), "system:authenticated".to_owned()], tenant: Some("t1".to_owned()), cluster: None }
+        UserInfo { name: "alice".to_owned(), uid: "u-1".to_owned(), groups: vec!["dev".to_owned(), "system:authenticated".to_owned()], tenant: Some("t1".to_owned()), cluster: None, extra: Default::default() }
     }
 
     /// A GET of pod `default/web` in tenant t1 (the writer's tests in `audit.rs` use it too).
@@ -360,7 +360,7 @@ pub(crate) mod tests {
 
     #[test]
     fn impersonated_request_logs_both_identities() {
-        let admin = UserInfo { name: "admin".to_owned(), uid: String::new(), groups: vec!["system:masters".to_owned()], tenant: None, cluster: None };
+        let admin = UserInfo { name: "admin".to_owned(), uid: String::new(), groups: vec!["system:masters".to_owned()], tenant: None, cluster: None, extra: Default::default() };
         let target = alice();
         let request = AuditRequest { impersonator: Some(&admin), ..pod_get(Some(&target)) };
         let event = check(Level::Metadata, Stage::ResponseComplete, &request, &AuditOutcome { code: 200, ..AuditOutcome::default() });

@@ -295,7 +295,7 @@ impl Caller {
             Target::Broken(why) => return Err(format!("failed to call webhook: {why}")),
         };
         let allowed = |address| self.reach.may_call(&hook.space, address);
-        let call = Call { url: &url, tls, body, timeout: hook.timeout, allowed: &allowed, server_name: hook.server_name.as_deref() };
+        let call = Call { url: &url, tls, body, timeout: hook.timeout, allowed: &allowed, server_name: hook.server_name.as_deref(), bearer: None };
         outbound::post_json(call).await.map_err(|e| e.to_string())
     }
 

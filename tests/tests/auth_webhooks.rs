@@ -1,0 +1,178 @@
+//! The platform's token webhook (`--authentication-token-webhook-config-file`, TokenReview) and authorization
+//! webhook (`--authorization-mode RBAC,Webhook`, SubjectAccessReview), against a real HTTPS hook (`hook.rs`)
+//! through kubectl 1.32 and curl: who a webhook user is, what the reviews carry, the caches, a hook that is down
+//! or answers garbage, tenants kept apart whatever the hook allows, and files that are not kubeconfigs.
+
+#[path = "auth_webhooks/hook.rs"]
+mod hook;
+
+use hook::{Hook, Mode};
+use kspaces_tests::{create_tenant, curl, grant, refused_start, token_file, token_kubeconfig, Http, Kubectl, Server};
+use serde_json::{json, Value};
+
+/// The TokenReviews the hook got for `token`.
+fn reviews_of(hook: &Hook, token: &str) -> usize {
+    hook.log().iter().filter(|entry| entry["spec"]["token"] == token).count()
+}
+
+#[test]
+fn token_webhook_users_are_who_the_webhook_says_and_failures_are_401() {
+    let hook = Hook::start(|spec| match spec["token"].as_str() {
+        Some("jane-token") => json!({"authenticated": true, "user": {"username": "jane", "uid": "u-1", "groups": ["dev"],
+            "extra": {"kspaces.io/tenant": ["t-a"], "example.com/scope": ["read", "write"]}}}),
+        _ => json!({"authenticated": false, "error": "unknown token"}),
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = hook.kubeconfig(dir.path(), "authn", Some("hook-secret"));
+    let tokens = token_file(&["static-token,sam,2,\"\",,t-a"]);
+    let server = Server::start_with(&["--authentication-token-webhook-config-file", config.to_str().expect("utf-8"),
+        "--token-auth-file", tokens.path().to_str().expect("utf-8")]);
+    create_tenant(&server.kubectl(), "t-a");
+
+    let jane = Kubectl::new(&token_kubeconfig(&server, "jane-token"));
+    let whoami: Value = serde_json::from_str(&jane.ok(&["auth", "whoami", "-o", "json"])).expect("whoami prints JSON");
+    let user = &whoami["status"]["userInfo"];
+    assert_eq!(user["username"], "jane", "{whoami}");
+    assert_eq!(user["uid"], "u-1", "{whoami}");
+    assert_eq!(user["groups"], json!(["dev", "system:authenticated"]), "{whoami}");
+    assert_eq!(user["extra"], json!({"kspaces.io/tenant": ["t-a"], "example.com/scope": ["read", "write"]}), "{whoami}");
+    let table = jane.ok(&["auth", "whoami"]);
+    assert!(table.contains("jane") && table.contains("example.com/scope"), "kubectl's table shows the extra: {table}");
+    // Jane is t-a's: her short paths reach t-a's space (RBAC there refuses her: she has no binding).
+    let refused = jane.fails(&["get", "configmaps", "-n", "default"]);
+    assert!(refused.contains("User \"jane\" cannot list resource \"configmaps\""), "{refused}");
+
+    let log = hook.log();
+    let first = log.iter().find(|entry| entry["spec"]["token"] == "jane-token").expect("the hook was asked about jane's token");
+    assert_eq!(first["authorization"], "Bearer hook-secret", "the kubeconfig's token is sent: {first}");
+    assert!(first["spec"]["audiences"].is_array(), "{first}");
+    assert_eq!(reviews_of(&hook, "jane-token"), 1, "later requests within the TTL are answered from the cache: {log:?}");
+
+    let (code, body) = curl(&server, Http::One, Some("who-knows"), "GET", "/api", None);
+    assert_eq!(code, 401, "{body}");
+    assert_eq!(reviews_of(&hook, "who-knows"), 1);
+    // The static token is the token file's: the hook is asked only about tokens no other authenticator accepts.
+    let sam = Kubectl::new(&token_kubeconfig(&server, "static-token"));
+    assert!(sam.ok(&["auth", "whoami"]).contains("sam"));
+    assert_eq!(reviews_of(&hook, "static-token"), 0);
+
+    hook.set_mode(Mode::Down);
+    let (code, body) = curl(&server, Http::One, Some("down-token"), "GET", "/api", None);
+    assert_eq!(code, 401, "a hook that is down authenticates nobody: {body}");
+    assert!(sam.ok(&["auth", "whoami"]).contains("sam"), "other credentials keep working");
+    assert!(server.kubectl().ok(&["get", "namespaces"]).contains("default"));
+    hook.set_mode(Mode::Garbage);
+    let (code, body) = curl(&server, Http::One, Some("garbage-token"), "GET", "/api", None);
+    assert_eq!(code, 401, "an answer that is not a TokenReview authenticates nobody: {body}");
+    assert_eq!(reviews_of(&hook, "garbage-token"), 1);
+    // Failures are not remembered: the hook back up is asked again.
+    hook.set_mode(Mode::Answer);
+    let (code, body) = curl(&server, Http::One, Some("garbage-token"), "GET", "/api", None);
+    assert_eq!((code, reviews_of(&hook, "garbage-token")), (401, 2), "{body}");
+}
+
+/// The SubjectAccessReviews the hook got from `user`, for `resource`.
+fn asked(hook: &Hook, user: &str, resource: &str) -> Vec<Value> {
+    hook.log().into_iter().map(|entry| entry["spec"].clone())
+        .filter(|spec| spec["user"] == user && spec["resourceAttributes"]["resource"] == resource).collect()
+}
+
+#[test]
+fn authorization_webhook_is_asked_after_rbac_and_never_crosses_tenants() {
+    let hook = Hook::start(|spec| {
+        let resource = spec["resourceAttributes"]["resource"].as_str().unwrap_or_default();
+        match spec["user"].as_str().unwrap_or_default() {
+            "alice" if resource == "configmaps" => json!({"allowed": true, "reason": "alice may read configmaps"}),
+            "bob" => json!({"allowed": false, "denied": true, "reason": "bob is on leave"}),
+            "carol" => json!({"allowed": true}),
+            _ => json!({"allowed": false}),
+        }
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = hook.kubeconfig(dir.path(), "authz", None);
+    let tokens = token_file(&["alice-token,alice,10,\"\",,t-a", "bob-token,bob,11,\"\",,t-a", "carol-token,carol,12,\"\",,t-b"]);
+    let server = Server::start_with(&["--authorization-mode", "RBAC,Webhook", "--authorization-webhook-config-file", config.to_str().expect("utf-8"),
+        "--token-auth-file", tokens.path().to_str().expect("utf-8")]);
+    let system = server.kubectl();
+    create_tenant(&system, "t-a");
+    create_tenant(&system, "t-b");
+
+    // RBAC gives alice nothing; the webhook allows her configmaps.
+    let alice = Kubectl::new(&token_kubeconfig(&server, "alice-token"));
+    alice.ok(&["create", "configmap", "from-alice", "-n", "default"]);
+    assert!(alice.ok(&["get", "configmaps", "-n", "default"]).contains("from-alice"));
+    let reviews = asked(&hook, "alice", "configmaps");
+    let list = reviews.iter().find(|spec| spec["resourceAttributes"]["verb"] == "list").expect("the list was asked about");
+    assert_eq!(list["resourceAttributes"], json!({"namespace": "default", "verb": "list", "version": "v1", "resource": "configmaps"}), "{list}");
+    assert_eq!(list["uid"], "10", "{list}");
+    assert_eq!(list["extra"]["kspaces.io/tenant"], json!(["t-a"]), "the review names the tenant: {list}");
+    assert_eq!(list["extra"]["kspaces.io/space"], json!(["root:t-a"]), "and the workspace: {list}");
+    assert!(list["groups"].as_array().is_some_and(|g| g.contains(&json!("system:authenticated"))), "{list}");
+    assert!(hook.log().iter().all(|entry| entry["clientCertificate"] == true), "the kubeconfig's client certificate is presented");
+    // Allowed within the TTL: the second identical request is not sent.
+    let before = asked(&hook, "alice", "configmaps").len();
+    alice.ok(&["get", "configmaps", "-n", "default"]);
+    assert_eq!(asked(&hook, "alice", "configmaps").len(), before, "answered from the cache");
+    // No opinion from the webhook, nothing from RBAC: 403.
+    let refused = alice.fails(&["get", "secrets", "-n", "default"]);
+    assert!(refused.contains("Forbidden") && refused.contains("cannot list resource \"secrets\""), "{refused}");
+    // What RBAC allows is not asked about.
+    grant(&system, "t-a", "default", "view", "alice");
+    alice.ok(&["get", "pods", "-n", "default"]);
+    assert!(asked(&hook, "alice", "pods").is_empty(), "{:?}", hook.log());
+
+    // A definite no, with the webhook's reason.
+    let bob = Kubectl::new(&token_kubeconfig(&server, "bob-token"));
+    let refused = bob.fails(&["get", "configmaps", "-n", "default"]);
+    assert!(refused.contains("bob is on leave"), "{refused}");
+
+    // Carol (t-b), whom the webhook allows everything, still cannot reach t-a: tenancy refuses her first.
+    let carol = Kubectl::new(&token_kubeconfig(&server, "carol-token"));
+    carol.ok(&["get", "configmaps", "-n", "default"]);
+    for path in ["/api/v1/tenants/t-a/namespaces/default/configmaps", "/clusters/root:t-a/api/v1/namespaces/default/configmaps",
+        "/api/v1/tenants/t-a/namespaces/default/configmaps/from-alice"] {
+        let (code, body) = curl(&server, Http::One, Some("carol-token"), "GET", path, None);
+        assert!(code == 403 || code == 404, "GET {path} as carol: {code} {body}");
+        assert!(!body.contains("\"kind\":\"ConfigMap"), "{body}");
+    }
+    let (code, body) = curl(&server, Http::One, Some("carol-token"), "DELETE", "/api/v1/tenants/t-a/namespaces/default/configmaps/from-alice", None);
+    assert!(code == 403 || code == 404, "{code} {body}");
+    let carols = asked(&hook, "carol", "configmaps");
+    assert!(!carols.is_empty() && carols.iter().all(|spec| spec["extra"]["kspaces.io/tenant"] == json!(["t-b"])
+        && spec["extra"]["kspaces.io/space"] == json!(["root:t-b"])), "the webhook was only ever asked about t-b: {:?}", hook.log());
+    assert!(alice.ok(&["get", "configmaps", "-n", "default"]).contains("from-alice"), "t-a's configmap is still there");
+
+    // A hook that is down or answers garbage: 403 with the failure, never 500; RBAC's allows keep working.
+    hook.set_mode(Mode::Down);
+    let refused = alice.fails(&["get", "configmaps", "-n", "kube-system"]);
+    assert!(refused.contains("Forbidden") && refused.contains("authorization webhook"), "{refused}");
+    hook.set_mode(Mode::Garbage);
+    let refused = alice.fails(&["get", "configmaps", "-n", "kube-public"]);
+    assert!(refused.contains("Forbidden") && refused.contains("not a SubjectAccessReview"), "{refused}");
+    assert!(system.ok(&["get", "namespaces"]).contains("default"));
+}
+
+#[test]
+fn webhook_files_that_are_not_kubeconfigs_stop_the_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("missing.kubeconfig");
+    let missing = missing.to_str().expect("utf-8");
+    let not_kubeconfig = dir.path().join("tokens.csv");
+    std::fs::write(&not_kubeconfig, "token,user,uid\n").expect("write");
+    let not_kubeconfig = not_kubeconfig.to_str().expect("utf-8");
+    let data = |name: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(&path).expect("data dir");
+        path
+    };
+    let stderr = refused_start(&data("a"), &["--authentication-token-webhook-config-file", missing]);
+    assert!(stderr.contains("--authentication-token-webhook-config-file") && stderr.contains("missing.kubeconfig"), "{stderr}");
+    let stderr = refused_start(&data("b"), &["--authentication-token-webhook-config-file", not_kubeconfig]);
+    assert!(stderr.contains("not a kubeconfig"), "{stderr}");
+    let stderr = refused_start(&data("c"), &["--authorization-mode", "RBAC,Webhook", "--authorization-webhook-config-file", not_kubeconfig]);
+    assert!(stderr.contains("--authorization-webhook-config-file") && stderr.contains("not a kubeconfig"), "{stderr}");
+    let stderr = refused_start(&data("d"), &["--authorization-mode", "RBAC,Webhook"]);
+    assert!(stderr.contains("needs --authorization-webhook-config-file"), "{stderr}");
+    let stderr = refused_start(&data("e"), &["--authentication-token-webhook-version", "v1beta1"]);
+    assert!(stderr.contains("only v1 is supported"), "{stderr}");
+}
