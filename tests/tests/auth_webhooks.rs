@@ -176,3 +176,28 @@ fn webhook_files_that_are_not_kubeconfigs_stop_the_server() {
     let stderr = refused_start(&data("e"), &["--authentication-token-webhook-version", "v1beta1"]);
     assert!(stderr.contains("only v1 is supported"), "{stderr}");
 }
+
+#[test]
+fn webhook_answers_are_asked_again_once_their_ttl_has_passed() {
+    let hook = Hook::start(|spec| match spec.get("token") {
+        Some(_) => json!({"authenticated": true, "user": {"username": "jane", "extra": {"kspaces.io/tenant": ["t-a"]}}}),
+        None => json!({"allowed": false, "reason": "not today"}),
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let authn = hook.kubeconfig(dir.path(), "authn", Some("hook-secret"));
+    let authz = hook.kubeconfig(dir.path(), "authz", Some("hook-secret"));
+    let server = Server::start_with(&["--authentication-token-webhook-config-file", authn.to_str().expect("utf-8"),
+        "--authentication-token-webhook-cache-ttl", "3s", "--authorization-mode", "RBAC,Webhook",
+        "--authorization-webhook-config-file", authz.to_str().expect("utf-8"), "--authorization-webhook-cache-unauthorized-ttl", "3s"]);
+    create_tenant(&server.kubectl(), "t-a");
+    let list = || curl(&server, Http::One, Some("jane-token"), "GET", "/api/v1/namespaces/default/secrets", None);
+    let secrets = || asked(&hook, "jane", "secrets").len();
+    let (code, body) = list();
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains("not today"), "{body}");
+    list();
+    assert_eq!((reviews_of(&hook, "jane-token"), secrets()), (1, 1), "within the TTLs, from the caches");
+    std::thread::sleep(std::time::Duration::from_millis(3300));
+    assert_eq!(list().0, 403);
+    assert_eq!((reviews_of(&hook, "jane-token"), secrets()), (2, 2), "past them, asked again");
+}
