@@ -25,8 +25,9 @@ fn token_webhook_users_are_who_the_webhook_says_and_failures_are_401() {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = hook.kubeconfig(dir.path(), "authn", Some("hook-secret"));
     let tokens = token_file(&["static-token,sam,2,\"\",,t-a"]);
+    let audit = dir.path().join("audit.log");
     let server = Server::start_with(&["--authentication-token-webhook-config-file", config.to_str().expect("utf-8"),
-        "--token-auth-file", tokens.path().to_str().expect("utf-8")]);
+        "--token-auth-file", tokens.path().to_str().expect("utf-8"), "--audit-log-path", audit.to_str().expect("utf-8")]);
     create_tenant(&server.kubectl(), "t-a");
 
     let jane = Kubectl::new(&token_kubeconfig(&server, "jane-token"));
@@ -41,6 +42,12 @@ fn token_webhook_users_are_who_the_webhook_says_and_failures_are_401() {
     // Jane is t-a's: her short paths reach t-a's space (RBAC there refuses her: she has no binding).
     let refused = jane.fails(&["get", "configmaps", "-n", "default"]);
     assert!(refused.contains("User \"jane\" cannot list resource \"configmaps\""), "{refused}");
+
+    // The audit log names her as kube's does, extra included.
+    let logged = std::fs::read_to_string(&audit).expect("audit log");
+    let event: Value = logged.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|event| event["user"]["username"] == "jane").expect("an audit event of jane's");
+    assert_eq!(event["user"]["extra"]["example.com/scope"], json!(["read", "write"]), "{event}");
 
     let log = hook.log();
     let first = log.iter().find(|entry| entry["spec"]["token"] == "jane-token").expect("the hook was asked about jane's token");

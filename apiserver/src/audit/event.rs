@@ -49,7 +49,7 @@ pub(crate) struct Event<'a> {
     annotations: BTreeMap<&'static str, &'a str>,
 }
 
-/// `authentication.k8s.io/v1` UserInfo. kspaces identities carry no `extra`, so it is never written.
+/// `authentication.k8s.io/v1` UserInfo; `extra` is what a token webhook said (none for other identities).
 #[derive(Debug, Serialize)]
 struct User<'a> {
     username: &'a str,
@@ -57,6 +57,8 @@ struct User<'a> {
     uid: &'a str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     groups: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra: Option<&'a std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -141,8 +143,9 @@ impl<'a> Event<'a> {
 impl<'a> User<'a> {
     fn of(user: Option<&'a UserInfo>) -> User<'a> {
         match user {
-            Some(user) => User { username: &user.name, uid: &user.uid, groups: user.groups.iter().map(String::as_str).collect() },
-            None => User { username: ANONYMOUS, uid: "", groups: vec![UNAUTHENTICATED] },
+            Some(user) => User { username: &user.name, uid: &user.uid, groups: user.groups.iter().map(String::as_str).collect(),
+                extra: Some(&user.extra).filter(|extra| !extra.is_empty()) },
+            None => User { username: ANONYMOUS, uid: "", groups: vec![UNAUTHENTICATED], extra: None },
         }
     }
 }
