@@ -132,6 +132,10 @@ fn authorization_webhook_is_asked_after_rbac_and_never_crosses_tenants() {
     let bob = Kubectl::new(&token_kubeconfig(&server, "bob-token"));
     let refused = bob.fails(&["get", "configmaps", "-n", "default"]);
     assert!(refused.contains("bob is on leave"), "{refused}");
+    // kubectl auth can-i agrees: access reviews ask the webhook as requests do.
+    assert_eq!(alice.ok(&["auth", "can-i", "delete", "configmaps", "-n", "default"]).trim(), "yes");
+    let answer = bob.run(&["auth", "can-i", "delete", "configmaps", "-n", "default"]);
+    assert_eq!(String::from_utf8_lossy(&answer.stdout), "no - bob is on leave\n", "kubectl prints the webhook's reason");
 
     // Carol (t-b), whom the webhook allows everything, still cannot reach t-a: tenancy refuses her first.
     let carol = Kubectl::new(&token_kubeconfig(&server, "carol-token"));
@@ -207,4 +211,22 @@ fn webhook_answers_are_asked_again_once_their_ttl_has_passed() {
     std::thread::sleep(std::time::Duration::from_millis(3300));
     assert_eq!(list().0, 403);
     assert_eq!((reviews_of(&hook, "jane-token"), secrets()), (2, 2), "past them, asked again");
+}
+
+#[test]
+fn a_webhook_user_naming_no_tenant_gets_the_default_one_and_reserved_tenants_are_refused() {
+    let hook = Hook::start(|spec| match spec["token"].as_str() {
+        Some("ted-token") => json!({"authenticated": true, "user": {"username": "ted"}}),
+        Some("users-token") => json!({"authenticated": true, "user": {"username": "mallory", "extra": {"kspaces.io/tenant": ["users"]}}}),
+        _ => json!({"authenticated": false}),
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = hook.kubeconfig(dir.path(), "authn", None);
+    let server = Server::start_with(&["--authentication-token-webhook-config-file", config.to_str().expect("utf-8"), "--default-tenant", "t-d"]);
+    let ted = Kubectl::new(&token_kubeconfig(&server, "ted-token"));
+    let whoami: Value = serde_json::from_str(&ted.ok(&["auth", "whoami", "-o", "json"])).expect("whoami prints JSON");
+    assert_eq!(whoami["status"]["userInfo"]["extra"], json!({"kspaces.io/tenant": ["t-d"]}), "{whoami}");
+    assert!(hook.log().iter().all(|entry| entry["authorization"].is_null() && entry["clientCertificate"] == true));
+    let (code, body) = curl(&server, Http::One, Some("users-token"), "GET", "/api", None);
+    assert_eq!(code, 401, "a reserved tenant is refused as for every credential: {body}");
 }
