@@ -146,7 +146,8 @@ impl Authorizer {
         user.groups = user.groups.iter().map(|g| format!("{BINDING_PREFIX}{g}")).collect();
         user.cluster = None;
         let prefixed = Caller { user, tenant: None, system: false };
-        self.authorize(&prefixed, &space, attributes).await.map(Some)
+        // kcp's policy is the export workspace's RBAC: the webhook is not asked about the prefixed caller.
+        self.decide(&prefixed, &space, attributes, "", false).await.map(Some)
     }
 
     /// True if some mode evaluates RBAC (reviews and escalation checks then mean something).
@@ -161,13 +162,18 @@ impl Authorizer {
 
     /// `authorize`, for a request that names the API version (which a webhook is told).
     pub async fn authorize_version(&self, caller: &Caller, space: &SpaceName, attributes: &Attributes, version: &str) -> ApiResult<Decision> {
+        self.decide(caller, space, attributes, version, true).await
+    }
+
+    /// Each mode in order (the `Webhook` mode only when `ask_webhook`).
+    async fn decide(&self, caller: &Caller, space: &SpaceName, attributes: &Attributes, version: &str, ask_webhook: bool) -> ApiResult<Decision> {
         let mut refusal = String::new();
         for mode in &self.modes {
             let decision = match mode {
                 AuthorizationMode::AlwaysAllow => Decision { allowed: true, reason: String::new() },
                 AuthorizationMode::Rbac => self.judge(caller, space).await?.decide(&subject(caller, space), attributes),
                 AuthorizationMode::Webhook => {
-                    let Some(webhook) = self.webhook.get() else { continue };
+                    let Some(webhook) = self.webhook.get().filter(|_| ask_webhook) else { continue };
                     let path = self.source.tree.cluster(space).map(|node| node.path);
                     let question = webhook::Question { user: &caller.user, tenant: caller.tenant.as_deref(),
                         space: path.as_deref().unwrap_or(space.as_str()), attributes, version };

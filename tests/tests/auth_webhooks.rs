@@ -6,8 +6,10 @@
 #[path = "auth_webhooks/hook.rs"]
 mod hook;
 
+use std::time::Duration;
+
 use hook::{Hook, Mode};
-use kspaces_tests::{create_tenant, curl, grant, refused_start, token_file, token_kubeconfig, Http, Kubectl, Server};
+use kspaces_tests::{create_tenant, curl, eventually, grant, refused_start, token_file, token_kubeconfig, Http, Kubectl, Server};
 use serde_json::{json, Value};
 
 /// The TokenReviews the hook got for `token`.
@@ -208,7 +210,7 @@ fn webhook_answers_are_asked_again_once_their_ttl_has_passed() {
     assert!(body.contains("not today"), "{body}");
     list();
     assert_eq!((reviews_of(&hook, "jane-token"), secrets()), (1, 1), "within the TTLs, from the caches");
-    std::thread::sleep(std::time::Duration::from_millis(3300));
+    std::thread::sleep(Duration::from_millis(3300));
     assert_eq!(list().0, 403);
     assert_eq!((reviews_of(&hook, "jane-token"), secrets()), (2, 2), "past them, asked again");
 }
@@ -229,4 +231,58 @@ fn a_webhook_user_naming_no_tenant_gets_the_default_one_and_reserved_tenants_are
     assert!(hook.log().iter().all(|entry| entry["authorization"].is_null() && entry["clientCertificate"] == true));
     let (code, body) = curl(&server, Http::One, Some("users-token"), "GET", "/api", None);
     assert_eq!(code, 401, "a reserved tenant is refused as for every credential: {body}");
+}
+
+#[test]
+fn an_exports_maximal_permission_policy_is_its_workspaces_rbac_only() {
+    let hook = Hook::start(|_| json!({"allowed": true, "reason": "the hook allows everything"}));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = hook.kubeconfig(dir.path(), "authz", None);
+    let tokens = token_file(&["dana-token,dana,20,\"\",,t-a"]);
+    let server = Server::start_with(&["--authorization-mode", "RBAC,Webhook", "--authorization-webhook-config-file", config.to_str().expect("utf-8"),
+        "--token-auth-file", tokens.path().to_str().expect("utf-8")]);
+    create_tenant(&server.kubectl(), "t-a");
+    let call = |method: &str, path: &str, body: Option<Value>| {
+        let (code, text) = curl(&server, Http::One, Some("dana-token"), method, path, body.map(|b| b.to_string()).as_deref());
+        (code, serde_json::from_str::<Value>(&text).unwrap_or(Value::Null))
+    };
+    let wait = |path: &str, ready: &dyn Fn(&Value) -> bool| {
+        let mut last = Value::Null;
+        assert!(eventually(Duration::from_secs(20), || {
+            last = call("GET", path, None).1;
+            ready(&last)
+        }), "{path}: {last}");
+    };
+    for name in ["mpp-provider", "mpp-consumer"] {
+        let workspace = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": {"name": name},
+            "spec": {"type": {"name": "universal", "path": "root"}}});
+        assert_eq!(call("POST", "/clusters/root:t-a/apis/tenancy.kcp.io/v1alpha1/workspaces", Some(workspace)).0, 201);
+        wait(&format!("/clusters/root:t-a/apis/tenancy.kcp.io/v1alpha1/workspaces/{name}"), &|w| w["status"]["phase"] == "Ready");
+    }
+    let apis = |path: &str, rest: &str| format!("/clusters/root:t-a:{path}/apis/apis.kcp.io/v1alpha1/{rest}");
+    let schema = json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIResourceSchema", "metadata": {"name": "v1.widgets.example.io"},
+        "spec": {"group": "example.io", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"type": "object"}}]}});
+    let export = json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIExport", "metadata": {"name": "widgets"},
+        "spec": {"latestResourceSchemas": ["v1.widgets.example.io"], "maximalPermissionPolicy": {"local": {}}}});
+    assert_eq!(call("POST", &apis("mpp-provider", "apiresourceschemas"), Some(schema)).0, 201);
+    assert_eq!(call("POST", &apis("mpp-provider", "apiexports"), Some(export)).0, 201);
+    wait(&apis("mpp-provider", "apiexports/widgets"), &|e| e["status"]["identityHash"].as_str().is_some_and(|h| !h.is_empty()));
+    let binding = json!({"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIBinding", "metadata": {"name": "widgets"},
+        "spec": {"reference": {"export": {"path": "root:t-a:mpp-provider", "name": "widgets"}}}});
+    assert_eq!(call("POST", &apis("mpp-consumer", "apibindings"), Some(binding)).0, 201);
+    wait(&apis("mpp-consumer", "apibindings/widgets"), &|b| b["status"]["phase"] == "Bound");
+
+    // The provider's RBAC grants the prefixed caller nothing: refused, whatever the webhook would have said.
+    let widgets = "/clusters/root:t-a:mpp-consumer/apis/example.io/v1/namespaces/default/widgets";
+    let mut answer = (0, Value::Null);
+    assert!(eventually(Duration::from_secs(20), || {
+        answer = call("GET", widgets, None);
+        answer.0 != 404
+    }), "{answer:?}");
+    assert_eq!(answer.0, 403, "{answer:?}");
+    assert!(answer.1["message"].as_str().unwrap_or_default().contains("maximal permission policy"), "{answer:?}");
+    assert!(hook.log().iter().all(|entry| !entry["spec"]["user"].as_str().unwrap_or_default().starts_with("apis.kcp.io:binding:")),
+        "the webhook is never asked about the prefixed caller: {:?}", hook.log());
 }
