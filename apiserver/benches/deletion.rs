@@ -53,7 +53,7 @@ async fn run(rounds: usize, size: usize) {
     tokio::task::spawn_local(controller.run(Duration::from_millis(200)));
 
     let t1 = SpaceName::new("t1").unwrap_or_else(|e| panic!("{e}"));
-    let user = UserInfo { name: "admin".into(), uid: String::new(), groups: vec!["system:authenticated".into()], tenant: Some("t1".into()), cluster: None };
+    let user = UserInfo { name: "admin".into(), uid: String::new(), groups: vec!["system:authenticated".into()], tenant: Some("t1".into()), cluster: None, extra: Default::default() };
     let caller = Arc::new(kspaces_apiserver::tenancy::caller(user, None));
     let write = WriteContext { caller: Some(caller.clone()), ..WriteContext::update("kubectl-create", "", false) };
     let workspaces = row("tenancy.kcp.io", "Workspace");

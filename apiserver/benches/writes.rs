@@ -66,7 +66,7 @@ async fn run(rounds: usize, only: &str) {
     let core = core_with_t1(store).await;
     let row = |group: &str, kind: &str| core.resources.by_kind(group, kind).cloned().unwrap_or_else(|| panic!("no {kind}"));
     let t1 = SpaceName::new("t1").unwrap_or_else(|e| panic!("{e}"));
-    let user = UserInfo { name: "admin".into(), uid: String::new(), groups: vec!["system:authenticated".into()], tenant: Some("t1".into()), cluster: None };
+    let user = UserInfo { name: "admin".into(), uid: String::new(), groups: vec!["system:authenticated".into()], tenant: Some("t1".into()), cluster: None, extra: Default::default() };
     let caller = Arc::new(kspaces_apiserver::tenancy::caller(user, None));
     let write = WriteContext { caller: Some(caller), ..WriteContext::update("kubectl-create", "", false) };
     let configmaps = row("", "ConfigMap");

@@ -1,4 +1,5 @@
-//! Authorization: `--authorization-mode` (RBAC, AlwaysAllow) over one RBAC policy per space.
+//! Authorization: `--authorization-mode` (RBAC, Webhook, AlwaysAllow) over one RBAC policy per space; the webhook
+//! is `webhook`.
 //!
 //! Each space's Roles, ClusterRoles and bindings are read into a `kspaces_authz::policy::SpacePolicy` the first
 //! time a request needs them and kept until one of them is written: the registry tells this module of every
@@ -20,8 +21,10 @@
 //! A service account is itself only in its own space; in another workspace of its tenant it is judged as an
 //! ordinary authenticated user (`UserInfo::in_space`), so a binding for a same-named account there is not its.
 
+pub mod webhook;
+
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use kspaces_authz::policy::{Decision, SpacePolicy};
 use kspaces_authz::rbac::{Attributes, PolicyRule};
@@ -110,6 +113,8 @@ pub struct Authorizer {
     spaces: RwLock<HashMap<SpaceName, Slot>>,
     /// The identity hash of every APIExport with a local maximal permission policy, by (space, export).
     bounded: RwLock<RevisionMap<(SpaceName, String), String>>,
+    /// `--authorization-webhook-config-file`, asked by the `Webhook` mode.
+    webhook: OnceLock<Arc<webhook::AuthorizationWebhook>>,
 }
 
 /// The prefix of the user and groups a maximal permission policy judges (kcp's
@@ -118,7 +123,12 @@ pub const BINDING_PREFIX: &str = "apis.kcp.io:binding:";
 
 impl Authorizer {
     pub fn new(modes: Vec<AuthorizationMode>, source: PolicySource) -> Authorizer {
-        Authorizer { modes, source, spaces: RwLock::new(HashMap::new()), bounded: RwLock::default() }
+        Authorizer { modes, source, spaces: RwLock::new(HashMap::new()), bounded: RwLock::default(), webhook: OnceLock::new() }
+    }
+
+    /// The webhook the `Webhook` mode asks (set once, at startup).
+    pub fn set_webhook(&self, webhook: Arc<webhook::AuthorizationWebhook>) {
+        let _ = self.webhook.set(webhook);
     }
 
     /// The maximal permission policy's verdict on a request for a resource bound under `identity` (`None`: no
@@ -136,7 +146,8 @@ impl Authorizer {
         user.groups = user.groups.iter().map(|g| format!("{BINDING_PREFIX}{g}")).collect();
         user.cluster = None;
         let prefixed = Caller { user, tenant: None, system: false };
-        self.authorize(&prefixed, &space, attributes).await.map(Some)
+        // kcp's policy is the export workspace's RBAC: the webhook is not asked about the prefixed caller.
+        self.decide(&prefixed, &space, attributes, "", false).await.map(Some)
     }
 
     /// True if some mode evaluates RBAC (reviews and escalation checks then mean something).
@@ -146,16 +157,41 @@ impl Authorizer {
 
     /// Decides whether `caller` may do `attributes` in `space`, asking each mode in order.
     pub async fn authorize(&self, caller: &Caller, space: &SpaceName, attributes: &Attributes) -> ApiResult<Decision> {
+        self.authorize_version(caller, space, attributes, "").await
+    }
+
+    /// `authorize`, for a request that names the API version (which a webhook is told).
+    pub async fn authorize_version(&self, caller: &Caller, space: &SpaceName, attributes: &Attributes, version: &str) -> ApiResult<Decision> {
+        self.decide(caller, space, attributes, version, true).await
+    }
+
+    /// Each mode in order (the `Webhook` mode only when `ask_webhook`).
+    async fn decide(&self, caller: &Caller, space: &SpaceName, attributes: &Attributes, version: &str, ask_webhook: bool) -> ApiResult<Decision> {
+        let mut refusal = String::new();
         for mode in &self.modes {
             let decision = match mode {
                 AuthorizationMode::AlwaysAllow => Decision { allowed: true, reason: String::new() },
                 AuthorizationMode::Rbac => self.judge(caller, space).await?.decide(&subject(caller, space), attributes),
+                AuthorizationMode::Webhook => {
+                    let Some(webhook) = self.webhook.get().filter(|_| ask_webhook) else { continue };
+                    let path = self.source.tree.cluster(space).map(|node| node.path);
+                    let question = webhook::Question { user: &caller.user, tenant: caller.tenant.as_deref(),
+                        space: path.as_deref().unwrap_or(space.as_str()), attributes, version };
+                    let verdict = webhook.authorize(&question).await;
+                    if verdict.denied {
+                        return Ok(Decision { allowed: false, reason: verdict.reason });
+                    }
+                    if !verdict.allowed && !verdict.reason.is_empty() {
+                        refusal = verdict.reason.clone();
+                    }
+                    Decision { allowed: verdict.allowed, reason: verdict.reason }
+                }
             };
             if decision.allowed {
                 return Ok(decision);
             }
         }
-        Ok(Decision { allowed: false, reason: String::new() })
+        Ok(Decision { allowed: false, reason: refusal })
     }
 
     /// The rules `caller` holds for `namespace` of `space`, as SelfSubjectRulesReview sees them. `None` means

@@ -437,7 +437,7 @@ async fn authorize(server: &ApiServer, trail: &mut Trail, caller: &Caller, space
     };
     trail.tenant = Some(server.tree.tenant_of(&space));
     let attributes = authorization::attributes(info);
-    let decision = server.authorizer.authorize(caller, &space, &attributes).await?;
+    let decision = server.authorizer.authorize_version(caller, &space, &attributes, &info.version).await?;
     let denied = (!decision.allowed).then(|| authorization::forbidden(&caller.user, &attributes, &decision.reason));
     trail.decision = Some(decision);
     denied.map_or(Ok(()), Err)

@@ -138,7 +138,7 @@ pub struct ServeArgs {
     /// Tenant for users whose credentials name none (created at startup if missing).
     #[arg(long)]
     pub default_tenant: Option<String>,
-    /// Authorizers, in order, comma separated: `RBAC` (default) and `AlwaysAllow`.
+    /// Authorizers, in order, comma separated: `RBAC` (default), `Webhook` and `AlwaysAllow`.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "RBAC", ignore_case = true)]
     pub authorization_mode: Vec<AuthorizationMode>,
     /// `iss` of service-account tokens.
@@ -176,6 +176,29 @@ pub struct ServeArgs {
     /// claim mappings and validation rules), re-read when it changes; not with the `--oidc-*` flags.
     #[arg(long)]
     pub authentication_config: Option<PathBuf>,
+    /// A kubeconfig-format file naming the endpoint asked (TokenReview, `authentication.k8s.io/v1`) about bearer
+    /// tokens no other authenticator accepts.
+    #[arg(long)]
+    pub authentication_token_webhook_config_file: Option<PathBuf>,
+    /// How long the token webhook's answers are remembered.
+    #[arg(long, value_parser = parse_duration, default_value = "2m")]
+    pub authentication_token_webhook_cache_ttl: Duration,
+    /// The TokenReview version sent: `v1` only.
+    #[arg(long, default_value = "v1")]
+    pub authentication_token_webhook_version: String,
+    /// A kubeconfig-format file naming the endpoint the `Webhook` authorization mode asks (SubjectAccessReview,
+    /// `authorization.k8s.io/v1`).
+    #[arg(long)]
+    pub authorization_webhook_config_file: Option<PathBuf>,
+    /// How long the authorization webhook's allows are remembered.
+    #[arg(long, value_parser = parse_duration, default_value = "5m")]
+    pub authorization_webhook_cache_authorized_ttl: Duration,
+    /// How long the authorization webhook's refusals are remembered.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    pub authorization_webhook_cache_unauthorized_ttl: Duration,
+    /// The SubjectAccessReview version sent: `v1` only.
+    #[arg(long, default_value = "v1")]
+    pub authorization_webhook_version: String,
     /// Audiences tokens must name, comma separated; the issuer when empty.
     #[arg(long, value_delimiter = ',')]
     pub api_audiences: Vec<String>,
@@ -255,6 +278,9 @@ pub enum AuthorizationMode {
     Rbac,
     #[value(name = "AlwaysAllow")]
     AlwaysAllow,
+    /// Asks `--authorization-webhook-config-file`'s endpoint.
+    #[value(name = "Webhook")]
+    Webhook,
 }
 
 /// A Go-style duration: a number followed by `h`, `m`, `s` or `ms` (`24h`, `90m`, `3600s`, `500ms`), or bare

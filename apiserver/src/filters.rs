@@ -5,3 +5,4 @@ pub mod authenticate;
 pub mod impersonate;
 pub mod oidc;
 pub mod token_issuer;
+pub mod token_webhook;

@@ -96,6 +96,7 @@ static ANONYMOUS: LazyLock<UserInfo> = LazyLock::new(|| UserInfo {
     groups: vec!["system:unauthenticated".into()],
     tenant: None,
     cluster: None,
+    extra: Default::default(),
 });
 
 /// A request's classification: its schema and level (their UIDs are the response headers).

@@ -1,4 +1,5 @@
-//! Calls the server makes to others' HTTPS endpoints (admission webhooks): one JSON POST over HTTP/1.1, TLS
+//! Calls the server makes to others' HTTPS endpoints (admission webhooks, and the token and authorization webhooks of
+//! a kubeconfig-format file, `kubeconfig`): one JSON POST over HTTP/1.1, TLS
 //! verified against the endpoint's `caBundle`, bounded in time and in the answer's size, to an address the caller
 //! allows. Go's client (and so kube-apiserver) accepts a self-signed certificate that is itself a CA as the
 //! server's certificate when it is in the bundle (kopf serves one); rustls refuses it, so `BundleVerifier` accepts
@@ -15,6 +16,8 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+pub mod kubeconfig;
 
 /// The largest answer read (kube reads a webhook's whole answer; this bounds what one can make the server hold).
 const MAX_ANSWER_BYTES: usize = 8 << 20;
@@ -37,6 +40,12 @@ pub struct Tls(Arc<rustls::ClientConfig>);
 impl Tls {
     /// The settings trusting the PEM certificates of `bundle`, or the system's roots when it is empty.
     pub fn new(bundle: &[u8]) -> Result<Tls, String> {
+        Tls::with_client_certificate(bundle, None)
+    }
+
+    /// The settings trusting `bundle`, presenting `identity` (PEM certificate chain, PEM private key) when asked
+    /// for a client certificate.
+    pub fn with_client_certificate(bundle: &[u8], identity: Option<(&[u8], &[u8])>) -> Result<Tls, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let pinned: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(bundle).filter_map(Result::ok).collect();
         let mut roots = RootCertStore::empty();
@@ -52,12 +61,22 @@ impl Tls {
         }
         let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().map_err(|e| e.to_string())?;
         let verifier = Arc::new(BundleVerifier { inner, pinned, provider: provider.clone() });
-        let config = rustls::ClientConfig::builder_with_provider(provider)
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?
             .dangerous()
-            .with_custom_certificate_verifier(verifier)
-            .with_no_client_auth();
+            .with_custom_certificate_verifier(verifier);
+        let config = match identity {
+            None => builder.with_no_client_auth(),
+            Some((chain, key)) => {
+                let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(chain).filter_map(Result::ok).collect();
+                if chain.is_empty() {
+                    return Err("the client certificate holds no PEM certificate".into());
+                }
+                let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(key).map_err(|e| format!("the client key: {e}"))?;
+                builder.with_client_auth_cert(chain, key).map_err(|e| format!("the client certificate and key: {e}"))?
+            }
+        };
         Ok(Tls(Arc::new(config)))
     }
 }
@@ -72,6 +91,8 @@ pub struct Call<'a> {
     pub allowed: &'a (dyn Fn(SocketAddr) -> bool + Sync),
     /// The name the certificate must hold, when not the URL's host.
     pub server_name: Option<&'a str>,
+    /// Sent as `Authorization: Bearer <token>`.
+    pub bearer: Option<&'a str>,
 }
 
 /// Posts `call.body` as JSON and returns the answer's body (a 2xx answer only), within `call.timeout`.
@@ -109,10 +130,14 @@ async fn post(call: &Call<'_>) -> Result<Vec<u8>, CallError> {
         Some(port) => format!("{}:{port}", call.url.host_str().unwrap_or_default()),
         None => call.url.host_str().unwrap_or_default().to_owned(),
     };
-    let request = http::Request::post(path)
+    let mut request = http::Request::post(path)
         .header(http::header::HOST, authority)
         .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json")
+        .header(http::header::ACCEPT, "application/json");
+    if let Some(token) = call.bearer {
+        request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    let request = request
         .body(Full::new(bytes::Bytes::from(call.body.clone())))
         .map_err(|e| transport(e.to_string()))?;
     let answer = sender.send_request(request).await.map_err(|e| transport(e.to_string()))?;

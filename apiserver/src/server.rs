@@ -58,6 +58,10 @@ pub struct Settings {
     pub issuer: TokenIssuer,
     /// The OIDC issuers whose ID tokens authenticate users (`--oidc-*`).
     pub oidc: Arc<OidcAuthenticator>,
+    /// `--authentication-token-webhook-config-file`.
+    pub token_webhook: Option<Arc<crate::filters::token_webhook::TokenWebhook>>,
+    /// `--authorization-webhook-config-file`.
+    pub authorization_webhook: Option<Arc<crate::authorization::webhook::AuthorizationWebhook>>,
     pub default_tenant: Option<String>,
     pub authorization_modes: Vec<AuthorizationMode>,
     pub auditor: Auditor,
@@ -279,6 +283,9 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.services.set_ranges(settings.service_ranges);
     core.webhook_reach.allow(settings.webhook_cidrs);
+    if let Some(webhook) = settings.authorization_webhook {
+        core.authorizer.set_webhook(webhook);
+    }
     if let Some(ca) = settings.signing_ca {
         core.csr_signer.set(ca);
     }
@@ -336,6 +343,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         tokens: settings.tokens,
         issuer: settings.issuer,
         oidc: settings.oidc,
+        webhook: settings.token_webhook,
         tenants: tenants.clone(),
         tree: tree.clone(),
         reader: registry.reader().clone(),
@@ -405,6 +413,42 @@ fn oidc_authenticator(args: &ServeArgs) -> Result<(OidcAuthenticator, Option<Str
     }
     let issuer = flags.issuer().map_err(ServeError::Config)?;
     Ok((OidcAuthenticator::new(issuer.into_iter().collect()), None))
+}
+
+/// How long a call to the token or authorization webhook may take.
+const AUTH_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The token webhook and the authorization webhook of their kubeconfig-format files (`v1` reviews only).
+#[allow(clippy::type_complexity)]
+fn auth_webhooks(args: &ServeArgs) -> Result<(Option<Arc<crate::filters::token_webhook::TokenWebhook>>,
+    Option<Arc<crate::authorization::webhook::AuthorizationWebhook>>), ServeError> {
+    use crate::outbound::kubeconfig::Endpoint;
+    for (flag, version) in [("--authentication-token-webhook-version", &args.authentication_token_webhook_version),
+        ("--authorization-webhook-version", &args.authorization_webhook_version)] {
+        if version != "v1" {
+            return Err(ServeError::Config(format!("{flag} {version:?}: only v1 is supported")));
+        }
+    }
+    let token = match &args.authentication_token_webhook_config_file {
+        Some(path) => {
+            let endpoint = Endpoint::load("--authentication-token-webhook-config-file", path, AUTH_WEBHOOK_TIMEOUT).map_err(ServeError::Config)?;
+            Some(Arc::new(crate::filters::token_webhook::TokenWebhook::new(endpoint, args.authentication_token_webhook_cache_ttl)))
+        }
+        None => None,
+    };
+    let mode = args.authorization_mode.contains(&AuthorizationMode::Webhook);
+    let authorization = match (&args.authorization_webhook_config_file, mode) {
+        (Some(path), true) => {
+            let endpoint = Endpoint::load("--authorization-webhook-config-file", path, AUTH_WEBHOOK_TIMEOUT).map_err(ServeError::Config)?;
+            Some(Arc::new(crate::authorization::webhook::AuthorizationWebhook::new(endpoint,
+                args.authorization_webhook_cache_authorized_ttl, args.authorization_webhook_cache_unauthorized_ttl)))
+        }
+        (None, false) => None,
+        (None, true) => return Err(ServeError::Config("--authorization-mode Webhook needs --authorization-webhook-config-file".into())),
+        (Some(_), false) => return Err(ServeError::Config(
+            "--authorization-webhook-config-file is used only with Webhook in --authorization-mode (e.g. RBAC,Webhook)".into())),
+    };
+    Ok((token, authorization))
 }
 
 /// Why the server could not start.
@@ -616,11 +660,14 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
     }
     let homes = HomeConfig::new(args.enable_home_workspaces, &args.home_workspaces_root_prefix, args.home_workspaces_bucket_levels,
         args.home_workspaces_bucket_size, args.home_workspaces_home_creator_groups.clone()).map_err(ServeError::Config)?;
+    let (token_webhook, authorization_webhook) = auth_webhooks(&args)?;
     let store = open_store(&args).await?;
     let settings = Settings {
         tokens,
         issuer: service_accounts,
         oidc: oidc.clone(),
+        token_webhook,
+        authorization_webhook,
         default_tenant: args.default_tenant.clone(),
         authorization_modes: args.authorization_mode.clone(),
         auditor,

@@ -203,7 +203,7 @@ mod tests {
     }
 
     fn anonymous() -> UserInfo {
-        UserInfo { name: "system:anonymous".into(), uid: String::new(), groups: vec![UNAUTHENTICATED.into()], tenant: None, cluster: None }
+        UserInfo { name: "system:anonymous".into(), uid: String::new(), groups: vec![UNAUTHENTICATED.into()], tenant: None, cluster: None, extra: Default::default() }
     }
 
     fn request(verb: &str, group: &str, resource: &str, namespace: Option<&str>) -> Attributes {

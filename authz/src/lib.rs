@@ -9,6 +9,8 @@
 //!
 //! `system:masters` is the server's shortcut, not this crate's: a policy only answers from its space's objects.
 
+use std::collections::BTreeMap;
+
 pub mod aggregate;
 pub mod bootstrap;
 pub mod escalation;
@@ -41,6 +43,8 @@ pub struct UserInfo {
     /// A service account's space (logical cluster): it is that service account there only; in any other space
     /// it is judged as `foreign` says.
     pub cluster: Option<String>,
+    /// What the authenticator adds (kube's `user.extra`): a token webhook's `status.user.extra`.
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 /// Who makes a request, as every stage after authentication sees it: the identity (impersonated, when
@@ -63,7 +67,7 @@ impl UserInfo {
         if !groups.iter().any(|g| g == AUTHENTICATED) {
             groups.push(AUTHENTICATED.to_owned());
         }
-        UserInfo { name, uid, groups, tenant, cluster: None }
+        UserInfo { name, uid, groups, tenant, cluster: None, extra: BTreeMap::new() }
     }
 
     pub fn in_group(&self, group: &str) -> bool {
@@ -84,6 +88,7 @@ impl UserInfo {
                     groups: vec![AUTHENTICATED.to_owned()],
                     tenant: self.tenant.clone(),
                     cluster: None,
+                    extra: BTreeMap::new(),
                 })
             }
             _ => std::borrow::Cow::Borrowed(self),

@@ -49,7 +49,7 @@ pub(crate) struct Event<'a> {
     annotations: BTreeMap<&'static str, &'a str>,
 }
 
-/// `authentication.k8s.io/v1` UserInfo. kspaces identities carry no `extra`, so it is never written.
+/// `authentication.k8s.io/v1` UserInfo; `extra` is what a token webhook said (none for other identities).
 #[derive(Debug, Serialize)]
 struct User<'a> {
     username: &'a str,
@@ -57,6 +57,8 @@ struct User<'a> {
     uid: &'a str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     groups: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra: Option<&'a std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -141,8 +143,9 @@ impl<'a> Event<'a> {
 impl<'a> User<'a> {
     fn of(user: Option<&'a UserInfo>) -> User<'a> {
         match user {
-            Some(user) => User { username: &user.name, uid: &user.uid, groups: user.groups.iter().map(String::as_str).collect() },
-            None => User { username: ANONYMOUS, uid: "", groups: vec![UNAUTHENTICATED] },
+            Some(user) => User { username: &user.name, uid: &user.uid, groups: user.groups.iter().map(String::as_str).collect(),
+                extra: Some(&user.extra).filter(|extra| !extra.is_empty()) },
+            None => User { username: ANONYMOUS, uid: "", groups: vec![UNAUTHENTICATED], extra: None },
         }
     }
 }
@@ -236,7 +239,7 @@ pub(crate) mod tests {
     const RECEIVED_MICROS: i64 = 1_795_341_600_123_456;
 
     fn alice() -> UserInfo {
-        UserInfo { name: "alice".to_owned(), uid: "u-1".to_owned(), groups: vec!["dev".to_owned(), "system:authenticated".to_owned()], tenant: Some("t1".to_owned()), cluster: None }
+        UserInfo { name: "alice".to_owned(), uid: "u-1".to_owned(), groups: vec!["dev".to_owned(), "system:authenticated".to_owned()], tenant: Some("t1".to_owned()), cluster: None, extra: Default::default() }
     }
 
     /// A GET of pod `default/web` in tenant t1 (the writer's tests in `audit.rs` use it too).
@@ -360,7 +363,7 @@ pub(crate) mod tests {
 
     #[test]
     fn impersonated_request_logs_both_identities() {
-        let admin = UserInfo { name: "admin".to_owned(), uid: String::new(), groups: vec!["system:masters".to_owned()], tenant: None, cluster: None };
+        let admin = UserInfo { name: "admin".to_owned(), uid: String::new(), groups: vec!["system:masters".to_owned()], tenant: None, cluster: None, extra: Default::default() };
         let target = alice();
         let request = AuditRequest { impersonator: Some(&admin), ..pod_get(Some(&target)) };
         let event = check(Level::Metadata, Stage::ResponseComplete, &request, &AuditOutcome { code: 200, ..AuditOutcome::default() });

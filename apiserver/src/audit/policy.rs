@@ -315,7 +315,7 @@ rules:
 "#;
 
     fn user(name: &str, groups: &[&str]) -> UserInfo {
-        UserInfo { name: name.to_owned(), uid: String::new(), groups: groups.iter().map(|g| (*g).to_owned()).collect(), tenant: None, cluster: None }
+        UserInfo { name: name.to_owned(), uid: String::new(), groups: groups.iter().map(|g| (*g).to_owned()).collect(), tenant: None, cluster: None, extra: Default::default() }
     }
 
     /// A resource request: `verb group/resource[/subresource] [namespace] [name]`.

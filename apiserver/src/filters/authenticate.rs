@@ -2,8 +2,8 @@
 //! (`--token-auth-file`, kube-apiserver's CSV with Arktos' tenant column) and service-account tokens (JWTs this
 //! server signed; see `token_issuer`), which name their tenant and are valid only while their ServiceAccount
 //! (and the object they are bound to, if any) still exists with the same uid; then the ID tokens of the OIDC
-//! issuers the platform trusts (see `oidc`); last, for a request naming a workspace, the tenants' own issuers its
-//! type names (`oidc::workspace`).
+//! issuers the platform trusts (see `oidc`), the platform's token webhook (see `token_webhook`); last, for a
+//! request naming a workspace, the tenants' own issuers its type names (`oidc::workspace`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,6 +17,7 @@ use super::impersonate::SERVICE_ACCOUNTS;
 use super::oidc::workspace::WorkspaceIssuers;
 use super::oidc::OidcAuthenticator;
 use super::token_issuer::{TokenIssuer, VerifiedToken};
+use super::token_webhook::TokenWebhook;
 use crate::apis::request_info::SpacePath;
 use crate::registry::{Reader, ResourceTable, Scope};
 use crate::tenancy::types::WorkspaceTypes;
@@ -115,6 +116,8 @@ pub struct Authenticator {
     pub issuer: TokenIssuer,
     /// Verifies the ID tokens of the OIDC issuers the platform trusts.
     pub oidc: Arc<OidcAuthenticator>,
+    /// `--authentication-token-webhook-config-file`: asked about a token none of the others accepts.
+    pub webhook: Option<Arc<TokenWebhook>>,
     pub tenants: Arc<TenantCache>,
     /// Which tenant a nested workspace's logical cluster belongs to.
     pub tree: Arc<Tree>,
@@ -127,9 +130,24 @@ pub struct Authenticator {
 }
 
 impl Authenticator {
-    /// Authenticates a bearer token: the token file first, then service-account tokens. `audiences` defaults to
-    /// the server's `--api-audiences`. The error is the reason, for a TokenReview's `status.error`.
+    /// Authenticates a bearer token: the token file first, then service-account tokens, OIDC ID tokens, and last
+    /// the token webhook (kube's union order). `audiences` defaults to the server's `--api-audiences`. The error is
+    /// the reason, for a TokenReview's `status.error`.
     pub async fn bearer(&self, token: &str, audiences: Option<&[String]>) -> Result<Authenticated, String> {
+        let refused = match self.local(token, audiences).await {
+            Ok(authenticated) => return Ok(authenticated),
+            Err(why) => why,
+        };
+        let Some(webhook) = self.webhook.as_ref().filter(|_| !token.is_empty()) else { return Err(refused) };
+        let asked = audiences.map_or_else(|| self.issuer.api_audiences().to_vec(), <[String]>::to_vec);
+        match webhook.authenticate(token, &asked).await {
+            Ok((user, audiences)) => Ok(Authenticated { user, audiences }),
+            Err(why) => Err(format!("{refused}; {why}")),
+        }
+    }
+
+    /// The authenticators of this server's own: the token file, service-account tokens and OIDC.
+    async fn local(&self, token: &str, audiences: Option<&[String]>) -> Result<Authenticated, String> {
         if let Some(user) = self.tokens.authenticate(token) {
             let audiences = audiences.map_or_else(|| self.issuer.api_audiences().to_vec(), <[String]>::to_vec);
             return Ok(Authenticated { user: user.clone(), audiences });

@@ -60,8 +60,12 @@ fn user_info(server: &crate::api_server::ApiServer, user: &UserInfo) -> Value {
     if !user.uid.is_empty() {
         info["uid"] = json!(user.uid);
     }
+    let mut extra: serde_json::Map<String, Value> = user.extra.iter().map(|(key, values)| (key.clone(), json!(values))).collect();
     if let Some(tenant) = tenancy::home_tenant(user, server.default_tenant.as_deref()) {
-        info["extra"] = json!({TENANT_EXTRA: [tenant]});
+        extra.insert(TENANT_EXTRA.to_owned(), json!([tenant]));
+    }
+    if !extra.is_empty() {
+        info["extra"] = Value::Object(extra);
     }
     info
 }
@@ -123,7 +127,7 @@ pub async fn access(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
                     "spec.user", "", "at least one of user or group must be specified")]));
             }
             // The subject is a user of this space's tenant: a review never speaks for another tenant's users.
-            UserInfo { name: user, uid: text(&spec, "uid").to_owned(), groups, tenant: Some(ctx.server.tree.tenant_of(&space)), cluster: None }
+            UserInfo { name: user, uid: text(&spec, "uid").to_owned(), groups, tenant: Some(ctx.server.tree.tenant_of(&space)), cluster: None, extra: Default::default() }
         }
     };
     if ctx.resource.kind == "LocalSubjectAccessReview" {

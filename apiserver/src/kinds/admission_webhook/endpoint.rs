@@ -86,7 +86,7 @@ impl Client {
             Target::Broken(why) => return Err(format!("failed to call webhook: {why}")),
         };
         let allowed = |address| self.reach.may_call(&endpoint.space, address);
-        let call = Call { url: &url, tls, body, timeout, allowed: &allowed, server_name: endpoint.server_name.as_deref() };
+        let call = Call { url: &url, tls, body, timeout, allowed: &allowed, server_name: endpoint.server_name.as_deref(), bearer: None };
         outbound::post_json(call).await.map_err(|e| e.to_string())
     }
     /// The URL of a ready endpoint of service `namespace`/`name` in `space`, through its EndpointSlices (the
