@@ -296,6 +296,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     let mut metrics = Metrics::default();
     flowcontrol.configure(settings.flowcontrol);
     flowcontrol.metrics().register(metrics.registry_mut());
+    registry.admission_metrics().register(metrics.registry_mut());
     let controllers = Controllers {
         namespace: NamespaceController {
             registry: registry.clone(),

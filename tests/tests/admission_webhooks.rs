@@ -502,3 +502,26 @@ fn an_api_providers_webhook_judges_its_resources_where_they_are_bound_and_nothin
     a.ok(&["create", "configmap", "bad-elsewhere", "-n", "default"]);
     assert!(!names_of(&webhook.requests()).contains(&"bad-elsewhere".to_owned()));
 }
+
+/// kube's admission metrics: each webhook call (duration, requests, rejections) and each admission step.
+#[test]
+fn webhook_calls_and_admission_steps_are_in_kubes_metrics() {
+    let (_server, system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |request| match request["name"].as_str() {
+        Some("refused") => Reply::Deny("not this one"),
+        _ => Reply::Allow,
+    });
+    validating(&a, "metered", vec![hook("metered.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({}))]);
+    a.ok(&["create", "configmap", "allowed", "-n", "default"]);
+    assert!(a.fails(&["create", "configmap", "refused", "-n", "default"]).contains("not this one"));
+    let metrics = system.ok(&["get", "--raw", "/metrics"]);
+    let line = |prefix: &str| metrics.lines().find(|l| l.starts_with(prefix)).map(str::to_owned);
+    let requests = "apiserver_admission_webhook_request_total{code=\"200\",name=\"metered.example.com\",operation=\"CREATE\"";
+    assert_eq!(line(&format!("{requests},rejected=\"false\",type=\"validating\"}}")).as_deref().and_then(|l| l.rsplit(' ').next()), Some("1"), "{metrics}");
+    assert_eq!(line(&format!("{requests},rejected=\"true\",type=\"validating\"}}")).as_deref().and_then(|l| l.rsplit(' ').next()), Some("1"), "{metrics}");
+    let rejection = "apiserver_admission_webhook_rejection_count_total{error_type=\"no_error\",name=\"metered.example.com\",operation=\"CREATE\",rejection_code=\"403\",type=\"validating\"}";
+    assert!(line(rejection).is_some(), "{metrics}");
+    assert!(line("apiserver_admission_webhook_admission_duration_seconds_count{name=\"metered.example.com\",operation=\"CREATE\",rejected=\"true\",type=\"validating\"}").is_some(), "{metrics}");
+    assert!(line("apiserver_admission_step_admission_duration_seconds_count{operation=\"CREATE\",rejected=\"true\",type=\"validate\"}").is_some(), "{metrics}");
+    assert!(line("apiserver_admission_step_admission_duration_seconds_count{operation=\"CREATE\",rejected=\"false\",type=\"admit\"}").is_some(), "{metrics}");
+}

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::defaults::{groups, Write};
 use super::{admission_policy, Context, Kind, Rules};
-use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation};
+use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation, WebhookOutcome};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Scope};
 use crate::status::{ApiError, ApiResult};
@@ -94,6 +94,13 @@ struct Caller {
     resolver: Arc<crate::resolver::Resolver>,
     client: Client,
     namespaces: Option<Arc<ResourceInfo>>,
+}
+
+/// Why a webhook call did not allow the write: the webhook refused it, or the call failed (with the refusal its
+/// `failurePolicy` makes, none under Ignore).
+enum Called {
+    Denied(ApiError),
+    Failed(Option<ApiError>),
 }
 
 /// Whether webhooks are called for writes of `resource` at all: never for the configurations themselves (as
@@ -216,6 +223,24 @@ impl Caller {
         if attributes.dry_run && !hook.dry_run_safe {
             return Err(ApiError::bad_request(format!("admission webhook {:?} does not support dry run", hook.name)));
         }
+        let started = std::time::Instant::now();
+        let called = self.call_and_judge(registry, hook, attributes, object).await;
+        let outcome = match &called {
+            Ok(_) => WebhookOutcome::Allowed,
+            Err(Called::Denied(error)) => WebhookOutcome::Denied(error.code),
+            Err(Called::Failed(error)) => WebhookOutcome::Failed { rejected: error.is_some() },
+        };
+        registry.admission_metrics().webhook(&hook.name, hook.mutating, attributes.operation, &outcome, started.elapsed());
+        match called {
+            Ok(patch) => Ok(patch),
+            Err(Called::Denied(error)) => Err(error),
+            Err(Called::Failed(error)) => error.map_or(Ok(None), Err),
+        }
+    }
+
+    /// One call of `hook`, judged: its patch, its refusal, or a failure (with the refusal its failure policy makes).
+    async fn call_and_judge(&self, registry: &GenericStore, hook: &Hook, attributes: &Attributes<'_>, object: Option<&Value>)
+        -> Result<Option<json_patch::Patch>, Called> {
         let uid = uuid::Uuid::new_v4().to_string();
         let review = review::request(&uid, attributes, object);
         let answer = match self.client.post(registry, &hook.endpoint, &review, hook.timeout).await {
@@ -228,9 +253,9 @@ impl Caller {
             }
         }
         match answer {
-            Ok(answer) if !answer.allowed => Err(review::denied(&hook.name, &answer.status)),
+            Ok(answer) if !answer.allowed => Err(Called::Denied(review::denied(&hook.name, &answer.status))),
             Ok(answer) => Ok(answer.patch),
-            Err(why) => self.failed(hook, why).map(|()| None),
+            Err(why) => Err(Called::Failed(self.failed(hook, why).err())),
         }
     }
 

@@ -4,7 +4,10 @@
 //!
 //! Plugins live beside the kind they guard (`crate::kinds`); their order is the table in `kinds.rs`.
 
+mod metrics;
+
 use std::sync::Arc;
+use std::time::Instant;
 
 use async_trait::async_trait;
 use kspaces_authz::Caller;
@@ -13,6 +16,7 @@ use serde_json::Value;
 
 use super::{GenericStore, Part, ResourceInfo};
 use crate::status::ApiResult;
+pub use metrics::{AdmissionMetrics, WebhookOutcome};
 
 /// What a write does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,11 +123,17 @@ pub trait Admission: Send + Sync {
 #[derive(Clone, Default)]
 pub struct AdmissionChain {
     plugins: Vec<Arc<dyn Admission>>,
+    metrics: Arc<AdmissionMetrics>,
 }
 
 impl AdmissionChain {
     pub fn new(plugins: Vec<Arc<dyn Admission>>) -> AdmissionChain {
-        AdmissionChain { plugins }
+        AdmissionChain { plugins, metrics: Arc::default() }
+    }
+
+    /// kube's admission metrics: each step's, and each webhook call's (recorded by the webhook plugins).
+    pub fn metrics(&self) -> &AdmissionMetrics {
+        &self.metrics
     }
 
     /// The first rule's refusal of `question`, if one refuses it.
@@ -142,18 +152,30 @@ impl AdmissionChain {
     /// Lets every mutating rule that handles the write set its defaults on the object written, in order.
     pub async fn default(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<()> {
         let runs = |p: &&Arc<dyn Admission>| p.phase() == AdmissionPhase::Mutating && p.handles(attributes.resource, attributes.operation);
+        let started = Instant::now();
+        let mut outcome = Ok(());
         for plugin in self.plugins.iter().filter(runs) {
-            plugin.default(registry, attributes, object).await?;
+            outcome = plugin.default(registry, attributes, object).await;
+            if outcome.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.metrics.step(false, attributes.operation, outcome.is_err(), started.elapsed());
+        outcome
     }
 
     /// Runs every rule of `phase` that handles the write, in order.
     pub async fn admit(&self, registry: &GenericStore, phase: AdmissionPhase, attributes: &Attributes<'_>) -> ApiResult<()> {
         let runs = |p: &&Arc<dyn Admission>| p.phase() == phase && p.handles(attributes.resource, attributes.operation);
+        let started = Instant::now();
+        let mut outcome = Ok(());
         for plugin in self.plugins.iter().filter(runs) {
-            plugin.admit(registry, attributes).await?;
+            outcome = plugin.admit(registry, attributes).await;
+            if outcome.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.metrics.step(phase == AdmissionPhase::Validating, attributes.operation, outcome.is_err(), started.elapsed());
+        outcome
     }
 }

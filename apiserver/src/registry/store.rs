@@ -444,6 +444,11 @@ impl GenericStore {
         self.reader().watch(stored.as_deref().unwrap_or(resource), scope, from).await
     }
 
+    /// kube's admission metrics (`/metrics`).
+    pub fn admission_metrics(&self) -> &crate::registry::admission::AdmissionMetrics {
+        self.inner.wiring.admission.metrics()
+    }
+
     /// Why admission would refuse every request `question` covers, if it would (access reviews).
     pub fn refusal(&self, question: &Question<'_>) -> Option<String> {
         self.inner.wiring.admission.refusal(self, question)

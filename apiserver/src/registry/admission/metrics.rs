@@ -87,7 +87,6 @@ fn operation(operation: Operation) -> &'static str {
         Operation::Create => "CREATE",
         Operation::Update => "UPDATE",
         Operation::Delete => "DELETE",
-        Operation::Connect => "CONNECT",
     }
 }
 
