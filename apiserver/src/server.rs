@@ -278,6 +278,11 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     if let Some(ca) = settings.signing_ca {
         core.csr_signer.set(ca);
     }
+    // A tenant restore a kill -9 stopped is undone before any cache reads the store (one process's store only:
+    // on a shared one, another replica's restore may be under way; the next restore of that tenant undoes it).
+    if !store.shared() {
+        crate::snapshot::clean_half_restores(store.default_store()).await.map_err(|err| ServeError::Bootstrap(err.to_string()))?;
+    }
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
         quotas: _, flowcontrol, services: _, csr_signer: _, webhook_reach: _, kind_caches: _ } = core;

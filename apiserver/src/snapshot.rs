@@ -1,8 +1,9 @@
-//! `kspaces snapshot save | restore | inspect`: a store to a file and back (docs/operations.md), and `/snapshot`,
-//! which streams a running server's store to `save --kubeconfig`. The file format is `kspaces_storage::snapshot`;
+//! `kspaces snapshot save | restore | inspect`: a store (or one tenant's part of it) to a file and back
+//! (docs/operations.md), and `/snapshot`, which streams a running server's store (or one tenant) to `save
+//! --kubeconfig` and puts a tenant's snapshot back into the running server (`restore --tenant`). The file format is `kspaces_storage::snapshot`;
 //! this module opens stores, carries the data dir's PKI and shows progress.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -10,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kspaces_storage::sled::{SledConfig, SledLoader};
-use kspaces_storage::snapshot::{Header, Item, SnapshotError, SnapshotReader, SnapshotWriter, Summary};
-use kspaces_storage::{KeyLayout, ListRequest, Store, StoreConfig};
+use kspaces_storage::snapshot::{Header, Item, SnapshotError, SnapshotReader, SnapshotWriter, Summary, TENANT_FILE};
+use kspaces_storage::{ApiIdentity, GroupResource, Key, KeyLayout, ListRequest, Revision, SpaceName, StorageError, Store, StoreConfig};
 
 use crate::status::{ApiError, ApiResult};
 use crate::config::{MigrateArgs, SnapshotCommand, SnapshotInspectArgs, SnapshotRestoreArgs, SnapshotSaveArgs, StorageBackend};
@@ -133,7 +134,7 @@ fn save(args: &SnapshotSaveArgs) -> Result<(), String> {
     let started = Instant::now();
     let temporary = with_suffix(&args.file, ".tmp");
     let outcome = match &args.kubeconfig {
-        Some(kubeconfig) => runtime()?.block_on(download(kubeconfig, &temporary, args.quiet)),
+        Some(kubeconfig) => runtime()?.block_on(download(kubeconfig, args.tenant.as_deref(), &temporary, args.quiet)),
         None => runtime()?.block_on(save_to(args, &temporary)),
     };
     let summary = match outcome {
@@ -155,14 +156,24 @@ fn save(args: &SnapshotSaveArgs) -> Result<(), String> {
 async fn save_to(args: &SnapshotSaveArgs, temporary: &Path) -> Result<(kspaces_storage::Revision, Summary), String> {
     let store = open_store(args).await?;
     let revision = store.current_revision().await.map_err(|err| err.to_string())?;
+    let tenant = match &args.tenant {
+        Some(name) => Some(tenant_keys(&store, revision, name).await?.ok_or_else(|| format!("there is no tenant {name:?} in the store"))?),
+        None => None,
+    };
     let file = File::create(temporary).map_err(io(temporary))?;
     let header = Header { revision, revisions_kept: true };
     let mut writer = SnapshotWriter::new(BufWriter::with_capacity(1 << 20, file), header).map_err(io(temporary))?;
-    for (name, _) in IDENTITY_FILES {
-        match std::fs::read(args.data_dir.join(name)) {
-            Ok(contents) => writer.file(name, &contents).map_err(io(temporary))?,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => return Err(io(&args.data_dir.join(name))(err)),
+    match &tenant {
+        // A tenant's snapshot goes into a running server, which has its own PKI.
+        Some(keys) => writer.file(TENANT_FILE, keys.name.as_bytes()).map_err(io(temporary))?,
+        None => {
+            for (name, _) in IDENTITY_FILES {
+                match std::fs::read(args.data_dir.join(name)) {
+                    Ok(contents) => writer.file(name, &contents).map_err(io(temporary))?,
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(err) => return Err(io(&args.data_dir.join(name))(err)),
+                }
+            }
         }
     }
     let bar = progress(args.quiet, None, "saving");
@@ -170,10 +181,10 @@ async fn save_to(args: &SnapshotSaveArgs, temporary: &Path) -> Result<(kspaces_s
     let mut request = ListRequest { revision: Some(revision), limit: Some(PAGE), continue_token: None, skip_remaining: true };
     loop {
         let page = store.list(&range, &request).await.map_err(|err| format!("reading the store at revision {revision}: {err}"))?;
-        for record in &page.items {
+        for record in page.items.iter().filter(|r| tenant.as_ref().is_none_or(|keys| keys.holds(r.key.as_str()))) {
             writer.record(record).map_err(io(temporary))?;
+            bar.inc(1);
         }
-        bar.inc(page.items.len() as u64);
         match page.continue_token {
             Some(token) => request.continue_token = Some(token),
             None => break,
@@ -187,15 +198,23 @@ async fn save_to(args: &SnapshotSaveArgs, temporary: &Path) -> Result<(kspaces_s
 }
 
 /// Streams a running server's `/snapshot` into `temporary`, then checks the whole file.
-async fn download(kubeconfig: &Path, temporary: &Path, quiet: bool) -> Result<(kspaces_storage::Revision, Summary), String> {
-    use futures::AsyncReadExt;
+async fn client(kubeconfig: &Path) -> Result<kube::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let file = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|err| format!("{}: {err}", kubeconfig.display()))?;
     let config = kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
         .await
         .map_err(|err| format!("{}: {err}", kubeconfig.display()))?;
-    let client = kube::Client::try_from(config).map_err(|err| err.to_string())?;
-    let request = http::Request::get("/snapshot").body(Vec::new()).map_err(|err| err.to_string())?;
+    kube::Client::try_from(config).map_err(|err| err.to_string())
+}
+
+async fn download(kubeconfig: &Path, tenant: Option<&str>, temporary: &Path, quiet: bool) -> Result<(kspaces_storage::Revision, Summary), String> {
+    use futures::AsyncReadExt;
+    let client = client(kubeconfig).await?;
+    let uri = match tenant {
+        Some(tenant) => format!("/snapshot?tenant={tenant}"),
+        None => "/snapshot".to_owned(),
+    };
+    let request = http::Request::get(uri).body(Vec::new()).map_err(|err| err.to_string())?;
     let mut body = client.request_stream(request).await.map_err(|err| format!("the server refused the snapshot: {err}"))?;
     let mut out = BufWriter::with_capacity(1 << 20, File::create(temporary).map_err(io(temporary))?);
     let bar = progress(quiet, None, "downloading");
@@ -217,24 +236,137 @@ async fn download(kubeconfig: &Path, temporary: &Path, quiet: bool) -> Result<(k
     Ok((revision, summary))
 }
 
-/// `/snapshot`: the default storage cluster's whole key range at one revision, with the data dir's identity files,
-/// streamed a page at a time (the server's memory stays flat). A failure midway cuts the stream short, which the
-/// client sees as a truncated file.
-pub fn online(clusters: &kspaces_storage::Clusters, data_dir: &Path) -> ApiResult<actix_web::HttpResponse> {
+/// `/snapshot`, for system users: `GET` streams the store (`?tenant=T`: one tenant's keys) to `snapshot save
+/// --kubeconfig`; `POST ?tenant=T` puts a tenant's snapshot back (`snapshot restore --tenant`).
+pub async fn serve(req: &actix_web::HttpRequest, body: crate::handlers::Body, server: &crate::api_server::ApiServer) -> ApiResult<actix_web::HttpResponse> {
+    let tenant = url::form_urlencoded::parse(req.query_string().as_bytes()).find(|(name, _)| name == "tenant").map(|(_, value)| value.into_owned());
+    let clusters = server.registry.reader().clusters();
     if clusters.members().len() > 1 {
         return Err(ApiError::bad_request("this server has several storage clusters; save each with `kspaces snapshot save --storage-backend etcd`"));
     }
-    let files: Vec<(&str, Vec<u8>)> = IDENTITY_FILES.iter().filter_map(|(name, _)| Some((*name, std::fs::read(data_dir.join(name)).ok()?))).collect();
-    let store = clusters.default_store().clone();
-    let request = ListRequest { revision: None, limit: Some(PAGE), continue_token: None, skip_remaining: true };
-    let state = Online { range: store.layout().everything(), store, files, writer: None, request, done: false };
-    let stream = futures::stream::unfold(state, |mut state| async move {
-        if state.done {
-            return None;
+    match *req.method() {
+        actix_web::http::Method::GET => online(clusters.default_store().clone(), &server.data_dir, tenant).await,
+        actix_web::http::Method::POST => {
+            let tenant = tenant.ok_or_else(|| ApiError::bad_request("a restore names its tenant: POST /snapshot?tenant=NAME"))?;
+            restore_tenant(server, body, tenant).await
         }
+        _ => Err(ApiError::method_not_supported(&req.method().as_str().to_lowercase(), "snapshot")),
+    }
+}
+
+/// What one tenant owns in a store: its Tenant (in the system space) and every space of its workspace tree (its
+/// own, and its nested workspaces' logical clusters, bound objects included: they are stored in the space they are
+/// bound into).
+pub struct TenantKeys {
+    pub name: String,
+    pub tenant: Key,
+    pub spaces: BTreeSet<String>,
+}
+
+impl TenantKeys {
+    pub fn holds(&self, key: &str) -> bool {
+        key == self.tenant.as_str() || space_segment(key).is_some_and(|space| self.spaces.contains(space))
+    }
+}
+
+/// `<prefix>/<group>/<resource>/<identity>/<space>/<namespace>/<name>`: the third segment from the end.
+fn space_segment(key: &str) -> Option<&str> {
+    key.rsplit('/').nth(2)
+}
+
+fn tenant_key(layout: &KeyLayout, tenant: &str) -> kspaces_storage::Result<Key> {
+    layout.resource(&GroupResource::new("", "tenants"), &ApiIdentity::BuiltIn)?.object(&SpaceName::system(), None, tenant)
+}
+
+/// The key a tenant's restore into a running server holds while it writes (see [`restore_tenant`]): in a group
+/// no API serves, in the system space. Its value lists the spaces being written.
+fn tenant_restore_marker(layout: &KeyLayout, tenant: &str) -> kspaces_storage::Result<Key> {
+    tenant_restores(layout)?.object(&SpaceName::system(), None, tenant)
+}
+
+fn tenant_restores(layout: &KeyLayout) -> kspaces_storage::Result<kspaces_storage::ResourceKeys> {
+    layout.resource(&GroupResource::new("kspaces.io", "tenantrestores"), &ApiIdentity::BuiltIn)
+}
+
+/// Tenant `tenant`'s keys at `revision` (`None`: no such tenant): its Tenant, and the spaces of its workspace tree,
+/// followed from its own space through the Workspaces each space holds.
+pub async fn tenant_keys(store: &Store, revision: Revision, tenant: &str) -> Result<Option<TenantKeys>, String> {
+    let layout = store.layout();
+    let failed = |err: StorageError| format!("reading the store at revision {revision}: {err}");
+    let own = SpaceName::new(tenant).map_err(|_| format!("{tenant:?} is not a tenant name"))?;
+    if own.is_system() || tenant == crate::tenancy::HOME_ROOT {
+        return Err(format!("{tenant:?} is not a tenant: save the whole store instead"));
+    }
+    let key = tenant_key(layout, tenant).map_err(failed)?;
+    let tenants = layout.resource(&GroupResource::new("", "tenants"), &ApiIdentity::BuiltIn).map_err(failed)?;
+    let tenants = tenants.namespace(&SpaceName::system(), None).map_err(failed)?;
+    let mut found = false;
+    each_page(store, &tenants, revision, |record| found |= record.key == key).await.map_err(failed)?;
+    if !found {
+        return Ok(None);
+    }
+    let workspaces = layout.resource(&GroupResource::new("tenancy.kcp.io", "workspaces"), &ApiIdentity::BuiltIn).map_err(failed)?;
+    let mut spaces = BTreeSet::new();
+    let mut next = vec![own];
+    while let Some(space) = next.pop() {
+        if !spaces.insert(space.as_str().to_owned()) {
+            continue;
+        }
+        let mut children = Vec::new();
+        each_page(store, &workspaces.space(&space), revision, |record| {
+            let cluster = serde_json::from_slice::<serde_json::Value>(&record.value).ok()
+                .and_then(|ws| ws.pointer("/spec/cluster").and_then(serde_json::Value::as_str).and_then(|c| SpaceName::new(c).ok()));
+            children.extend(cluster.filter(|c| !c.is_system()));
+        }).await.map_err(failed)?;
+        next.extend(children);
+    }
+    Ok(Some(TenantKeys { name: tenant.to_owned(), tenant: key, spaces }))
+}
+
+/// Calls `f` with every record of `range` at `revision`, a page at a time.
+async fn each_page(store: &Store, range: &kspaces_storage::KeyRange, revision: Revision, mut f: impl FnMut(&kspaces_storage::Record))
+    -> kspaces_storage::Result<()> {
+    let mut request = ListRequest { revision: Some(revision), limit: Some(PAGE), continue_token: None, skip_remaining: true };
+    loop {
+        let page = store.list(range, &request).await?;
+        page.items.iter().for_each(&mut f);
+        match page.continue_token {
+            Some(token) => request.continue_token = Some(token),
+            None => return Ok(()),
+        }
+    }
+}
+
+/// `GET /snapshot`: the default storage cluster's whole key range (or one tenant's keys) at one revision, with
+/// the data dir's identity files (a tenant's: its name instead), streamed a page at a time (the server's memory
+/// stays flat). A failure midway cuts the stream short, which the client sees as a truncated file.
+async fn online(store: Store, data_dir: &Path, tenant: Option<String>) -> ApiResult<actix_web::HttpResponse> {
+    let revision = store.current_revision().await?;
+    let keys = match tenant {
+        Some(name) => Some(
+            tenant_keys(&store, revision, &name).await.map_err(ApiError::bad_request)?.ok_or_else(|| ApiError::not_found("", "tenants", &name))?,
+        ),
+        None => None,
+    };
+    let failed = |err: std::io::Error| ApiError::internal(err.to_string());
+    let mut writer = SnapshotWriter::new(Vec::new(), Header { revision, revisions_kept: true }).map_err(failed)?;
+    match &keys {
+        Some(keys) => writer.file(TENANT_FILE, keys.name.as_bytes()).map_err(failed)?,
+        None => {
+            for (name, _) in IDENTITY_FILES {
+                if let Ok(contents) = std::fs::read(data_dir.join(name)) {
+                    writer.file(name, &contents).map_err(failed)?;
+                }
+            }
+        }
+    }
+    let request = ListRequest { revision: Some(revision), limit: Some(PAGE), continue_token: None, skip_remaining: true };
+    let state = Online { range: store.layout().everything(), store, keys, writer: Some(writer), request };
+    let stream = futures::stream::unfold(state, |mut state| async move {
+        state.writer.as_ref()?;
         let chunk = state.step().await.map_err(|err| {
             tracing::warn!(%err, "a snapshot stream stopped");
-            state.done = true;
+            state.writer = None;
             actix_web::error::ErrorInternalServerError(err)
         });
         Some((chunk, state))
@@ -246,28 +378,19 @@ pub fn online(clusters: &kspaces_storage::Clusters, data_dir: &Path) -> ApiResul
 struct Online {
     store: Store,
     range: kspaces_storage::KeyRange,
-    files: Vec<(&'static str, Vec<u8>)>,
+    /// Only these keys (one tenant's), if set.
+    keys: Option<TenantKeys>,
+    /// `None` once the trailer is out.
     writer: Option<SnapshotWriter<Vec<u8>>>,
     request: ListRequest,
-    done: bool,
 }
 
 impl Online {
-    /// The next bytes: the header and files, then a page of records at a time, then the trailer.
+    /// The next bytes: a page of records at a time (the header and files before the first), then the trailer.
     async fn step(&mut self) -> Result<bytes::Bytes, String> {
-        let Some(writer) = self.writer.as_mut() else {
-            let revision = self.store.current_revision().await.map_err(|err| err.to_string())?;
-            self.request.revision = Some(revision);
-            let mut writer = SnapshotWriter::new(Vec::new(), Header { revision, revisions_kept: true }).map_err(|err| err.to_string())?;
-            for (name, contents) in &self.files {
-                writer.file(name, contents).map_err(|err| err.to_string())?;
-            }
-            let bytes = std::mem::take(writer.output_mut());
-            self.writer = Some(writer);
-            return Ok(bytes.into());
-        };
         let page = self.store.list(&self.range, &self.request).await.map_err(|err| err.to_string())?;
-        for record in &page.items {
+        let writer = self.writer.as_mut().ok_or("the snapshot stream ended twice")?;
+        for record in page.items.iter().filter(|r| self.keys.as_ref().is_none_or(|keys| keys.holds(r.key.as_str()))) {
             writer.record(record).map_err(|err| err.to_string())?;
         }
         match page.continue_token {
@@ -276,7 +399,6 @@ impl Online {
                 Ok(std::mem::take(writer.output_mut()).into())
             }
             None => {
-                self.done = true;
                 let writer = self.writer.take().ok_or("the snapshot stream ended twice")?;
                 let (_, out) = writer.finish().map_err(|err| err.to_string())?;
                 Ok(out.into())
@@ -295,8 +417,10 @@ fn inspect(args: &SnapshotInspectArgs) -> Result<(), String> {
     let header = reader.header();
     let mut spaces: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut files = Vec::new();
+    let mut tenant = None;
     while let Some(item) = reader.next_item().map_err(named(&args.file))? {
         match item {
+            Item::File { name, contents } if name == TENANT_FILE => tenant = Some(String::from_utf8_lossy(&contents).into_owned()),
             Item::File { name, .. } => files.push(name),
             Item::Record(record) => {
                 let key = record.key.as_str();
@@ -315,6 +439,7 @@ fn inspect(args: &SnapshotInspectArgs) -> Result<(), String> {
     print(&mut out, format!("revision: {}", header.revision))?;
     print(&mut out, format!("format: version {}{}", kspaces_storage::snapshot::VERSION,
         if header.revisions_kept { ", resourceVersions kept" } else { "" }))?;
+    print(&mut out, format!("tenant: {}", tenant.as_deref().unwrap_or("none (the whole store)")))?;
     print(&mut out, format!("files: {}", if files.is_empty() { "none".to_owned() } else { files.join(", ") }))?;
     print(&mut out, format!("{:<width$}  {:>10}  {:>14}", "SPACE", "OBJECTS", "BYTES"))?;
     for (space, (objects, bytes)) in &spaces {
@@ -324,14 +449,28 @@ fn inspect(args: &SnapshotInspectArgs) -> Result<(), String> {
     print(&mut out, format!("checksum: sha256 {} (verified)", summary.checksum))
 }
 
+/// The tenant a snapshot holds (`None`: a whole store's), from its first item.
+fn snapshot_tenant(reader: &mut SnapshotReader<BufReader<File>>, file: &Path) -> Result<Option<String>, String> {
+    match reader.next_item().map_err(named(file))? {
+        Some(Item::File { name, contents }) if name == TENANT_FILE => Ok(Some(String::from_utf8_lossy(&contents).into_owned())),
+        _ => Ok(None),
+    }
+}
+
 fn restore(args: &SnapshotRestoreArgs) -> Result<(), String> {
+    if let (Some(tenant), Some(kubeconfig)) = (&args.tenant, &args.kubeconfig) {
+        return restore_into_server(&args.file, tenant, kubeconfig);
+    }
     let started = Instant::now();
     // Everything is checked before anything is written.
     let checked = {
-        let reader = open_snapshot(&args.file)?;
+        let mut reader = open_snapshot(&args.file)?;
+        if let Some(tenant) = snapshot_tenant(&mut reader, &args.file)? {
+            return Err(format!("{} holds tenant {tenant} only: restore it into a running server with --tenant {tenant} --kubeconfig", args.file.display()));
+        }
         reader.verify().map_err(named(&args.file))?
     };
-    let target = &args.data_dir;
+    let target = args.data_dir.as_ref().ok_or("restore needs --data-dir, or --tenant and --kubeconfig")?;
     if target.exists() {
         let empty = std::fs::read_dir(target).map_err(io(target))?.next().is_none();
         if !empty {
@@ -460,6 +599,307 @@ async fn fill_etcd(target: &EtcdTarget<'_>, file: &Path, dir: Option<&Path>, bar
     Ok(header)
 }
 
+/// `snapshot restore FILE --tenant T --kubeconfig K`: checks the file (every checksum, and that it holds tenant
+/// `T`), then sends it to the running server's `POST /snapshot?tenant=T`, which puts the tenant back.
+fn restore_into_server(file: &Path, tenant: &str, kubeconfig: &Path) -> Result<(), String> {
+    let started = Instant::now();
+    let checked = {
+        let mut reader = open_snapshot(file)?;
+        match snapshot_tenant(&mut reader, file)? {
+            Some(held) if held == tenant => {}
+            Some(held) => return Err(format!("{} holds tenant {held}, not {tenant}: a tenant is restored under its own name", file.display())),
+            None => return Err(format!("{} holds a whole store, not one tenant: save one with `snapshot save --tenant`", file.display())),
+        }
+        reader.verify().map_err(named(file))?
+    };
+    let body = std::fs::read(file).map_err(io(file))?;
+    runtime()?.block_on(async {
+        let client = client(kubeconfig).await?;
+        let request = http::Request::post(format!("/snapshot?tenant={tenant}"))
+            .header(http::header::CONTENT_TYPE, "application/octet-stream")
+            .body(body)
+            .map_err(|err| err.to_string())?;
+        client.request_text(request).await.map_err(|err| format!("the server refused the restore of tenant {tenant}: {err}"))
+    })?;
+    let took = started.elapsed();
+    println!("restored tenant {tenant}: {} objects ({}) in {:.1}s ({} objects/s)", checked.records.saturating_sub(1), mib(checked.bytes), took.as_secs_f64(),
+        rate(checked.records, took));
+    Ok(())
+}
+
+/// One tenant restore at a time in this process.
+static TENANT_RESTORES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// Names the files bodies are received into.
+static RECEIVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Creates written at once while a tenant is restored.
+const IN_FLIGHT: usize = 64;
+
+/// `POST /snapshot?tenant=T`: receives a tenant's snapshot into a file of the data dir, then restores it (see
+/// [`put_back`]) in a task of its own, which a client that goes away does not stop halfway.
+async fn restore_tenant(server: &crate::api_server::ApiServer, body: crate::handlers::Body, tenant: String) -> ApiResult<actix_web::HttpResponse> {
+    SpaceName::new(&tenant).map_err(|_| ApiError::bad_request(format!("{tenant:?} is not a tenant name")))?;
+    let n = RECEIVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = server.data_dir.join(format!("tenant-restore-{}-{n}.ksnap", std::process::id()));
+    let received = async {
+        let mut out = BufWriter::new(File::create(&file).map_err(|err| ApiError::internal(format!("{}: {err}", file.display())))?);
+        crate::handlers::body_to_file(body, &mut out).await?;
+        out.flush().map_err(|err| ApiError::internal(format!("{}: {err}", file.display())))
+    };
+    if let Err(err) = received.await {
+        let _ = std::fs::remove_file(&file);
+        return Err(err);
+    }
+    let feed = crate::registry::feed::Feed {
+        store: server.registry.reader().clusters().default_store().clone(),
+        registry: server.registry.clone(),
+        rows: server.resolver.clone(),
+        primed: Vec::new(),
+        table: server.resources.clone(),
+    };
+    let task = {
+        let file = file.clone();
+        actix_web::rt::spawn(async move {
+            let outcome = put_back(&feed, &file, &tenant).await;
+            let _ = std::fs::remove_file(&file);
+            outcome.map(|restored| (tenant, restored))
+        })
+    };
+    let (tenant, restored) = task.await.map_err(|err| ApiError::internal(format!("the restore stopped: {err}")))??;
+    let status = serde_json::json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "message": format!("tenant {tenant} restored: {restored} objects"),
+        "details": {"name": tenant, "kind": "tenants"},
+    });
+    Ok(actix_web::HttpResponse::Ok().content_type("application/json").body(status.to_string()))
+}
+
+/// Reads `file`'s records, after its tenant file, in order.
+fn each_record(file: &Path, mut f: impl FnMut(kspaces_storage::Record) -> ApiResult<()>) -> ApiResult<()> {
+    let damaged = |err: SnapshotError| ApiError::bad_request(format!("the snapshot is incomplete or damaged: {err}"));
+    let input = File::open(file).map_err(|err| ApiError::internal(format!("{}: {err}", file.display())))?;
+    let mut reader = SnapshotReader::open(BufReader::with_capacity(1 << 20, input)).map_err(damaged)?;
+    while let Some(item) = reader.next_item().map_err(damaged)? {
+        if let Item::Record(record) = item {
+            f(record)?;
+        }
+    }
+    Ok(())
+}
+
+/// Puts tenant `tenant` back from the snapshot in `file`; the number of objects written.
+///
+/// Nothing is written until the whole file is checked (every checksum, its tenant, every key a key of that tenant
+/// and free in the store). Then a marker key naming the tenant's spaces is created, every object but the Tenant is
+/// created, the Tenant last, and the marker deleted. Until the Tenant is there the tenant does not exist for any
+/// request (its spaces resolve through it); a restore that stops before it (a conflict, a kill -9 of the server) is
+/// undone: here, or at the server's next start ([`clean_half_restores`]) from what the marker names. Only once
+/// all is written are the caches told, CRDs and bindings first (the objects they serve need them), the Tenant
+/// last, through the same path as another replica's writes (`registry::feed`).
+async fn put_back(feed: &crate::registry::feed::Feed, file: &Path, tenant: &str) -> ApiResult<u64> {
+    let _one = TENANT_RESTORES.lock().await;
+    let store = &feed.store;
+    let layout = store.layout().clone();
+    let internal = |err: StorageError| ApiError::internal(err.to_string());
+    // The whole file first.
+    let damaged = |err: SnapshotError| ApiError::bad_request(format!("the snapshot is incomplete or damaged: {err}"));
+    {
+        let input = File::open(file).map_err(|err| ApiError::internal(format!("{}: {err}", file.display())))?;
+        let mut reader = SnapshotReader::open(BufReader::with_capacity(1 << 20, input)).map_err(damaged)?;
+        match reader.next_item().map_err(damaged)? {
+            Some(Item::File { name, contents }) if name == TENANT_FILE && contents.as_ref() == tenant.as_bytes() => {}
+            Some(Item::File { name, contents }) if name == TENANT_FILE => {
+                return Err(ApiError::bad_request(format!("the snapshot holds tenant {}, not {tenant}", String::from_utf8_lossy(&contents))));
+            }
+            _ => return Err(ApiError::bad_request("the snapshot holds a whole store, not one tenant (`kspaces snapshot save --tenant`)")),
+        }
+        reader.verify().map_err(damaged)?;
+    }
+    clean_restore(store, tenant).await.map_err(internal)?;
+    let tenant_key = tenant_key(&layout, tenant).map_err(internal)?;
+    if store.get(&tenant_key).await?.is_some() {
+        return Err(ApiError::already_exists("", "tenants", tenant));
+    }
+    // Every key: the tenant's, and free.
+    let mut keys = Vec::new();
+    let mut spaces = BTreeSet::new();
+    each_record(file, |record| {
+        let key = Key::parse(&layout, record.key.as_str())
+            .map_err(|_| ApiError::bad_request(format!("{} is not a key of this server's layout ({}/)", record.key.as_str(), layout.prefix())))?;
+        if key != tenant_key {
+            let space = space_segment(key.as_str()).unwrap_or_default();
+            if space == SpaceName::system().as_str() {
+                return Err(ApiError::bad_request(format!("{} is in the system space, not one of tenant {tenant}'s", key.as_str())));
+            }
+            spaces.insert(space.to_owned());
+        }
+        keys.push(key);
+        Ok(())
+    })?;
+    if !keys.contains(&tenant_key) {
+        return Err(ApiError::bad_request(format!("the snapshot has no Tenant {tenant}")));
+    }
+    for key in &keys {
+        if store.get(key).await?.is_some() {
+            let mut refused = ApiError::already_exists("", "tenants", tenant);
+            refused.message = format!("tenant {tenant} cannot be restored: {} exists", key.as_str());
+            return Err(refused);
+        }
+    }
+    drop(keys);
+    let marker = tenant_restore_marker(&layout, tenant).map_err(internal)?;
+    let spaces: Vec<String> = spaces.into_iter().collect();
+    let value = serde_json::json!({"tenant": tenant, "spaces": spaces}).to_string();
+    if store.create(&marker, bytes::Bytes::from(value)).await?.is_err() {
+        return Err(ApiError::conflict("", "tenants", tenant, "another restore of this tenant is under way"));
+    }
+    let written = match write_all(store, file, &tenant_key).await {
+        Ok(written) => written,
+        Err(err) => {
+            // Undone: every key of the snapshot this restore made, then the marker.
+            if let Err(undo) = undo(store, file, &marker).await {
+                tracing::error!(err = %undo.message, tenant, "undoing a tenant restore failed; the server's next start finishes it");
+            }
+            return Err(err);
+        }
+    };
+    store.delete(&marker, None).await?.map_err(|_| ApiError::internal("the restore's marker went away meanwhile"))?;
+    // The caches: CRDs and bindings first, then the rest, the Tenant last.
+    let is_api = |key: &str| key.starts_with(&format!("{}/apiextensions.k8s.io/", layout.prefix())) || key.starts_with(&format!("{}/apis.kcp.io/", layout.prefix()));
+    for first in [true, false] {
+        let mut keys = Vec::new();
+        each_record(file, |record| {
+            let key = record.key;
+            if key != tenant_key && is_api(key.as_str()) == first {
+                keys.push(key);
+            }
+            Ok(())
+        })?;
+        for key in keys {
+            tell(feed, &key).await?;
+        }
+    }
+    tell(feed, &tenant_key).await?;
+    Ok(written)
+}
+
+/// Tells the caches of `key` as the store holds it now.
+async fn tell(feed: &crate::registry::feed::Feed, key: &Key) -> ApiResult<()> {
+    if let Some(record) = feed.store.get(key).await? {
+        let event = kspaces_storage::Event::new(kspaces_storage::EventKind::Added, key.clone(), record.value, None, record.revision);
+        feed.deliver(&event, &feed.store);
+    }
+    Ok(())
+}
+
+/// Creates every object of the snapshot, the Tenant last; how many.
+async fn write_all(store: &Store, file: &Path, tenant_key: &Key) -> ApiResult<u64> {
+    use futures::StreamExt;
+    let create = |key: Key, value: bytes::Bytes| {
+        let store = store.clone();
+        async move {
+            match store.create(&key, value).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(_)) => Err(ApiError::conflict("", "tenants", "", &format!("{} was created meanwhile", key.as_str()))),
+                Err(err) => Err(ApiError::from(err)),
+            }
+        }
+    };
+    let mut tenant = None;
+    let mut written = 0;
+    let input = File::open(file).map_err(|err| ApiError::internal(format!("{}: {err}", file.display())))?;
+    let mut reader = SnapshotReader::open(BufReader::with_capacity(1 << 20, input)).map_err(|err| ApiError::internal(err.to_string()))?;
+    let mut writes = futures::stream::FuturesUnordered::new();
+    let mut failed = None;
+    loop {
+        // The file is read a chunk at a time (it is checked already).
+        let item = match reader.next_item() {
+            Ok(Some(item)) => item,
+            Ok(None) => break,
+            Err(err) => {
+                failed = Some(ApiError::internal(err.to_string()));
+                break;
+            }
+        };
+        let Item::Record(record) = item else { continue };
+        if &record.key == tenant_key {
+            tenant = Some(record);
+            continue;
+        }
+        writes.push(create(record.key, record.value));
+        written += 1;
+        if writes.len() >= IN_FLIGHT {
+            if let Some(Err(err)) = writes.next().await {
+                failed = Some(err);
+                break;
+            }
+        }
+    }
+    // Every write sent is waited for, so that an undo comes after all of them.
+    while let Some(outcome) = writes.next().await {
+        if let Err(err) = outcome {
+            failed.get_or_insert(err);
+        }
+    }
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    let tenant = tenant.ok_or_else(|| ApiError::internal("the snapshot's Tenant went missing"))?;
+    create(tenant.key, tenant.value).await?;
+    Ok(written + 1)
+}
+/// Deletes every key of the snapshot in `file` that the store holds, then `marker`: a failed restore undone.
+async fn undo(store: &Store, file: &Path, marker: &Key) -> ApiResult<()> {
+    let mut keys = Vec::new();
+    each_record(file, |record| {
+        keys.push(record.key);
+        Ok(())
+    })?;
+    for key in keys {
+        store.delete(&key, None).await?.ok();
+    }
+    store.delete(marker, None).await?.ok();
+    Ok(())
+}
+
+/// Finishes what a tenant restore stopped by a kill -9 left (run before the caches are primed): if its marker is
+/// there and its Tenant is not, the restore never got to make the tenant visible, and every key of the spaces the
+/// marker names is deleted; then the marker.
+pub async fn clean_half_restores(store: &Store) -> kspaces_storage::Result<()> {
+    let range = tenant_restores(store.layout())?.namespace(&SpaceName::system(), None)?;
+    let listed = store.list(&range, &ListRequest { revision: None, limit: None, continue_token: None, skip_remaining: true }).await?;
+    for record in listed.items {
+        let Ok(parts) = record.key.parts(store.layout()) else { continue };
+        let tenant = parts.name.to_owned();
+        tracing::warn!(tenant, "finishing a tenant restore that was stopped: undoing it unless its Tenant was made");
+        clean_restore(store, &tenant).await?;
+    }
+    Ok(())
+}
+
+/// [`clean_half_restores`] for one tenant.
+async fn clean_restore(store: &Store, tenant: &str) -> kspaces_storage::Result<()> {
+    let layout = store.layout().clone();
+    let marker = tenant_restore_marker(&layout, tenant)?;
+    let Some(record) = store.get(&marker).await? else { return Ok(()) };
+    if store.get(&tenant_key(&layout, tenant)?).await?.is_none() {
+        let named: serde_json::Value = serde_json::from_slice(&record.value).unwrap_or_default();
+        let spaces: BTreeSet<String> =
+            named["spaces"].as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_owned)).filter(|s| s != "system").collect();
+        let revision = store.current_revision().await?;
+        let mut doomed = Vec::new();
+        each_page(store, &layout.everything(), revision, |record| {
+            if space_segment(record.key.as_str()).is_some_and(|space| spaces.contains(space)) {
+                doomed.push(record.key.clone());
+            }
+        }).await?;
+        for key in doomed {
+            let _ = store.delete(&key, None).await?;
+        }
+    }
+    let _ = store.delete(&marker, None).await?;
+    Ok(())
+}
+
 /// `kspaces migrate`: a stopped server's sled store saved to a file in its data dir, restored into an empty etcd
 /// prefix, the file removed; the data dir keeps its PKI, so `serve --storage-backend etcd` on it is the same server.
 pub fn migrate(args: &MigrateArgs) -> Result<(), String> {
@@ -472,6 +912,7 @@ pub fn migrate(args: &MigrateArgs) -> Result<(), String> {
         etcd_servers: Vec::new(),
         etcd_prefix: args.etcd_prefix.clone(),
         kubeconfig: None,
+        tenant: None,
         quiet: args.quiet,
     };
     let temporary = with_suffix(&file, ".tmp");

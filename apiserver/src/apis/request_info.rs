@@ -53,6 +53,8 @@ impl RequestInfo {
     /// proxy): kube's long-running requests, which `--request-timeout` does not cut off.
     pub fn is_long_running(&self) -> bool {
         self.verb == "watch" || (self.is_resource && matches!(self.subresource.as_str(), "exec" | "attach" | "portforward" | "log" | "proxy"))
+            // A snapshot streamed out, or a tenant's streamed in and restored: as long as its size needs.
+            || (!self.is_resource && self.path.trim_end_matches('/') == "/snapshot")
     }
 }
 
