@@ -563,6 +563,12 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
             args.data_dir.display())));
     }
     std::fs::create_dir_all(&args.data_dir).map_err(io_err(&args.data_dir))?;
+    // What tenant restores a kill -9 stopped had received (the restores themselves are undone in `wire`).
+    for entry in std::fs::read_dir(&args.data_dir).map_err(io_err(&args.data_dir))?.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(crate::snapshot::RECEIVED_PREFIX) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
     // Replicas sharing a data dir may start at the same moment: the first makes the CA, the serving certificate and
     // the service-account key while holding this lock, and the others then read them.
     let keys_lock_path = args.data_dir.join("keys.lock");

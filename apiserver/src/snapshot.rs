@@ -622,13 +622,15 @@ fn restore_into_server(file: &Path, tenant: &str, kubeconfig: &Path) -> Result<(
         client.request_text(request).await.map_err(|err| format!("the server refused the restore of tenant {tenant}: {err}"))
     })?;
     let took = started.elapsed();
-    println!("restored tenant {tenant}: {} objects ({}) in {:.1}s ({} objects/s)", checked.records.saturating_sub(1), mib(checked.bytes), took.as_secs_f64(),
+    println!("restored tenant {tenant}: {} objects ({}) in {:.1}s ({} objects/s)", checked.records, mib(checked.bytes), took.as_secs_f64(),
         rate(checked.records, took));
     Ok(())
 }
 
 /// One tenant restore at a time in this process.
 static TENANT_RESTORES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// The files of the data dir a tenant's snapshot is received into (removed at start: a kill -9 leaves them).
+pub const RECEIVED_PREFIX: &str = "tenant-restore-";
 /// Names the files bodies are received into.
 static RECEIVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Creates written at once while a tenant is restored.
@@ -639,7 +641,7 @@ const IN_FLIGHT: usize = 64;
 async fn restore_tenant(server: &crate::api_server::ApiServer, body: crate::handlers::Body, tenant: String) -> ApiResult<actix_web::HttpResponse> {
     SpaceName::new(&tenant).map_err(|_| ApiError::bad_request(format!("{tenant:?} is not a tenant name")))?;
     let n = RECEIVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let file = server.data_dir.join(format!("tenant-restore-{}-{n}.ksnap", std::process::id()));
+    let file = server.data_dir.join(format!("{RECEIVED_PREFIX}{}-{n}.ksnap", std::process::id()));
     let received = async {
         let mut out = BufWriter::new(File::create(&file).map_err(|err| ApiError::internal(format!("{}: {err}", file.display())))?);
         crate::handlers::body_to_file(body, &mut out).await?;
@@ -752,11 +754,12 @@ async fn put_back(feed: &crate::registry::feed::Feed, file: &Path, tenant: &str)
     if store.create(&marker, bytes::Bytes::from(value)).await?.is_err() {
         return Err(ApiError::conflict("", "tenants", tenant, "another restore of this tenant is under way"));
     }
-    let written = match write_all(store, file, &tenant_key).await {
+    let mut created = Vec::new();
+    let written = match write_all(store, file, &tenant_key, &mut created).await {
         Ok(written) => written,
         Err(err) => {
-            // Undone: every key of the snapshot this restore made, then the marker.
-            if let Err(undo) = undo(store, file, &marker).await {
+            // Undone: every key this restore made (not the one made meanwhile that stopped it), then the marker.
+            if let Err(undo) = undo(store, created, &marker).await {
                 tracing::error!(err = %undo.message, tenant, "undoing a tenant restore failed; the server's next start finishes it");
             }
             return Err(err);
@@ -791,14 +794,14 @@ async fn tell(feed: &crate::registry::feed::Feed, key: &Key) -> ApiResult<()> {
     Ok(())
 }
 
-/// Creates every object of the snapshot, the Tenant last; how many.
-async fn write_all(store: &Store, file: &Path, tenant_key: &Key) -> ApiResult<u64> {
+/// Creates every object of the snapshot, the Tenant last; how many. `created` gets each key created.
+async fn write_all(store: &Store, file: &Path, tenant_key: &Key, created: &mut Vec<Key>) -> ApiResult<u64> {
     use futures::StreamExt;
     let create = |key: Key, value: bytes::Bytes| {
         let store = store.clone();
         async move {
             match store.create(&key, value).await {
-                Ok(Ok(_)) => Ok(()),
+                Ok(Ok(_)) => Ok(key),
                 Ok(Err(_)) => Err(ApiError::conflict("", "tenants", "", &format!("{} was created meanwhile", key.as_str()))),
                 Err(err) => Err(ApiError::from(err)),
             }
@@ -828,33 +831,35 @@ async fn write_all(store: &Store, file: &Path, tenant_key: &Key) -> ApiResult<u6
         writes.push(create(record.key, record.value));
         written += 1;
         if writes.len() >= IN_FLIGHT {
-            if let Some(Err(err)) = writes.next().await {
-                failed = Some(err);
-                break;
+            match writes.next().await {
+                Some(Ok(key)) => created.push(key),
+                Some(Err(err)) => {
+                    failed = Some(err);
+                    break;
+                }
+                None => {}
             }
         }
     }
     // Every write sent is waited for, so that an undo comes after all of them.
     while let Some(outcome) = writes.next().await {
-        if let Err(err) = outcome {
-            failed.get_or_insert(err);
+        match outcome {
+            Ok(key) => created.push(key),
+            Err(err) => {
+                failed.get_or_insert(err);
+            }
         }
     }
     if let Some(err) = failed {
         return Err(err);
     }
     let tenant = tenant.ok_or_else(|| ApiError::internal("the snapshot's Tenant went missing"))?;
-    create(tenant.key, tenant.value).await?;
+    created.push(create(tenant.key, tenant.value).await?);
     Ok(written + 1)
 }
-/// Deletes every key of the snapshot in `file` that the store holds, then `marker`: a failed restore undone.
-async fn undo(store: &Store, file: &Path, marker: &Key) -> ApiResult<()> {
-    let mut keys = Vec::new();
-    each_record(file, |record| {
-        keys.push(record.key);
-        Ok(())
-    })?;
-    for key in keys {
+/// Deletes the keys a failed restore created, then `marker`.
+async fn undo(store: &Store, created: Vec<Key>, marker: &Key) -> ApiResult<()> {
+    for key in created {
         store.delete(&key, None).await?.ok();
     }
     store.delete(marker, None).await?.ok();

@@ -532,46 +532,60 @@ fn enlarged(from: &Path, to: &Path, tenant: &str, extra: u64) {
     writer.finish().expect("finish");
 }
 
-#[test]
-fn a_tenant_restore_killed_with_sigkill_leaves_the_tenant_wholly_there_or_wholly_absent() {
-    const EXTRA: u64 = 40_000;
+/// A server whose tenant `name` (with ConfigMap `mine`) was saved offline and then deleted; the snapshot, enlarged
+/// with `extra` ConfigMaps, in the returned dir.
+fn saved_and_deleted(name: &str, extra: u64) -> (Server, PathBuf, tempfile::TempDir) {
     let server = Server::start();
     let system = server.kubectl();
-    create_tenant(&system, "t9");
-    let admin = certificate_kubeconfig(&server, "t9", "admin", &[]);
-    Kubectl::new(&admin).ok(&["create", "configmap", "mine", "--from-literal=k=v"]);
+    create_tenant(&system, name);
+    Kubectl::new(&certificate_kubeconfig(&server, name, "admin", &[])).ok(&["create", "configmap", "mine", "--from-literal=k=v"]);
     // Saved offline, from the stopped server's data dir.
     let dir = server.stop();
     let files = tempfile::tempdir().expect("temp dir");
     let small = files.path().join("small.ksnap");
     let missing = fails(&["snapshot", "save", path(&small), "--tenant", "nope", "--data-dir", path(dir.path())]);
     assert!(missing.contains("no tenant \"nope\""), "{missing}");
-    succeeds(&["snapshot", "save", path(&small), "--tenant", "t9", "--data-dir", path(dir.path())]);
-    assert!(succeeds(&["snapshot", "inspect", path(&small)]).contains("tenant: t9\n"));
+    succeeds(&["snapshot", "save", path(&small), "--tenant", name, "--data-dir", path(dir.path())]);
+    assert!(succeeds(&["snapshot", "inspect", path(&small)]).contains(&format!("tenant: {name}\n")));
     let big = files.path().join("big.ksnap");
-    enlarged(&small, &big, "t9", EXTRA);
-
+    enlarged(&small, &big, name, extra);
     let server = Server::start_in(dir, &[]);
     let system = server.kubectl();
-    system.ok(&["delete", "tenant", "t9", "--wait=false"]);
-    assert!(eventually(Duration::from_secs(120), || !system.run(&["get", "tenant", "t9"]).status.success()), "t9 is deleted");
-    let mut restore = Command::new(kspaces_binary())
-        .args(["snapshot", "restore", path(&big), "--tenant", "t9", "--kubeconfig", path(&server.kubeconfig)])
+    system.ok(&["delete", "tenant", name, "--wait=false"]);
+    assert!(eventually(Duration::from_secs(120), || !system.run(&["get", "tenant", name]).status.success()), "{name} is deleted");
+    (server, big, files)
+}
+
+/// `kspaces snapshot restore FILE --tenant T` into `server`, started; returns once the server has the whole file.
+fn restore_received(server: &Server, big: &Path, tenant: &str) -> std::process::Child {
+    let restore = Command::new(kspaces_binary())
+        .args(["snapshot", "restore", path(big), "--tenant", tenant, "--kubeconfig", path(&server.kubeconfig)])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("start the restore");
-    // The server is killed once it has the whole snapshot, while it writes.
-    let size = std::fs::metadata(&big).expect("size").len();
+    let size = std::fs::metadata(big).expect("size").len();
     let received = || {
         std::fs::read_dir(server.data_dir.path()).expect("the data dir").flatten()
             .any(|e| e.file_name().to_string_lossy().starts_with("tenant-restore-") && e.metadata().is_ok_and(|m| m.len() == size))
     };
     assert!(eventually(Duration::from_secs(60), received), "the server received the snapshot");
+    restore
+}
+
+#[test]
+fn a_tenant_restore_killed_with_sigkill_leaves_the_tenant_wholly_there_or_wholly_absent() {
+    const EXTRA: u64 = 40_000;
+    let (server, big, _files) = saved_and_deleted("t9", EXTRA);
+    let mut restore = restore_received(&server, &big, "t9");
+    // The server is killed while it writes.
     std::thread::sleep(Duration::from_millis(1500));
     let dir = server.stop();
     assert!(!restore.wait().expect("wait").success(), "the restore did not finish");
     let server = Server::start_in(dir, &[]);
+    let leftover = std::fs::read_dir(server.data_dir.path()).expect("the data dir").flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("tenant-restore-"));
+    assert!(!leftover, "the received file is removed at start");
     let system = server.kubectl();
     let tenant = Kubectl::new(&certificate_kubeconfig(&server, "t9", "admin", &[]));
     let there = system.run(&["get", "tenant", "t9"]).status.success();
@@ -585,5 +599,19 @@ fn a_tenant_restore_killed_with_sigkill_leaves_the_tenant_wholly_there_or_wholly
         assert!(done.starts_with("restored tenant t9: "), "{done}");
     }
     tenant.ok(&["get", "configmap", "mine"]);
-    assert!(tenant.ok(&["get", "configmaps", "-o", "name"]).lines().count() > EXTRA as usize);
+    assert!(count(&tenant) > EXTRA as usize);
+}
+
+#[test]
+fn a_tenant_restore_whose_client_is_killed_finishes() {
+    const EXTRA: u64 = 20_000;
+    let (server, big, _files) = saved_and_deleted("t8", EXTRA);
+    let mut restore = restore_received(&server, &big, "t8");
+    restore.kill().expect("kill -9 the client");
+    let _ = restore.wait();
+    let system = server.kubectl();
+    assert!(eventually(Duration::from_secs(120), || system.run(&["get", "tenant", "t8"]).status.success()), "the restore went on");
+    let tenant = Kubectl::new(&certificate_kubeconfig(&server, "t8", "admin", &[]));
+    tenant.ok(&["get", "configmap", "mine"]);
+    assert!(tenant.ok(&["get", "configmaps", "-o", "name"]).lines().count() > EXTRA as usize, "all of t8 is there");
 }
