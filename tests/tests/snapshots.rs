@@ -534,8 +534,8 @@ fn enlarged(from: &Path, to: &Path, tenant: &str, extra: u64) {
 
 /// A server whose tenant `name` (with ConfigMap `mine`) was saved offline and then deleted; the snapshot, enlarged
 /// with `extra` ConfigMaps, in the returned dir.
-fn saved_and_deleted(name: &str, extra: u64) -> (Server, PathBuf, tempfile::TempDir) {
-    let server = Server::start();
+fn saved_and_deleted(name: &str, extra: u64, flags: &[&str]) -> (Server, PathBuf, tempfile::TempDir) {
+    let server = Server::start_with(flags);
     let system = server.kubectl();
     create_tenant(&system, name);
     Kubectl::new(&certificate_kubeconfig(&server, name, "admin", &[])).ok(&["create", "configmap", "mine", "--from-literal=k=v"]);
@@ -543,13 +543,13 @@ fn saved_and_deleted(name: &str, extra: u64) -> (Server, PathBuf, tempfile::Temp
     let dir = server.stop();
     let files = tempfile::tempdir().expect("temp dir");
     let small = files.path().join("small.ksnap");
-    let missing = fails(&["snapshot", "save", path(&small), "--tenant", "nope", "--data-dir", path(dir.path())]);
+    let missing = fails(&[&["snapshot", "save", path(&small), "--tenant", "nope", "--data-dir", path(dir.path())], flags].concat());
     assert!(missing.contains("no tenant \"nope\""), "{missing}");
-    succeeds(&["snapshot", "save", path(&small), "--tenant", name, "--data-dir", path(dir.path())]);
+    succeeds(&[&["snapshot", "save", path(&small), "--tenant", name, "--data-dir", path(dir.path())], flags].concat());
     assert!(succeeds(&["snapshot", "inspect", path(&small)]).contains(&format!("tenant: {name}\n")));
     let big = files.path().join("big.ksnap");
     enlarged(&small, &big, name, extra);
-    let server = Server::start_in(dir, &[]);
+    let server = Server::start_in(dir, flags);
     let system = server.kubectl();
     system.ok(&["delete", "tenant", name, "--wait=false"]);
     assert!(eventually(Duration::from_secs(120), || !system.run(&["get", "tenant", name]).status.success()), "{name} is deleted");
@@ -576,7 +576,7 @@ fn restore_received(server: &Server, big: &Path, tenant: &str) -> std::process::
 #[test]
 fn a_tenant_restore_killed_with_sigkill_leaves_the_tenant_wholly_there_or_wholly_absent() {
     const EXTRA: u64 = 40_000;
-    let (server, big, _files) = saved_and_deleted("t9", EXTRA);
+    let (server, big, _files) = saved_and_deleted("t9", EXTRA, &[]);
     let mut restore = restore_received(&server, &big, "t9");
     // The server is killed while it writes.
     std::thread::sleep(Duration::from_millis(1500));
@@ -589,6 +589,7 @@ fn a_tenant_restore_killed_with_sigkill_leaves_the_tenant_wholly_there_or_wholly
     let system = server.kubectl();
     let tenant = Kubectl::new(&certificate_kubeconfig(&server, "t9", "admin", &[]));
     let there = system.run(&["get", "tenant", "t9"]).status.success();
+    eprintln!("after the kill, t9 is {}", if there { "there" } else { "absent" });
     let count = |tenant: &Kubectl| tenant.ok(&["get", "configmaps", "-o", "name"]).lines().count();
     if there {
         assert!(count(&tenant) > EXTRA as usize, "all of t9 is there");
@@ -605,7 +606,7 @@ fn a_tenant_restore_killed_with_sigkill_leaves_the_tenant_wholly_there_or_wholly
 #[test]
 fn a_tenant_restore_whose_client_is_killed_finishes() {
     const EXTRA: u64 = 20_000;
-    let (server, big, _files) = saved_and_deleted("t8", EXTRA);
+    let (server, big, _files) = saved_and_deleted("t8", EXTRA, &[]);
     let mut restore = restore_received(&server, &big, "t8");
     restore.kill().expect("kill -9 the client");
     let _ = restore.wait();
@@ -614,4 +615,35 @@ fn a_tenant_restore_whose_client_is_killed_finishes() {
     let tenant = Kubectl::new(&certificate_kubeconfig(&server, "t8", "admin", &[]));
     tenant.ok(&["get", "configmap", "mine"]);
     assert!(tenant.ok(&["get", "configmaps", "-o", "name"]).lines().count() > EXTRA as usize, "all of t8 is there");
+}
+
+#[test]
+fn a_tenant_restore_into_etcd_killed_with_sigkill_is_undone_by_the_next_one() {
+    const EXTRA: u64 = 10_000;
+    let etcd = EtcdCluster::start(1);
+    let endpoints = etcd.endpoints();
+    let flags = ["--storage-backend", "etcd", "--etcd-servers", &endpoints];
+    let (server, big, _files) = saved_and_deleted("t7", EXTRA, &flags);
+    let mut restore = restore_received(&server, &big, "t7");
+    std::thread::sleep(Duration::from_millis(1000));
+    let dir = server.stop();
+    assert!(!restore.wait().expect("wait").success(), "the restore did not finish");
+    let server = Server::start_in(dir, &flags);
+    let system = server.kubectl();
+    let tenant = Kubectl::new(&certificate_kubeconfig(&server, "t7", "admin", &[]));
+    let count = |tenant: &Kubectl| tenant.ok(&["get", "configmaps", "-o", "name"]).lines().count();
+    let there = system.run(&["get", "tenant", "t7"]).status.success();
+    eprintln!("after the kill, t7 is {}", if there { "there" } else { "absent" });
+    if there {
+        assert!(count(&tenant) > EXTRA as usize, "all of t7 is there");
+    } else {
+        assert!(!tenant.run(&["get", "configmap", "mine"]).status.success(), "none of t7 is visible");
+        // What the killed restore wrote is removed by the next restore, which then finishes.
+        let done = succeeds(&["snapshot", "restore", path(&big), "--tenant", "t7", "--kubeconfig", path(&server.kubeconfig)]);
+        assert!(done.starts_with("restored tenant t7: "), "{done}");
+    }
+    tenant.ok(&["get", "configmap", "mine"]);
+    assert!(count(&tenant) > EXTRA as usize);
+    let again = fails(&["snapshot", "restore", path(&big), "--tenant", "t7", "--kubeconfig", path(&server.kubeconfig)]);
+    assert!(again.contains("already exists"), "{again}");
 }
