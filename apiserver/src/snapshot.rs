@@ -695,8 +695,8 @@ fn each_record(file: &Path, mut f: impl FnMut(kspaces_storage::Record) -> ApiRes
 /// created, the Tenant last, and the marker deleted. Until the Tenant is there the tenant does not exist for any
 /// request (its spaces resolve through it); a restore that stops before it (a conflict, a kill -9 of the server) is
 /// undone: here, or at the server's next start ([`clean_half_restores`]) from what the marker names. Only once
-/// all is written are the caches told, CRDs and bindings first (the objects they serve need them), the Tenant
-/// last, through the same path as another replica's writes (`registry::feed`).
+/// all is written are the caches told (see the order below), through the same path as another replica's writes
+/// (`registry::feed`).
 async fn put_back(feed: &crate::registry::feed::Feed, file: &Path, tenant: &str) -> ApiResult<u64> {
     let _one = TENANT_RESTORES.lock().await;
     let store = &feed.store;
@@ -766,22 +766,45 @@ async fn put_back(feed: &crate::registry::feed::Feed, file: &Path, tenant: &str)
         }
     };
     store.delete(&marker, None).await?.map_err(|_| ApiError::internal("the restore's marker went away meanwhile"))?;
-    // The caches: CRDs and bindings first, then the rest, the Tenant last.
-    let is_api = |key: &str| key.starts_with(&format!("{}/apiextensions.k8s.io/", layout.prefix())) || key.starts_with(&format!("{}/apis.kcp.io/", layout.prefix()));
-    for first in [true, false] {
+    // The caches. First the built-in kinds but APIBindings (CRDs, exports and their identities, workspaces, RBAC:
+    // what serving the tenant needs); then, in one step with no wait between, the Tenant and its APIBindings (a
+    // binding judged before its tenant's path resolves would be marked invalid a moment); then the objects of
+    // custom and bound kinds, which are served from the store already and feed only controllers' caches.
+    let bindings = format!("{}/apis.kcp.io/apibindings/", layout.prefix());
+    let rank = |key: &str| {
+        if key.starts_with(&bindings) {
+            1
+        } else if key.rsplit('/').nth(3) == Some("builtin") {
+            0
+        } else {
+            2
+        }
+    };
+    let ranked = |wanted: u8| -> ApiResult<Vec<Key>> {
         let mut keys = Vec::new();
         each_record(file, |record| {
-            let key = record.key;
-            if key != tenant_key && is_api(key.as_str()) == first {
-                keys.push(key);
+            if record.key != tenant_key && rank(record.key.as_str()) == wanted {
+                keys.push(record.key);
             }
             Ok(())
         })?;
-        for key in keys {
-            tell(feed, &key).await?;
+        Ok(keys)
+    };
+    for key in ranked(0)? {
+        tell(feed, &key).await?;
+    }
+    let mut together = Vec::new();
+    for key in std::iter::once(tenant_key.clone()).chain(ranked(1)?) {
+        if let Some(record) = store.get(&key).await? {
+            together.push(kspaces_storage::Event::new(kspaces_storage::EventKind::Added, key, record.value, None, record.revision));
         }
     }
-    tell(feed, &tenant_key).await?;
+    for event in &together {
+        feed.deliver(event, store);
+    }
+    for key in ranked(2)? {
+        tell(feed, &key).await?;
+    }
     Ok(written)
 }
 

@@ -4,7 +4,8 @@
 //! refused with the problem named and nothing written; a restore killed with -9 leaves nothing `serve` accepts. Also
 //! online (a running server streams `/snapshot` to system users only), from etcd, into etcd and `kspaces migrate`.
 //! One tenant (`--tenant`): saved online and offline, put back into a running server while another tenant is
-//! written, refused over an existing tenant, and wholly there or wholly absent after a kill -9 of the server.
+//! written, refused over an existing tenant, with its bindings and bound objects, wholly there or wholly absent
+//! after a kill -9 of the server (sled and etcd), and finished when its client is killed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -13,7 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use kspaces_storage::snapshot::{Header, SnapshotWriter};
 use kspaces_tests::etcd::EtcdCluster;
-use kspaces_tests::{certificate_kubeconfig, create_tenant, eventually, kspaces_binary, kubeconfig_with_server_url, refused_start, Kubectl,
+use kspaces_tests::{certificate_kubeconfig, create_tenant, eventually, kspaces_binary, kubeconfig_with_server_url, refused_start, Kubectl, WIDGETS_EXPORT,
     Server, WIDGET_CRD};
 use serde_json::Value;
 
@@ -646,4 +647,39 @@ fn a_tenant_restore_into_etcd_killed_with_sigkill_is_undone_by_the_next_one() {
     assert!(count(&tenant) > EXTRA as usize);
     let again = fails(&["snapshot", "restore", path(&big), "--tenant", "t7", "--kubeconfig", path(&server.kubeconfig)]);
     assert!(again.contains("already exists"), "{again}");
+}
+
+#[test]
+fn a_tenant_restore_brings_back_its_bindings_and_the_objects_bound_through_them() {
+    let server = Server::start();
+    let system = server.kubectl();
+    create_tenant(&system, "t1");
+    let admin = certificate_kubeconfig(&server, "t1", "admin", &[]);
+    let tenant = Kubectl::new(&admin);
+    tenant.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: provider}\n");
+    let ready = eventually(Duration::from_secs(30), || tenant.ok(&["get", "workspace", "provider", "-o", "jsonpath={.status.phase}"]) == "Ready");
+    assert!(ready, "the provider workspace is ready");
+    let provider = Kubectl::new(&kubeconfig_with_server_url(&server, &admin, &format!("{}/clusters/root:t1:provider", server.url)));
+    provider.ok_with_stdin(&["apply", "-f", "-"], WIDGETS_EXPORT);
+    tenant.ok_with_stdin(&["apply", "-f", "-"],
+        "apiVersion: apis.kcp.io/v1alpha1\nkind: APIBinding\nmetadata: {name: widgets}\nspec: {reference: {export: {path: 'root:t1:provider', name: widgets}}}\n");
+    let bound = || tenant.run(&["get", "widgets.example.io"]).status.success();
+    assert!(eventually(Duration::from_secs(30), bound), "the binding serves widgets");
+    tenant.ok_with_stdin(&["apply", "-n", "default", "-f", "-"], "apiVersion: example.io/v1\nkind: Widget\nmetadata: {name: bound}\nspec: {size: 2}\n");
+    let get = |tenant: &Kubectl| -> Vec<(String, Value)> {
+        ["widgets.example.io/bound", "apibinding/widgets", "apiexport/widgets"].iter().map(|what| {
+            let on = if what.starts_with("apiexport") { &provider } else { tenant };
+            (what.to_string(), serde_json::from_str(&on.ok(&["get", what, "-n", "default", "-o", "json"])).expect("JSON"))
+        }).collect()
+    };
+    let was = get(&tenant);
+    let files = tempfile::tempdir().expect("temp dir");
+    let snapshot = files.path().join("t1.ksnap");
+    succeeds(&["snapshot", "save", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&server.kubeconfig)]);
+    system.ok(&["delete", "tenant", "t1", "--wait=false"]);
+    assert!(eventually(Duration::from_secs(120), || !system.run(&["get", "tenant", "t1"]).status.success()), "t1 is deleted");
+    succeeds(&["snapshot", "restore", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&server.kubeconfig)]);
+    // Served at once: the binding resolves, and the bound object is as it was.
+    assert!(bound(), "the restored binding serves widgets");
+    assert_eq!(without_revisions(get(&tenant)), without_revisions(was));
 }
