@@ -316,7 +316,9 @@ mod tests {
             ("POST", "/api/v1/namespaces/ns/pods/p/portforward", "", true), ("GET", "/api/v1/namespaces/ns/services/s/proxy", "", true),
             ("POST", "/api/v1/namespaces/ns/pods/p/attach", "", true), ("GET", "/api/v1/pods", "watch=false", false),
             ("POST", "/api/v1/namespaces/ns/configmaps", "", false), ("GET", "/api/v1/namespaces/ns/pods/p/status", "", false),
-            ("GET", "/log", "", false), ("GET", "/readyz", "", false)];
+            ("GET", "/log", "", false), ("GET", "/readyz", "", false),
+            // A snapshot streamed out, or a tenant's in and restored, takes as long as its size needs.
+            ("GET", "/snapshot", "", true), ("POST", "/snapshot/", "tenant=t1", true), ("GET", "/snapshots", "", false)];
         for (method, path, query, long_running) in rows {
             assert_eq!(parse(method, path, query).is_long_running(), long_running, "{method} {path}?{query}");
         }
