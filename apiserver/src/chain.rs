@@ -131,7 +131,7 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
         return Ok(answer);
     }
     if !info.is_resource {
-        return non_resource(req, &server, info, trail, caller.as_ref()).await;
+        return non_resource(req, body, &server, info, trail, caller.as_ref()).await;
     }
     let caller = caller.ok_or_else(ApiError::unauthorized)?;
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
@@ -238,13 +238,19 @@ async fn home(req: &HttpRequest, server: &Arc<ApiServer>, info: &RequestInfo, ca
 }
 
 /// Discovery, OpenAPI, health, `/version` and the server-wide paths: who may reach the route, then the route.
-async fn non_resource(req: &HttpRequest, server: &ApiServer, info: &RequestInfo, trail: &mut Trail, caller: Option<&Caller>) -> ApiResult<HttpResponse> {
+async fn non_resource(req: &HttpRequest, body: Body, server: &ApiServer, info: &RequestInfo, trail: &mut Trail, caller: Option<&Caller>)
+    -> ApiResult<HttpResponse> {
     let route = routes::route(&info.path);
     let mut space = None;
     match caller {
         None if !route.is_public() => return Err(ApiError::unauthorized()),
         None => {}
-        Some(caller) if route.is_server_wide() => authorize_server_wide(server, trail, caller, info).await?,
+        Some(caller) if route.is_server_wide() => {
+            authorize_server_wide(server, trail, caller, info).await?;
+            if route == routes::Route::Snapshot {
+                return crate::snapshot::serve(req, body, server).await;
+            }
+        }
         Some(caller) => match resolve_space(server, info, caller, "get", "") {
             Ok(spaces) => {
                 authorize(server, trail, caller, &spaces, info).await?;

@@ -67,6 +67,9 @@ pub struct SnapshotSaveArgs {
     /// Save from the running server this kubeconfig reaches (a system user's), while it serves.
     #[arg(long, conflicts_with_all = ["storage_backend", "etcd_servers"])]
     pub kubeconfig: Option<PathBuf>,
+    /// Save one tenant only: its Tenant and every space of its workspace tree (bound objects included).
+    #[arg(long)]
+    pub tenant: Option<String>,
     /// No progress display; only the summary line.
     #[arg(long)]
     pub quiet: bool,
@@ -76,8 +79,15 @@ pub struct SnapshotSaveArgs {
 pub struct SnapshotRestoreArgs {
     pub file: PathBuf,
     /// The new data dir: must not exist, or be empty. It gets the PKI, and on sled the store.
-    #[arg(long)]
-    pub data_dir: PathBuf,
+    #[arg(long, required_unless_present = "tenant", conflicts_with_all = ["tenant", "kubeconfig"])]
+    pub data_dir: Option<PathBuf>,
+    /// Put this one tenant (the snapshot's, from `save --tenant`) back into the running server `--kubeconfig`
+    /// reaches; the tenant must not exist there.
+    #[arg(long, requires = "kubeconfig")]
+    pub tenant: Option<String>,
+    /// A system user's kubeconfig for the running server a tenant is restored into.
+    #[arg(long, requires = "tenant", conflicts_with_all = ["storage_backend", "etcd_servers"])]
+    pub kubeconfig: Option<PathBuf>,
     /// Where the store goes: a sled store in the data dir, or an empty prefix in etcd.
     #[arg(long, value_enum, default_value_t = StorageBackend::Sled)]
     pub storage_backend: StorageBackend,

@@ -307,6 +307,30 @@ pub async fn read_body(body: Body) -> ApiResult<Bytes> {
     Ok(body.freeze())
 }
 
+/// Writes a body of any size to `out` as it arrives (a tenant's snapshot on its way to a restore); the bytes
+/// written.
+pub async fn body_to_file(body: Body, out: &mut impl std::io::Write) -> ApiResult<u64> {
+    let failed = |err: std::io::Error| ApiError::internal(format!("storing the request body: {err}"));
+    let mut payload = match body {
+        Body::Read(bytes) => {
+            out.write_all(&bytes).map_err(failed)?;
+            return Ok(bytes.len() as u64);
+        }
+        Body::Refused(err) => return Err(err),
+        Body::Stream(unread) => match unread.take() {
+            Some(payload) => payload,
+            None => return Ok(0),
+        },
+    };
+    let mut written = 0;
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|err| ApiError::bad_request(format!("error reading the request body: {err}")))?;
+        out.write_all(&chunk).map_err(failed)?;
+        written += chunk.len() as u64;
+    }
+    Ok(written)
+}
+
 /// Reads the body of a request that has one (`POST`, `PUT`, `PATCH`, `DELETE`) before the request waits for a
 /// seat of its priority level: a client sending its body slowly then holds its connection, never a seat other
 /// requests of its level wait for. The read ends at `deadline` (the request's `--request-timeout`) with 504.

@@ -118,7 +118,8 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route
         }
         Route::OpenIdConfiguration => Ok(json(server.authenticator.issuer.openid_configuration())),
         Route::Jwks => Ok(HttpResponse::Ok().content_type("application/jwk-set+json").body(server.authenticator.issuer.jwks().to_string())),
-        Route::Snapshot => crate::snapshot::online(server.registry.reader().clusters(), &server.data_dir),
+        // Served by the chain once authorized (`snapshot::serve`): it reads the request body.
+        Route::Snapshot => Err(ApiError::no_route()),
         Route::NotFound => Err(ApiError::no_route()),
     }
 }

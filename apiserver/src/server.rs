@@ -289,6 +289,11 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     if let Some(ca) = settings.signing_ca {
         core.csr_signer.set(ca);
     }
+    // A tenant restore a kill -9 stopped is undone before any cache reads the store (one process's store only:
+    // on a shared one, another replica's restore may be under way; the next restore of that tenant undoes it).
+    if !store.shared() {
+        crate::snapshot::clean_half_restores(store.default_store()).await.map_err(|err| ServeError::Bootstrap(err.to_string()))?;
+    }
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
         quotas: _, flowcontrol, services: _, csr_signer: _, webhook_reach: _, workspace_issuers, kind_caches: _ } = core;
@@ -609,6 +614,12 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
             args.data_dir.display())));
     }
     std::fs::create_dir_all(&args.data_dir).map_err(io_err(&args.data_dir))?;
+    // What tenant restores a kill -9 stopped had received (the restores themselves are undone in `wire`).
+    for entry in std::fs::read_dir(&args.data_dir).map_err(io_err(&args.data_dir))?.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(crate::snapshot::RECEIVED_PREFIX) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
     // Replicas sharing a data dir may start at the same moment: the first makes the CA, the serving certificate and
     // the service-account key while holding this lock, and the others then read them.
     let keys_lock_path = args.data_dir.join("keys.lock");

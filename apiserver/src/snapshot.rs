@@ -1,6 +1,7 @@
-//! `kspaces snapshot save | restore | inspect`: a store to a file and back (docs/operations.md), and `/snapshot`,
-//! which streams a running server's store to `save --kubeconfig`. The file format is `kspaces_storage::snapshot`;
-//! this module opens stores, carries the data dir's PKI and shows progress.
+//! `kspaces snapshot save | restore | inspect`: a store (or one tenant's part of it, `tenant.rs`) to a file and
+//! back (docs/operations.md), and `/snapshot`, which streams a running server's store (or one tenant) to `save
+//! --kubeconfig` and puts a tenant's snapshot back into the running server (`restore --tenant`). The file format is
+//! `kspaces_storage::snapshot`; this module opens stores, carries the data dir's PKI and shows progress.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -10,8 +11,13 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kspaces_storage::sled::{SledConfig, SledLoader};
-use kspaces_storage::snapshot::{Header, Item, SnapshotError, SnapshotReader, SnapshotWriter, Summary};
+use kspaces_storage::snapshot::{Header, Item, SnapshotError, SnapshotReader, SnapshotWriter, Summary, TENANT_FILE};
 use kspaces_storage::{KeyLayout, ListRequest, Store, StoreConfig};
+
+mod tenant;
+
+pub use tenant::{clean_half_restores, RECEIVED_PREFIX};
+use tenant::{restore_into_server, restore_tenant, tenant_keys, TenantKeys};
 
 use crate::status::{ApiError, ApiResult};
 use crate::config::{MigrateArgs, SnapshotCommand, SnapshotInspectArgs, SnapshotRestoreArgs, SnapshotSaveArgs, StorageBackend};
@@ -133,7 +139,7 @@ fn save(args: &SnapshotSaveArgs) -> Result<(), String> {
     let started = Instant::now();
     let temporary = with_suffix(&args.file, ".tmp");
     let outcome = match &args.kubeconfig {
-        Some(kubeconfig) => runtime()?.block_on(download(kubeconfig, &temporary, args.quiet)),
+        Some(kubeconfig) => runtime()?.block_on(download(kubeconfig, args.tenant.as_deref(), &temporary, args.quiet)),
         None => runtime()?.block_on(save_to(args, &temporary)),
     };
     let summary = match outcome {
@@ -155,14 +161,24 @@ fn save(args: &SnapshotSaveArgs) -> Result<(), String> {
 async fn save_to(args: &SnapshotSaveArgs, temporary: &Path) -> Result<(kspaces_storage::Revision, Summary), String> {
     let store = open_store(args).await?;
     let revision = store.current_revision().await.map_err(|err| err.to_string())?;
+    let tenant = match &args.tenant {
+        Some(name) => Some(tenant_keys(&store, revision, name).await?.ok_or_else(|| format!("there is no tenant {name:?} in the store"))?),
+        None => None,
+    };
     let file = File::create(temporary).map_err(io(temporary))?;
     let header = Header { revision, revisions_kept: true };
     let mut writer = SnapshotWriter::new(BufWriter::with_capacity(1 << 20, file), header).map_err(io(temporary))?;
-    for (name, _) in IDENTITY_FILES {
-        match std::fs::read(args.data_dir.join(name)) {
-            Ok(contents) => writer.file(name, &contents).map_err(io(temporary))?,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => return Err(io(&args.data_dir.join(name))(err)),
+    match &tenant {
+        // A tenant's snapshot goes into a running server, which has its own PKI.
+        Some(keys) => writer.file(TENANT_FILE, keys.name.as_bytes()).map_err(io(temporary))?,
+        None => {
+            for (name, _) in IDENTITY_FILES {
+                match std::fs::read(args.data_dir.join(name)) {
+                    Ok(contents) => writer.file(name, &contents).map_err(io(temporary))?,
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(err) => return Err(io(&args.data_dir.join(name))(err)),
+                }
+            }
         }
     }
     let bar = progress(args.quiet, None, "saving");
@@ -170,10 +186,10 @@ async fn save_to(args: &SnapshotSaveArgs, temporary: &Path) -> Result<(kspaces_s
     let mut request = ListRequest { revision: Some(revision), limit: Some(PAGE), continue_token: None, skip_remaining: true };
     loop {
         let page = store.list(&range, &request).await.map_err(|err| format!("reading the store at revision {revision}: {err}"))?;
-        for record in &page.items {
+        for record in page.items.iter().filter(|r| tenant.as_ref().is_none_or(|keys| keys.holds(r.key.as_str()))) {
             writer.record(record).map_err(io(temporary))?;
+            bar.inc(1);
         }
-        bar.inc(page.items.len() as u64);
         match page.continue_token {
             Some(token) => request.continue_token = Some(token),
             None => break,
@@ -187,15 +203,23 @@ async fn save_to(args: &SnapshotSaveArgs, temporary: &Path) -> Result<(kspaces_s
 }
 
 /// Streams a running server's `/snapshot` into `temporary`, then checks the whole file.
-async fn download(kubeconfig: &Path, temporary: &Path, quiet: bool) -> Result<(kspaces_storage::Revision, Summary), String> {
-    use futures::AsyncReadExt;
+async fn client(kubeconfig: &Path) -> Result<kube::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let file = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|err| format!("{}: {err}", kubeconfig.display()))?;
     let config = kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
         .await
         .map_err(|err| format!("{}: {err}", kubeconfig.display()))?;
-    let client = kube::Client::try_from(config).map_err(|err| err.to_string())?;
-    let request = http::Request::get("/snapshot").body(Vec::new()).map_err(|err| err.to_string())?;
+    kube::Client::try_from(config).map_err(|err| err.to_string())
+}
+
+async fn download(kubeconfig: &Path, tenant: Option<&str>, temporary: &Path, quiet: bool) -> Result<(kspaces_storage::Revision, Summary), String> {
+    use futures::AsyncReadExt;
+    let client = client(kubeconfig).await?;
+    let uri = match tenant {
+        Some(tenant) => format!("/snapshot?tenant={tenant}"),
+        None => "/snapshot".to_owned(),
+    };
+    let request = http::Request::get(uri).body(Vec::new()).map_err(|err| err.to_string())?;
     let mut body = client.request_stream(request).await.map_err(|err| format!("the server refused the snapshot: {err}"))?;
     let mut out = BufWriter::with_capacity(1 << 20, File::create(temporary).map_err(io(temporary))?);
     let bar = progress(quiet, None, "downloading");
@@ -217,24 +241,54 @@ async fn download(kubeconfig: &Path, temporary: &Path, quiet: bool) -> Result<(k
     Ok((revision, summary))
 }
 
-/// `/snapshot`: the default storage cluster's whole key range at one revision, with the data dir's identity files,
-/// streamed a page at a time (the server's memory stays flat). A failure midway cuts the stream short, which the
-/// client sees as a truncated file.
-pub fn online(clusters: &kspaces_storage::Clusters, data_dir: &Path) -> ApiResult<actix_web::HttpResponse> {
+/// `/snapshot`, for system users: `GET` streams the store (`?tenant=T`: one tenant's keys) to `snapshot save
+/// --kubeconfig`; `POST ?tenant=T` puts a tenant's snapshot back (`snapshot restore --tenant`).
+pub async fn serve(req: &actix_web::HttpRequest, body: crate::handlers::Body, server: &crate::api_server::ApiServer) -> ApiResult<actix_web::HttpResponse> {
+    let tenant = url::form_urlencoded::parse(req.query_string().as_bytes()).find(|(name, _)| name == "tenant").map(|(_, value)| value.into_owned());
+    let clusters = server.registry.reader().clusters();
     if clusters.members().len() > 1 {
         return Err(ApiError::bad_request("this server has several storage clusters; save each with `kspaces snapshot save --storage-backend etcd`"));
     }
-    let files: Vec<(&str, Vec<u8>)> = IDENTITY_FILES.iter().filter_map(|(name, _)| Some((*name, std::fs::read(data_dir.join(name)).ok()?))).collect();
-    let store = clusters.default_store().clone();
-    let request = ListRequest { revision: None, limit: Some(PAGE), continue_token: None, skip_remaining: true };
-    let state = Online { range: store.layout().everything(), store, files, writer: None, request, done: false };
-    let stream = futures::stream::unfold(state, |mut state| async move {
-        if state.done {
-            return None;
+    match *req.method() {
+        actix_web::http::Method::GET => online(clusters.default_store().clone(), &server.data_dir, tenant).await,
+        actix_web::http::Method::POST => {
+            let tenant = tenant.ok_or_else(|| ApiError::bad_request("a restore names its tenant: POST /snapshot?tenant=NAME"))?;
+            restore_tenant(server, body, tenant).await
         }
+        _ => Err(ApiError::method_not_supported(&req.method().as_str().to_lowercase(), "snapshot")),
+    }
+}
+
+/// `GET /snapshot`: the default storage cluster's whole key range (or one tenant's keys) at one revision, with
+/// the data dir's identity files (a tenant's: its name instead), streamed a page at a time (the server's memory
+/// stays flat). A failure midway cuts the stream short, which the client sees as a truncated file.
+async fn online(store: Store, data_dir: &Path, tenant: Option<String>) -> ApiResult<actix_web::HttpResponse> {
+    let revision = store.current_revision().await?;
+    let keys = match tenant {
+        Some(name) => Some(
+            tenant_keys(&store, revision, &name).await.map_err(ApiError::bad_request)?.ok_or_else(|| ApiError::not_found("", "tenants", &name))?,
+        ),
+        None => None,
+    };
+    let failed = |err: std::io::Error| ApiError::internal(err.to_string());
+    let mut writer = SnapshotWriter::new(Vec::new(), Header { revision, revisions_kept: true }).map_err(failed)?;
+    match &keys {
+        Some(keys) => writer.file(TENANT_FILE, keys.name.as_bytes()).map_err(failed)?,
+        None => {
+            for (name, _) in IDENTITY_FILES {
+                if let Ok(contents) = std::fs::read(data_dir.join(name)) {
+                    writer.file(name, &contents).map_err(failed)?;
+                }
+            }
+        }
+    }
+    let request = ListRequest { revision: Some(revision), limit: Some(PAGE), continue_token: None, skip_remaining: true };
+    let state = Online { range: store.layout().everything(), store, keys, writer: Some(writer), request };
+    let stream = futures::stream::unfold(state, |mut state| async move {
+        state.writer.as_ref()?;
         let chunk = state.step().await.map_err(|err| {
             tracing::warn!(%err, "a snapshot stream stopped");
-            state.done = true;
+            state.writer = None;
             actix_web::error::ErrorInternalServerError(err)
         });
         Some((chunk, state))
@@ -246,28 +300,19 @@ pub fn online(clusters: &kspaces_storage::Clusters, data_dir: &Path) -> ApiResul
 struct Online {
     store: Store,
     range: kspaces_storage::KeyRange,
-    files: Vec<(&'static str, Vec<u8>)>,
+    /// Only these keys (one tenant's), if set.
+    keys: Option<TenantKeys>,
+    /// `None` once the trailer is out.
     writer: Option<SnapshotWriter<Vec<u8>>>,
     request: ListRequest,
-    done: bool,
 }
 
 impl Online {
-    /// The next bytes: the header and files, then a page of records at a time, then the trailer.
+    /// The next bytes: a page of records at a time (the header and files before the first), then the trailer.
     async fn step(&mut self) -> Result<bytes::Bytes, String> {
-        let Some(writer) = self.writer.as_mut() else {
-            let revision = self.store.current_revision().await.map_err(|err| err.to_string())?;
-            self.request.revision = Some(revision);
-            let mut writer = SnapshotWriter::new(Vec::new(), Header { revision, revisions_kept: true }).map_err(|err| err.to_string())?;
-            for (name, contents) in &self.files {
-                writer.file(name, contents).map_err(|err| err.to_string())?;
-            }
-            let bytes = std::mem::take(writer.output_mut());
-            self.writer = Some(writer);
-            return Ok(bytes.into());
-        };
         let page = self.store.list(&self.range, &self.request).await.map_err(|err| err.to_string())?;
-        for record in &page.items {
+        let writer = self.writer.as_mut().ok_or("the snapshot stream ended twice")?;
+        for record in page.items.iter().filter(|r| self.keys.as_ref().is_none_or(|keys| keys.holds(r.key.as_str()))) {
             writer.record(record).map_err(|err| err.to_string())?;
         }
         match page.continue_token {
@@ -276,7 +321,6 @@ impl Online {
                 Ok(std::mem::take(writer.output_mut()).into())
             }
             None => {
-                self.done = true;
                 let writer = self.writer.take().ok_or("the snapshot stream ended twice")?;
                 let (_, out) = writer.finish().map_err(|err| err.to_string())?;
                 Ok(out.into())
@@ -295,8 +339,10 @@ fn inspect(args: &SnapshotInspectArgs) -> Result<(), String> {
     let header = reader.header();
     let mut spaces: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut files = Vec::new();
+    let mut tenant = None;
     while let Some(item) = reader.next_item().map_err(named(&args.file))? {
         match item {
+            Item::File { name, contents } if name == TENANT_FILE => tenant = Some(String::from_utf8_lossy(&contents).into_owned()),
             Item::File { name, .. } => files.push(name),
             Item::Record(record) => {
                 let key = record.key.as_str();
@@ -315,6 +361,7 @@ fn inspect(args: &SnapshotInspectArgs) -> Result<(), String> {
     print(&mut out, format!("revision: {}", header.revision))?;
     print(&mut out, format!("format: version {}{}", kspaces_storage::snapshot::VERSION,
         if header.revisions_kept { ", resourceVersions kept" } else { "" }))?;
+    print(&mut out, format!("tenant: {}", tenant.as_deref().unwrap_or("none (the whole store)")))?;
     print(&mut out, format!("files: {}", if files.is_empty() { "none".to_owned() } else { files.join(", ") }))?;
     print(&mut out, format!("{:<width$}  {:>10}  {:>14}", "SPACE", "OBJECTS", "BYTES"))?;
     for (space, (objects, bytes)) in &spaces {
@@ -324,14 +371,28 @@ fn inspect(args: &SnapshotInspectArgs) -> Result<(), String> {
     print(&mut out, format!("checksum: sha256 {} (verified)", summary.checksum))
 }
 
+/// The tenant a snapshot holds (`None`: a whole store's), from its first item.
+fn snapshot_tenant(reader: &mut SnapshotReader<BufReader<File>>, file: &Path) -> Result<Option<String>, String> {
+    match reader.next_item().map_err(named(file))? {
+        Some(Item::File { name, contents }) if name == TENANT_FILE => Ok(Some(String::from_utf8_lossy(&contents).into_owned())),
+        _ => Ok(None),
+    }
+}
+
 fn restore(args: &SnapshotRestoreArgs) -> Result<(), String> {
+    if let (Some(tenant), Some(kubeconfig)) = (&args.tenant, &args.kubeconfig) {
+        return restore_into_server(&args.file, tenant, kubeconfig);
+    }
     let started = Instant::now();
     // Everything is checked before anything is written.
     let checked = {
-        let reader = open_snapshot(&args.file)?;
+        let mut reader = open_snapshot(&args.file)?;
+        if let Some(tenant) = snapshot_tenant(&mut reader, &args.file)? {
+            return Err(format!("{} holds tenant {tenant} only: restore it into a running server with --tenant {tenant} --kubeconfig", args.file.display()));
+        }
         reader.verify().map_err(named(&args.file))?
     };
-    let target = &args.data_dir;
+    let target = args.data_dir.as_ref().ok_or("restore needs --data-dir, or --tenant and --kubeconfig")?;
     if target.exists() {
         let empty = std::fs::read_dir(target).map_err(io(target))?.next().is_none();
         if !empty {
@@ -472,6 +533,7 @@ pub fn migrate(args: &MigrateArgs) -> Result<(), String> {
         etcd_servers: Vec::new(),
         etcd_prefix: args.etcd_prefix.clone(),
         kubeconfig: None,
+        tenant: None,
         quiet: args.quiet,
     };
     let temporary = with_suffix(&file, ".tmp");

@@ -25,6 +25,10 @@ const HEADER_BYTES: usize = 8 + 2 + 2 + 8;
 const KIND_RECORDS: u8 = b'R';
 const KIND_FILES: u8 = b'F';
 const KIND_TRAILER: u8 = b'T';
+/// The file a one-tenant snapshot (`kspaces snapshot save --tenant`) starts with, its contents the tenant's
+/// name: a documented record rather than a header field, so version 1 readers read such files unchanged, and a
+/// whole-store restore refuses them (no data dir has such a file).
+pub const TENANT_FILE: &str = "tenant";
 /// Header flag: each record carries the revision it was written at and created at, as the source store kept
 /// them.
 const FLAG_REVISIONS: u16 = 1;

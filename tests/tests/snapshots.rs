@@ -3,6 +3,9 @@
 //! resourceVersion, managedFields, finalizers, ownerReferences), with the same PKI; a damaged or cut snapshot is
 //! refused with the problem named and nothing written; a restore killed with -9 leaves nothing `serve` accepts. Also
 //! online (a running server streams `/snapshot` to system users only), from etcd, into etcd and `kspaces migrate`.
+//! One tenant (`--tenant`): saved online and offline, put back into a running server while another tenant is
+//! written, refused over an existing tenant, with its bindings and bound objects, wholly there or wholly absent
+//! after a kill -9 of the server (sled and etcd), and finished when its client is killed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -11,7 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use kspaces_storage::snapshot::{Header, SnapshotWriter};
 use kspaces_tests::etcd::EtcdCluster;
-use kspaces_tests::{certificate_kubeconfig, create_tenant, eventually, kspaces_binary, kubeconfig_with_server_url, refused_start, Kubectl,
+use kspaces_tests::{certificate_kubeconfig, create_tenant, eventually, kspaces_binary, kubeconfig_with_server_url, refused_start, Kubectl, WIDGETS_EXPORT,
     Server, WIDGET_CRD};
 use serde_json::Value;
 
@@ -392,4 +395,291 @@ fn a_restore_into_etcd_killed_with_sigkill_leaves_a_prefix_serve_refuses() {
     let again = fails(&["snapshot", "restore", path(&snapshot), "--data-dir", path(&target), "--storage-backend", "etcd", "--etcd-servers",
         &endpoints, "--quiet"]);
     assert!(again.contains("an earlier restore into /registry/ did not finish"), "{again}");
+}
+
+/// `value` without what a restore may change (resourceVersion) and what the server fills on reads.
+fn without_revisions(mut objects: Vec<(String, Value)>) -> Vec<(String, Value)> {
+    for (_, object) in &mut objects {
+        if let Some(meta) = object["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+    }
+    objects
+}
+
+/// Deletes tenant `name` (lifting the test's finalizers first) and waits until it is gone.
+fn delete_tenant(system: &Kubectl, tenant: &Kubectl, name: &str) {
+    let _ = tenant.run(&["patch", "configmap", "held", "-n", "app", "--type=merge", "-p", r#"{"metadata":{"finalizers":null}}"#]);
+    system.ok(&["delete", "tenant", name, "--wait=false"]);
+    let gone = eventually(Duration::from_secs(120), || !system.run(&["get", "tenant", name]).status.success());
+    assert!(gone, "tenant {name} is deleted: {}", system.ok(&["get", "tenant", name, "-o", "yaml"]));
+}
+
+#[test]
+fn one_tenant_is_saved_and_put_back_into_a_running_server_while_another_keeps_working() {
+    let server = Server::start();
+    let system = server.kubectl();
+    let admin = make_world(&server);
+    let tenant = Kubectl::new(&admin);
+    tenant.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: team}\n");
+    let ready = eventually(Duration::from_secs(30), || tenant.ok(&["get", "workspace", "team", "-o", "jsonpath={.status.phase}"]) == "Ready");
+    assert!(ready, "the nested workspace is ready");
+    let team = Kubectl::new(&kubeconfig_with_server_url(&server, &admin, &format!("{}/clusters/root:t1:team", server.url)));
+    team.ok(&["create", "configmap", "nested", "--from-literal=k=v"]);
+    create_tenant(&system, "t2");
+    let other = Kubectl::new(&certificate_kubeconfig(&server, "t2", "admin", &[]));
+    other.ok(&["create", "configmap", "b-kept", "--from-literal=k=v"]);
+    let was = world(&tenant);
+    let nested_was: Value = serde_json::from_str(&team.ok(&["get", "configmap", "nested", "-o", "json"])).expect("JSON");
+    let other_was = other.ok(&["get", "configmap", "b-kept", "-o", "json"]);
+
+    let files = tempfile::tempdir().expect("temp dir");
+    let snapshot = files.path().join("t1.ksnap");
+    // A tenant's own user may neither save nor restore it; a tenant that does not exist is named.
+    let refused = fails(&["snapshot", "save", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&admin)]);
+    assert!(refused.contains("403") || refused.contains("orbidden"), "a tenant is refused: {refused}");
+    let missing = fails(&["snapshot", "save", path(&snapshot), "--tenant", "nope", "--kubeconfig", path(&server.kubeconfig)]);
+    assert!(missing.contains("nope") && missing.contains("not found"), "{missing}");
+    assert!(!snapshot.exists(), "nothing is left of a refused save");
+
+    let saved = succeeds(&["snapshot", "save", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&server.kubeconfig)]);
+    assert!(saved.starts_with("saved ") && saved.contains(" 1 files"), "{saved}");
+    let inspected = succeeds(&["snapshot", "inspect", path(&snapshot)]);
+    assert!(inspected.contains("tenant: t1\n") && inspected.contains("files: none"), "{inspected}");
+    let spaces: Vec<&str> = inspected.lines().skip_while(|l| !l.starts_with("SPACE")).skip(1).take_while(|l| !l.starts_with("total:"))
+        .filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(spaces.len(), 3, "t1's space, its nested workspace's and the system space (the Tenant alone): {inspected}");
+    assert!(spaces.contains(&"t1") && !spaces.contains(&"t2"), "{inspected}");
+    assert!(inspected.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["system", "1", l.split_whitespace().nth(2).unwrap_or("")]),
+        "only the Tenant of the system space: {inspected}");
+    // A whole-store restore refuses a tenant's snapshot.
+    let whole = fails(&["snapshot", "restore", path(&snapshot), "--data-dir", path(&files.path().join("new"))]);
+    assert!(whole.contains("holds tenant t1 only"), "{whole}");
+
+    delete_tenant(&system, &tenant, "t1");
+    assert!(!tenant.run(&["get", "namespace", "app"]).status.success(), "t1 is gone");
+
+    // Tenant t2 keeps being written and read while t1 is restored.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let stop = stop.clone();
+        let other = Kubectl::new(&certificate_kubeconfig(&server, "t2", "admin", &[]));
+        std::thread::spawn(move || {
+            let (mut done, mut failed) = (0, Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) || done < 3 {
+                let name = format!("during-{done}");
+                for args in [vec!["create", "configmap", name.as_str(), "--from-literal=k=v"], vec!["get", "configmap", name.as_str()]] {
+                    let out = other.run(&args);
+                    if !out.status.success() {
+                        failed.push(String::from_utf8_lossy(&out.stderr).into_owned());
+                    }
+                }
+                done += 1;
+            }
+            (done, failed)
+        })
+    };
+    let restored = succeeds(&["snapshot", "restore", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&server.kubeconfig)]);
+    assert!(restored.starts_with("restored tenant t1: "), "{restored}");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (done, failed) = load.join().expect("the load");
+    assert!(failed.is_empty() && done >= 3, "every write and read of t2 during the restore succeeded: {failed:?}");
+
+    // Every object as it was (its resourceVersion aside), the nested workspace's too, served at once.
+    let is = world(&tenant);
+    assert_eq!(without_revisions(is.clone()), without_revisions(was.clone()));
+    assert_eq!(is.len(), was.len());
+    let nested_is: Value = serde_json::from_str(&team.ok(&["get", "configmap", "nested", "-o", "json"])).expect("JSON");
+    assert_eq!(nested_is["metadata"]["uid"], nested_was["metadata"]["uid"]);
+    assert_eq!(nested_is["data"], nested_was["data"]);
+    assert_eq!(system.ok(&["get", "tenant", "t1", "-o", "jsonpath={.status.phase}"]), "Active");
+    // RBAC is enforced as it was: bob reads configmaps in app and nothing else.
+    let bob = Kubectl::new(&certificate_kubeconfig(&server, "t1", "bob", &[]));
+    bob.ok(&["get", "configmap", "owner", "-n", "app"]);
+    assert!(!bob.run(&["get", "secrets", "-n", "app"]).status.success(), "bob still may not read secrets");
+    assert_eq!(other.ok(&["get", "configmap", "b-kept", "-o", "json"]), other_was, "t2 is untouched");
+
+    // Restoring over the existing tenant is refused and changes nothing.
+    let again = fails(&["snapshot", "restore", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&server.kubeconfig)]);
+    assert!(again.contains("already exists"), "{again}");
+    assert_eq!(world(&tenant), is, "nothing changed");
+    // The tenant named must be the snapshot's; a tenant's user may not restore.
+    let renamed = fails(&["snapshot", "restore", path(&snapshot), "--tenant", "t3", "--kubeconfig", path(&server.kubeconfig)]);
+    assert!(renamed.contains("holds tenant t1, not t3"), "{renamed}");
+    let forbidden = fails(&["snapshot", "restore", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&admin)]);
+    assert!(forbidden.contains("403") || forbidden.contains("orbidden"), "{forbidden}");
+}
+
+/// A copy of tenant snapshot `from` with `extra` more ConfigMaps in namespace default of the tenant's space.
+fn enlarged(from: &Path, to: &Path, tenant: &str, extra: u64) {
+    let mut reader = kspaces_storage::snapshot::SnapshotReader::open(std::io::BufReader::new(std::fs::File::open(from).expect("open"))).expect("a snapshot");
+    let out = std::io::BufWriter::new(std::fs::File::create(to).expect("create"));
+    let mut writer = SnapshotWriter::new(out, reader.header()).expect("header");
+    while let Some(item) = reader.next_item().expect("an item") {
+        match item {
+            kspaces_storage::snapshot::Item::File { name, contents } => writer.file(&name, &contents).expect("file"),
+            kspaces_storage::snapshot::Item::Record(record) => writer.record(&record).expect("record"),
+        }
+    }
+    let data = "v".repeat(1024);
+    for n in 0..extra {
+        let name = format!("x-{n:06}");
+        let value = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default",
+            "uid": format!("00000000-0000-4000-8000-{n:012}"), "creationTimestamp": "2026-01-01T00:00:00Z"}, "data": {"k": data}});
+        let record = kspaces_storage::Record { key: stored_key(&format!("/registry/core/configmaps/builtin/{tenant}/default/{name}")),
+            value: Bytes::from(value.to_string()), revision: kspaces_storage::Revision(1), create_revision: kspaces_storage::Revision(1) };
+        writer.record(&record).expect("record");
+    }
+    writer.finish().expect("finish");
+}
+
+/// A server whose tenant `name` (with ConfigMap `mine`) was saved offline and then deleted; the snapshot, enlarged
+/// with `extra` ConfigMaps, in the returned dir.
+fn saved_and_deleted(name: &str, extra: u64, flags: &[&str]) -> (Server, PathBuf, tempfile::TempDir) {
+    let server = Server::start_with(flags);
+    let system = server.kubectl();
+    create_tenant(&system, name);
+    Kubectl::new(&certificate_kubeconfig(&server, name, "admin", &[])).ok(&["create", "configmap", "mine", "--from-literal=k=v"]);
+    // Saved offline, from the stopped server's data dir.
+    let dir = server.stop();
+    let files = tempfile::tempdir().expect("temp dir");
+    let small = files.path().join("small.ksnap");
+    let missing = fails(&[&["snapshot", "save", path(&small), "--tenant", "nope", "--data-dir", path(dir.path())], flags].concat());
+    assert!(missing.contains("no tenant \"nope\""), "{missing}");
+    succeeds(&[&["snapshot", "save", path(&small), "--tenant", name, "--data-dir", path(dir.path())], flags].concat());
+    assert!(succeeds(&["snapshot", "inspect", path(&small)]).contains(&format!("tenant: {name}\n")));
+    let big = files.path().join("big.ksnap");
+    enlarged(&small, &big, name, extra);
+    let server = Server::start_in(dir, flags);
+    let system = server.kubectl();
+    system.ok(&["delete", "tenant", name, "--wait=false"]);
+    assert!(eventually(Duration::from_secs(120), || !system.run(&["get", "tenant", name]).status.success()), "{name} is deleted");
+    (server, big, files)
+}
+
+/// `kspaces snapshot restore FILE --tenant T` into `server`, started; returns once the server has the whole file.
+fn restore_received(server: &Server, big: &Path, tenant: &str) -> std::process::Child {
+    let restore = Command::new(kspaces_binary())
+        .args(["snapshot", "restore", path(big), "--tenant", tenant, "--kubeconfig", path(&server.kubeconfig)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the restore");
+    let size = std::fs::metadata(big).expect("size").len();
+    let received = || {
+        std::fs::read_dir(server.data_dir.path()).expect("the data dir").flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("tenant-restore-") && e.metadata().is_ok_and(|m| m.len() == size))
+    };
+    assert!(eventually(Duration::from_secs(60), received), "the server received the snapshot");
+    restore
+}
+
+#[test]
+fn a_tenant_restore_killed_with_sigkill_leaves_the_tenant_wholly_there_or_wholly_absent() {
+    const EXTRA: u64 = 40_000;
+    let (server, big, _files) = saved_and_deleted("t9", EXTRA, &[]);
+    let mut restore = restore_received(&server, &big, "t9");
+    // The server is killed while it writes.
+    std::thread::sleep(Duration::from_millis(1500));
+    let dir = server.stop();
+    assert!(!restore.wait().expect("wait").success(), "the restore did not finish");
+    let server = Server::start_in(dir, &[]);
+    let leftover = std::fs::read_dir(server.data_dir.path()).expect("the data dir").flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("tenant-restore-"));
+    assert!(!leftover, "the received file is removed at start");
+    let system = server.kubectl();
+    let tenant = Kubectl::new(&certificate_kubeconfig(&server, "t9", "admin", &[]));
+    let there = system.run(&["get", "tenant", "t9"]).status.success();
+    eprintln!("after the kill, t9 is {}", if there { "there" } else { "absent" });
+    let count = |tenant: &Kubectl| tenant.ok(&["get", "configmaps", "-o", "name"]).lines().count();
+    if there {
+        assert!(count(&tenant) > EXTRA as usize, "all of t9 is there");
+    } else {
+        assert!(!tenant.run(&["get", "configmap", "mine"]).status.success(), "none of t9 is visible");
+        // Nothing of it is left behind either: a restore finds every key free.
+        let done = succeeds(&["snapshot", "restore", path(&big), "--tenant", "t9", "--kubeconfig", path(&server.kubeconfig)]);
+        assert!(done.starts_with("restored tenant t9: "), "{done}");
+    }
+    tenant.ok(&["get", "configmap", "mine"]);
+    assert!(count(&tenant) > EXTRA as usize);
+}
+
+#[test]
+fn a_tenant_restore_whose_client_is_killed_finishes() {
+    const EXTRA: u64 = 20_000;
+    let (server, big, _files) = saved_and_deleted("t8", EXTRA, &[]);
+    let mut restore = restore_received(&server, &big, "t8");
+    restore.kill().expect("kill -9 the client");
+    let _ = restore.wait();
+    let system = server.kubectl();
+    assert!(eventually(Duration::from_secs(120), || system.run(&["get", "tenant", "t8"]).status.success()), "the restore went on");
+    let tenant = Kubectl::new(&certificate_kubeconfig(&server, "t8", "admin", &[]));
+    tenant.ok(&["get", "configmap", "mine"]);
+    assert!(tenant.ok(&["get", "configmaps", "-o", "name"]).lines().count() > EXTRA as usize, "all of t8 is there");
+}
+
+#[test]
+fn a_tenant_restore_into_etcd_killed_with_sigkill_is_undone_by_the_next_one() {
+    const EXTRA: u64 = 10_000;
+    let etcd = EtcdCluster::start(1);
+    let endpoints = etcd.endpoints();
+    let flags = ["--storage-backend", "etcd", "--etcd-servers", &endpoints];
+    let (server, big, _files) = saved_and_deleted("t7", EXTRA, &flags);
+    let mut restore = restore_received(&server, &big, "t7");
+    std::thread::sleep(Duration::from_millis(1000));
+    let dir = server.stop();
+    assert!(!restore.wait().expect("wait").success(), "the restore did not finish");
+    let server = Server::start_in(dir, &flags);
+    let system = server.kubectl();
+    let tenant = Kubectl::new(&certificate_kubeconfig(&server, "t7", "admin", &[]));
+    let count = |tenant: &Kubectl| tenant.ok(&["get", "configmaps", "-o", "name"]).lines().count();
+    let there = system.run(&["get", "tenant", "t7"]).status.success();
+    eprintln!("after the kill, t7 is {}", if there { "there" } else { "absent" });
+    if there {
+        assert!(count(&tenant) > EXTRA as usize, "all of t7 is there");
+    } else {
+        assert!(!tenant.run(&["get", "configmap", "mine"]).status.success(), "none of t7 is visible");
+        // What the killed restore wrote is removed by the next restore, which then finishes.
+        let done = succeeds(&["snapshot", "restore", path(&big), "--tenant", "t7", "--kubeconfig", path(&server.kubeconfig)]);
+        assert!(done.starts_with("restored tenant t7: "), "{done}");
+    }
+    tenant.ok(&["get", "configmap", "mine"]);
+    assert!(count(&tenant) > EXTRA as usize);
+    let again = fails(&["snapshot", "restore", path(&big), "--tenant", "t7", "--kubeconfig", path(&server.kubeconfig)]);
+    assert!(again.contains("already exists"), "{again}");
+}
+
+#[test]
+fn a_tenant_restore_brings_back_its_bindings_and_the_objects_bound_through_them() {
+    let server = Server::start();
+    let system = server.kubectl();
+    create_tenant(&system, "t1");
+    let admin = certificate_kubeconfig(&server, "t1", "admin", &[]);
+    let tenant = Kubectl::new(&admin);
+    tenant.ok_with_stdin(&["apply", "-f", "-"], "apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: provider}\n");
+    let ready = eventually(Duration::from_secs(30), || tenant.ok(&["get", "workspace", "provider", "-o", "jsonpath={.status.phase}"]) == "Ready");
+    assert!(ready, "the provider workspace is ready");
+    let provider = Kubectl::new(&kubeconfig_with_server_url(&server, &admin, &format!("{}/clusters/root:t1:provider", server.url)));
+    provider.ok_with_stdin(&["apply", "-f", "-"], WIDGETS_EXPORT);
+    tenant.ok_with_stdin(&["apply", "-f", "-"],
+        "apiVersion: apis.kcp.io/v1alpha1\nkind: APIBinding\nmetadata: {name: widgets}\nspec: {reference: {export: {path: 'root:t1:provider', name: widgets}}}\n");
+    let bound = || tenant.run(&["get", "widgets.example.io"]).status.success();
+    assert!(eventually(Duration::from_secs(30), bound), "the binding serves widgets");
+    tenant.ok_with_stdin(&["apply", "-n", "default", "-f", "-"], "apiVersion: example.io/v1\nkind: Widget\nmetadata: {name: bound}\nspec: {size: 2}\n");
+    let get = |tenant: &Kubectl| -> Vec<(String, Value)> {
+        ["widgets.example.io/bound", "apibinding/widgets", "apiexport/widgets"].iter().map(|what| {
+            let on = if what.starts_with("apiexport") { &provider } else { tenant };
+            (what.to_string(), serde_json::from_str(&on.ok(&["get", what, "-n", "default", "-o", "json"])).expect("JSON"))
+        }).collect()
+    };
+    let was = get(&tenant);
+    let files = tempfile::tempdir().expect("temp dir");
+    let snapshot = files.path().join("t1.ksnap");
+    succeeds(&["snapshot", "save", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&server.kubeconfig)]);
+    system.ok(&["delete", "tenant", "t1", "--wait=false"]);
+    assert!(eventually(Duration::from_secs(120), || !system.run(&["get", "tenant", "t1"]).status.success()), "t1 is deleted");
+    succeeds(&["snapshot", "restore", path(&snapshot), "--tenant", "t1", "--kubeconfig", path(&server.kubeconfig)]);
+    // Served at once: the binding resolves, and the bound object is as it was.
+    assert!(bound(), "the restored binding serves widgets");
+    assert_eq!(without_revisions(get(&tenant)), without_revisions(was));
 }

@@ -53,6 +53,8 @@ impl RequestInfo {
     /// proxy): kube's long-running requests, which `--request-timeout` does not cut off.
     pub fn is_long_running(&self) -> bool {
         self.verb == "watch" || (self.is_resource && matches!(self.subresource.as_str(), "exec" | "attach" | "portforward" | "log" | "proxy"))
+            // A snapshot streamed out, or a tenant's streamed in and restored: as long as its size needs.
+            || (!self.is_resource && self.path.trim_end_matches('/') == "/snapshot")
     }
 }
 
@@ -314,7 +316,9 @@ mod tests {
             ("POST", "/api/v1/namespaces/ns/pods/p/portforward", "", true), ("GET", "/api/v1/namespaces/ns/services/s/proxy", "", true),
             ("POST", "/api/v1/namespaces/ns/pods/p/attach", "", true), ("GET", "/api/v1/pods", "watch=false", false),
             ("POST", "/api/v1/namespaces/ns/configmaps", "", false), ("GET", "/api/v1/namespaces/ns/pods/p/status", "", false),
-            ("GET", "/log", "", false), ("GET", "/readyz", "", false)];
+            ("GET", "/log", "", false), ("GET", "/readyz", "", false),
+            // A snapshot streamed out, or a tenant's in and restored, takes as long as its size needs.
+            ("GET", "/snapshot", "", true), ("POST", "/snapshot/", "tenant=t1", true), ("GET", "/snapshots", "", false)];
         for (method, path, query, long_running) in rows {
             assert_eq!(parse(method, path, query).is_long_running(), long_running, "{method} {path}?{query}");
         }

@@ -91,7 +91,7 @@ impl Feed {
     }
 
     /// Tells the observers of one write.
-    fn deliver(&self, event: &Event, store: &kspaces_storage::Store) {
+    pub(crate) fn deliver(&self, event: &Event, store: &kspaces_storage::Store) {
         let Ok(parts) = event.key.parts(store.layout()) else { return };
         let Ok(space) = SpaceName::new(parts.space) else { return };
         // No row serves them (a custom resource whose CRD is gone): no cache follows them.
