@@ -21,6 +21,9 @@ pub mod rbac;
 pub const AUTHENTICATED: &str = "system:authenticated";
 /// The all-powerful group of the system space.
 pub const MASTERS: &str = "system:masters";
+/// The `extra` key that carries a user's tenant: read from the credentials that name one (OIDC claim mappings, a
+/// token webhook's answer), and set to the caller's tenant wherever kspaces shows or sends a user.
+pub const TENANT_EXTRA: &str = "kspaces.io/tenant";
 /// kcp's synthetic groups: the initializing and terminating virtual workspaces add
 /// `system:kcp:initializer:<initializer>` (or `terminator`) to a caller they have authorized. No credential may
 /// claim them: `UserInfo::authenticated` drops them, as kcp's front proxy does.

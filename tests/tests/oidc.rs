@@ -148,7 +148,8 @@ fn authentication_config(provider: &Provider, audiences: &[&str]) -> String {
                 "username": {"expression": "'oidc:' + claims.email"},
                 "groups": {"claim": "groups", "prefix": "oidc:"},
                 "uid": {"claim": "sub"},
-                "extra": [{"key": "kspaces.io/tenant", "valueExpression": "has(claims.tenant) ? claims.tenant : ''"}],
+                "extra": [{"key": "kspaces.io/tenant", "valueExpression": "has(claims.tenant) ? claims.tenant : ''"},
+                    {"key": "example.com/email", "valueExpression": "claims.email"}],
             },
             "userValidationRules": [{"expression": "!user.username.startsWith('system:')", "message": "no system users"}],
         }],
@@ -190,6 +191,7 @@ fn an_authentication_config_maps_claims_with_cel_and_names_the_tenant_whose_rbac
     assert_eq!(user["uid"], "alice", "{user}");
     assert!(user["groups"].as_array().expect("groups").iter().any(|g| g == "oidc:admins"), "{user}");
     assert_eq!(user["extra"]["kspaces.io/tenant"], json!(["acme"]), "{user}");
+    assert_eq!(user["extra"]["example.com/email"], json!(["alice@example.com"]), "the mapped extra is kept: {user}");
     // A TokenReview in acme says who the token is, for the server's audiences only (kube's audience-agnostic rule:
     // the token's own `aud` is its client's).
     let reviews = "/apis/authentication.k8s.io/v1/tenants/acme/tokenreviews";

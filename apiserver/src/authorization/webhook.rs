@@ -12,14 +12,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kspaces_authz::rbac::Attributes;
-use kspaces_authz::UserInfo;
+use kspaces_authz::{UserInfo, TENANT_EXTRA};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::outbound::kubeconfig::Endpoint;
 
-/// The extra keys the review carries.
-pub const TENANT_EXTRA_KEY: &str = "kspaces.io/tenant";
+/// The extra key (beside `TENANT_EXTRA`) the review carries: the workspace's path.
 pub const SPACE_EXTRA_KEY: &str = "kspaces.io/space";
 
 /// How many answers are remembered; past this the expired ones go, then all.
@@ -93,9 +92,9 @@ impl AuthorizationWebhook {
 fn review(question: &Question<'_>) -> Value {
     let user = question.user;
     let mut extra: Map<String, Value> = user.extra.iter().map(|(key, values)| (key.clone(), json!(values))).collect();
-    extra.remove(TENANT_EXTRA_KEY);
+    extra.remove(TENANT_EXTRA);
     if let Some(tenant) = question.tenant {
-        extra.insert(TENANT_EXTRA_KEY.to_owned(), json!([tenant]));
+        extra.insert(TENANT_EXTRA.to_owned(), json!([tenant]));
     }
     extra.insert(SPACE_EXTRA_KEY.to_owned(), json!([question.space]));
     let mut spec = json!({"user": user.name, "groups": user.groups, "extra": extra});
@@ -157,12 +156,12 @@ mod tests {
     #[test]
     fn reviews_carry_the_tenant_and_space_and_answers_are_read() {
         let mut user = UserInfo::authenticated("jane".into(), "7".into(), vec!["dev".into()], Some("t-a".into()));
-        user.extra.insert(TENANT_EXTRA_KEY.into(), vec!["forged".into()]);
+        user.extra.insert(TENANT_EXTRA.into(), vec!["forged".into()]);
         user.extra.insert("scope".into(), vec!["x".into()]);
         let attributes = Attributes::Resource { verb: "get".into(), group: "".into(), resource: "pods".into(), subresource: "log".into(),
             name: "p".into(), namespace: Some("dev".into()) };
         let sent = review(&Question { user: &user, tenant: Some("t-a"), space: "root:t-a", attributes: &attributes, version: "v1" });
-        assert_eq!(sent["spec"]["extra"][TENANT_EXTRA_KEY], json!(["t-a"]));
+        assert_eq!(sent["spec"]["extra"][TENANT_EXTRA], json!(["t-a"]));
         assert_eq!(sent["spec"]["extra"][SPACE_EXTRA_KEY], json!(["root:t-a"]));
         assert_eq!(sent["spec"]["extra"]["scope"], json!(["x"]));
         assert_eq!(sent["spec"]["resourceAttributes"], json!({"namespace": "dev", "verb": "get", "version": "v1", "resource": "pods",

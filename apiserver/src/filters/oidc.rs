@@ -13,15 +13,13 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use base64::Engine;
 use jsonwebtoken::{Algorithm, Validation};
-use kspaces_authz::UserInfo;
+use kspaces_authz::{UserInfo, TENANT_EXTRA};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use self::keys::KeySource;
 use self::rules::{Claims, Expression};
 
-/// The extra key whose first value is the tenant an OIDC user belongs to.
-pub const TENANT_EXTRA_KEY: &str = "kspaces.io/tenant";
 
 /// How many verified tokens are remembered; past this the cache starts over (a bound, not an LRU: a token costs one
 /// signature check more after a reset).
@@ -225,8 +223,9 @@ fn map_user(issuer: &Issuer, claims: &Map<String, Value>) -> Result<UserInfo, St
             extra.insert(key.clone(), values);
         }
     }
-    let tenant = extra.get(TENANT_EXTRA_KEY).and_then(|values| values.first()).filter(|t| !t.is_empty()).cloned();
-    let user = UserInfo::authenticated(name, uid, groups, tenant);
+    let tenant = extra.get(TENANT_EXTRA).and_then(|values| values.first()).filter(|t| !t.is_empty()).cloned();
+    let mut user = UserInfo::authenticated(name, uid, groups, tenant);
+    user.extra = extra.clone().into_iter().collect();
     for (rule, message) in &issuer.user_rules {
         if !rule.evaluate_bool(&context, Some((&user, &extra)))? {
             return Err(format!("oidc: error evaluating user info validation rule: {message}"));

@@ -8,11 +8,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use kspaces_authz::UserInfo;
+use kspaces_authz::{UserInfo, TENANT_EXTRA};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::oidc::TENANT_EXTRA_KEY;
 use crate::outbound::kubeconfig::Endpoint;
 
 /// How many answers are remembered; past this the expired ones go, then all (a bound, not an LRU).
@@ -108,7 +107,7 @@ fn read_answer(body: &[u8], audiences: &[String]) -> Result<Answer, String> {
     if audiences.is_empty() && !granted.is_empty() {
         return Ok(Err(format!("token audiences {granted:?} is invalid for the target audiences")));
     }
-    let tenant = extra.get(TENANT_EXTRA_KEY).and_then(|values| values.first()).filter(|t| !t.is_empty()).cloned();
+    let tenant = extra.get(TENANT_EXTRA).and_then(|values| values.first()).filter(|t| !t.is_empty()).cloned();
     let mut user = UserInfo::authenticated(name.to_owned(), uid.to_owned(), groups, tenant);
     user.extra = extra;
     Ok(Ok((user, audiences)))

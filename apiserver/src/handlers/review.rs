@@ -11,7 +11,7 @@
 use actix_web::HttpResponse;
 use bytes::Bytes;
 use kspaces_authz::rbac::{Attributes, PolicyRule};
-use kspaces_authz::UserInfo;
+use kspaces_authz::{UserInfo, TENANT_EXTRA};
 use kspaces_storage::ApiIdentity;
 use serde_json::{json, Value};
 
@@ -21,8 +21,6 @@ use super::Ctx;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::tenancy;
 
-/// The `extra` key that carries the caller's tenant (the one their short paths reach).
-pub const TENANT_EXTRA: &str = "kspaces.io/tenant";
 
 /// Decodes a review body of `kind` (an empty body is an empty review).
 fn decode(ctx: &Ctx, body: &Bytes) -> ApiResult<Value> {

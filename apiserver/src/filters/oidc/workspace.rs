@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
-use kspaces_authz::UserInfo;
+use kspaces_authz::{UserInfo, TENANT_EXTRA};
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
 
@@ -71,7 +71,10 @@ fn confine(user: UserInfo, tenant: &str) -> Result<UserInfo, String> {
         return Err(format!("a tenant's issuer may not name the user {:?}: system: users are the platform's", user.name));
     }
     let groups = user.groups.into_iter().filter(|group| !group.starts_with("system:")).collect();
-    Ok(UserInfo::authenticated(user.name, user.uid, groups, Some(tenant.to_owned())))
+    let mut confined = UserInfo::authenticated(user.name, user.uid, groups, Some(tenant.to_owned()));
+    confined.extra = user.extra;
+    confined.extra.remove(TENANT_EXTRA);
+    Ok(confined)
 }
 
 impl WriteObserver for WorkspaceIssuers {
@@ -114,9 +117,12 @@ mod tests {
 
     #[test]
     fn a_tenant_issuers_user_is_a_plain_user_of_the_tenant() {
-        let user = UserInfo::authenticated("alice".into(), "1".into(), vec!["system:masters".into(), "dev".into(), "system:nodes".into()], Some("other".into()));
+        let mut user = UserInfo::authenticated("alice".into(), "1".into(), vec!["system:masters".into(), "dev".into(), "system:nodes".into()], Some("other".into()));
+        user.extra.insert(TENANT_EXTRA.into(), vec!["other".into()]);
+        user.extra.insert("corp.example/team".into(), vec!["blue".into()]);
         let confined = confine(user, "acme").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(confined.tenant.as_deref(), Some("acme"));
+        assert_eq!(confined.extra.keys().collect::<Vec<_>>(), ["corp.example/team"], "the claims' tenant is not kept");
         assert_eq!(confined.groups, vec!["dev".to_owned(), "system:authenticated".to_owned()]);
         let admin = UserInfo::authenticated("system:admin".into(), String::new(), vec![], None);
         assert!(confine(admin, "acme").is_err());
