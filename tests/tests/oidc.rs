@@ -37,6 +37,21 @@ fn status_of(server: &Server, token: &str) -> (u16, String) {
     (code.trim().parse().unwrap_or(0), body.to_owned())
 }
 
+/// GET /api over raw HTTP/1.1 with a JWT of `issuer` padded to `size` bytes (tests/python/huge_token.py): the
+/// status, the token's length and the body.
+fn huge_token(server: &Server, issuer: &str, size: usize) -> (u16, usize, String) {
+    let python = std::env::var_os("KSPACES_PYTHON").map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"));
+    let port = server.url.rsplit(':').next().expect("a port").to_owned();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/huge_token.py");
+    let output = Command::new(python).arg(script).args(["127.0.0.1", &port, issuer, &size.to_string()]).output().expect("run python");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut lines = text.splitn(3, '\n');
+    let code = lines.next().and_then(|c| c.trim().parse().ok()).unwrap_or_else(|| panic!("huge_token.py: {text} {}", String::from_utf8_lossy(&output.stderr)));
+    let length = lines.next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
+    (code, length, lines.next().unwrap_or_default().to_owned())
+}
+
 fn unsigned(header: &Value, payload: &Value) -> String {
     let encode = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
     format!("{}.{}.", encode(header), encode(payload))
@@ -102,6 +117,13 @@ fn bad_tokens_are_refused_with_401() {
     for (what, token) in &cases {
         let (code, body) = status_of(&server, token);
         assert_eq!(code, 401, "{what}: {body}");
+    }
+    // A token of the issuer as big as a request head may be (1 MiB in all) is 401; one past that is kube's 431
+    // with a Status; neither costs the server anything it keeps.
+    for (size, expected) in [(1_000_000, 401), (1_100_000, 431)] {
+        let (code, length, body) = huge_token(&server, &provider.issuer, size);
+        assert_eq!(code, expected, "a {length}-byte token: {body}");
+        assert!(body.contains("\"kind\":\"Status\""), "{body}");
     }
     // No leeway on exp: two seconds after it was issued, the token is refused (a cached verification too).
     std::thread::sleep(Duration::from_secs(3));
