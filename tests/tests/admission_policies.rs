@@ -230,3 +230,31 @@ fn policies_read_their_params_by_name_or_selector_in_their_own_space() {
     let (ok, said) = create(&a, &configmap("unknown", "selected", "", 0));
     assert!(!ok && said.contains("failed to find resource referenced by paramKind"), "{said}");
 }
+
+/// What kube requires of a policy and a binding is 422 with the fields named.
+#[test]
+fn policies_and_bindings_missing_what_kube_requires_are_422_with_causes() {
+    let server = Server::start();
+    let root = server.kubectl();
+    let head = "apiVersion: admissionregistration.k8s.io/v1\nkind: ";
+    let cases = [
+        ("ValidatingAdmissionPolicy\nmetadata: {name: bare}\nspec: {}\n",
+            vec!["spec.matchConstraints: Required value", "spec.validations: Required value: validations or auditAnnotations must contain at least one item"]),
+        ("ValidatingAdmissionPolicy\nmetadata: {name: no-rules}\nspec: {matchConstraints: {}, validations: [{expression: 'true'}], paramKind: {kind: ConfigMap}}\n",
+            vec!["spec.matchConstraints.resourceRules: Required value", "spec.paramKind.apiVersion: Required value"]),
+        ("ValidatingAdmissionPolicyBinding\nmetadata: {name: loud}\nspec: {policyName: p, validationActions: [Deny, Warn, Deny, Shout]}\n",
+            vec!["spec.validationActions[2]: Duplicate value: \"Deny\"", "spec.validationActions[3]: Unsupported value: \"Shout\"",
+                "must not contain both Deny and Warn"]),
+        ("ValidatingAdmissionPolicyBinding\nmetadata: {name: both}\nspec: {policyName: p, validationActions: [Deny], paramRef: {name: a, selector: {}}}\n",
+            vec!["spec.paramRef: Required value: one of name or selector must be set", "spec.paramRef.parameterNotFoundAction: Required value"]),
+        ("ValidatingAdmissionPolicyBinding\nmetadata: {name: empty}\nspec: {}\n",
+            vec!["spec.policyName: Required value", "spec.validationActions: Required value"]),
+    ];
+    for (manifest, expected) in cases {
+        let (ok, said) = create(&root, &format!("{head}{manifest}"));
+        assert!(!ok && said.contains("is invalid"), "{manifest}: {said}");
+        for needle in expected {
+            assert!(said.contains(needle), "{needle:?} missing for {manifest}: {said}");
+        }
+    }
+}

@@ -40,6 +40,7 @@ const BINDING: &str = "ValidatingAdmissionPolicyBinding";
 
 pub const KIND: Kind = Kind::rules(|context: &Context, rules: &mut Rules| {
     rules.strategy(GROUP, POLICY, Arc::new(PolicyStrategy));
+    rules.strategy(GROUP, BINDING, Arc::new(BindingStrategy));
     let policies = Arc::new(Policies { held: AtomicUsize::new(0), spaces: RwLock::default(), tree: context.tree.clone(), tenants: context.tenants.clone() });
     rules.observe(policies.clone());
     let namespaces = context.resources.by_kind("", "Namespace").cloned();
@@ -64,9 +65,80 @@ impl Strategy for PolicyStrategy {
 
     fn validate(&self, _: &ResourceInfo, object: &Value, _: Option<&Value>, causes: &mut Vec<Cause>) {
         let spec = object.get("spec").unwrap_or(&Value::Null);
+        // kube's required fields: what the policy matches, and something to check.
+        match spec.get("matchConstraints").filter(|m| m.is_object()) {
+            None => causes.push(Cause::required("spec.matchConstraints")),
+            Some(matches) if matches.get("resourceRules").and_then(Value::as_array).is_none_or(Vec::is_empty) => {
+                causes.push(Cause::required("spec.matchConstraints.resourceRules"));
+            }
+            Some(_) => {}
+        }
+        let empty = |key: &str| spec.get(key).and_then(Value::as_array).is_none_or(Vec::is_empty);
+        if empty("validations") && empty("auditAnnotations") {
+            causes.push(Cause { reason: "FieldValueRequired", field: "spec.validations".into(),
+                message: "Required value: validations or auditAnnotations must contain at least one item".into() });
+        }
+        if let Some(kind) = spec.get("paramKind").filter(|p| !p.is_null()) {
+            for field in ["apiVersion", "kind"] {
+                if text(kind, field).is_empty() {
+                    causes.push(Cause::required(format!("spec.paramKind.{field}")));
+                }
+            }
+        }
         for (list, field) in [("validations", "expression"), ("validations", "messageExpression"), ("matchConditions", "expression"),
             ("variables", "expression"), ("auditAnnotations", "valueExpression")] {
             check_expressions(spec.get(list), &format!("spec.{list}"), field, causes);
+        }
+    }
+}
+
+/// ValidatingAdmissionPolicyBinding: kube's defaults, and what kube requires of one.
+struct BindingStrategy;
+
+#[async_trait]
+impl Strategy for BindingStrategy {
+    fn prepare_create(&self, _: &ResourceInfo, _: &SpaceName, _: Option<&kspaces_authz::Caller>, object: &mut Value) {
+        groups::admission_policy_binding(object, Write::Create);
+    }
+
+    fn prepare_update(&self, _: &ResourceInfo, _: &SpaceName, _: &Value, new: &mut Value, _: Part) {
+        groups::admission_policy_binding(new, Write::Update);
+    }
+
+    fn validate(&self, _: &ResourceInfo, object: &Value, _: Option<&Value>, causes: &mut Vec<Cause>) {
+        let spec = object.get("spec").unwrap_or(&Value::Null);
+        if text(spec, "policyName").is_empty() {
+            causes.push(Cause::required("spec.policyName"));
+        }
+        let actions: Vec<&Value> = spec.get("validationActions").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default();
+        if actions.is_empty() {
+            causes.push(Cause::required("spec.validationActions"));
+        }
+        let mut seen = Vec::new();
+        for (index, action) in actions.iter().enumerate() {
+            let field = format!("spec.validationActions[{index}]");
+            match action.as_str() {
+                Some(name @ ("Deny" | "Warn" | "Audit")) if seen.contains(&name) => {
+                    causes.push(Cause { reason: "FieldValueDuplicate", message: format!("Duplicate value: {name:?}"), field });
+                }
+                Some(name @ ("Deny" | "Warn" | "Audit")) => seen.push(name),
+                other => causes.push(Cause::not_supported(field, other.unwrap_or_default(), &["Audit", "Deny", "Warn"])),
+            }
+        }
+        if seen.contains(&"Deny") && seen.contains(&"Warn") {
+            causes.push(Cause::invalid("spec.validationActions", "[Deny Warn]", "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)"));
+        }
+        if let Some(reference) = spec.get("paramRef").filter(|p| !p.is_null()) {
+            let (named, selected) = (!text(reference, "name").is_empty(), reference.get("selector").is_some_and(Value::is_object));
+            if named == selected {
+                causes.push(Cause { reason: "FieldValueRequired", field: "spec.paramRef".into(),
+                    message: "Required value: one of name or selector must be set".into() });
+            }
+            match text(reference, "parameterNotFoundAction") {
+                "Allow" | "Deny" => {}
+                "" => causes.push(Cause::required("spec.paramRef.parameterNotFoundAction")),
+                other => causes.push(Cause::not_supported("spec.paramRef.parameterNotFoundAction", other, &["Allow", "Deny"])),
+            }
         }
     }
 }

@@ -43,7 +43,6 @@ const DEFAULTED: &[(&str, &str, Defaults)] = &[
     ("discovery.k8s.io", "EndpointSlice", groups::endpoint_slice),
     ("rbac.authorization.k8s.io", "RoleBinding", groups::role_binding),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding", groups::role_binding),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", groups::admission_policy_binding),
 ];
 
 /// The defaulted kinds: one strategy each.
