@@ -2,6 +2,7 @@
 //! drives it with real clients (kubectl 1.32 here; kube-rs and the Python client in the tests).
 
 pub mod etcd;
+pub mod https;
 pub mod initializer;
 pub mod oidc;
 

@@ -1,12 +1,11 @@
 //! A small HTTPS AdmissionReview server for the tests: its own CA (or a self-signed CA certificate served as its
 //! own, as kopf serves), a handler deciding each answer, and a log of every review it received.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
+use kspaces_tests::https::{self, Certificates};
 use serde_json::{json, Value};
 
 /// What the webhook answers to one review.
@@ -34,8 +33,6 @@ pub enum Certificate {
     SelfSignedCa,
 }
 
-type Handler = dyn Fn(&Value) -> Reply + Send + Sync;
-
 pub struct Webhook {
     pub port: u16,
     ca_pem: String,
@@ -44,20 +41,11 @@ pub struct Webhook {
 
 impl Webhook {
     pub fn start(certificate: Certificate, handler: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Webhook {
-        let (ca_pem, chain, key) = certificates(certificate);
-        let config = rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(chain, key).expect("server TLS config");
-        let config = Arc::new(config);
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the webhook");
-        let port = listener.local_addr().expect("address").port();
+        let certificates = Certificates::new(certificate == Certificate::SelfSignedCa, &["hook.default.svc"]);
+        let ca_pem = certificates.ca_pem.clone();
         let log = Arc::new(Mutex::new(Vec::new()));
-        let handler: Arc<Handler> = Arc::new(handler);
         let kept = log.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (config, handler, log) = (config.clone(), handler.clone(), kept.clone());
-                std::thread::spawn(move || serve(stream, config, &*handler, &log));
-            }
-        });
+        let port = https::serve(certificates.server_config(), move |request| answer(&request.body, &handler, &kept));
         Webhook { port, ca_pem, log }
     }
 
@@ -76,39 +64,14 @@ impl Webhook {
     }
 }
 
-fn certificates(kind: Certificate) -> (String, Vec<rustls::pki_types::CertificateDer<'static>>, rustls::pki_types::PrivateKeyDer<'static>) {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
-    let ca_key = KeyPair::generate().expect("CA key");
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    if kind == Certificate::SelfSignedCa {
-        ca_params.subject_alt_names.push(SanType::IpAddress("127.0.0.1".parse().expect("ip")));
-    }
-    let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
-    let ca_pem = ca.pem();
-    if kind == Certificate::SelfSignedCa {
-        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ca_key.serialize_der().into());
-        return (ca_pem, vec![ca.der().clone()], key);
-    }
-    let issuer = Issuer::new(ca_params, ca_key);
-    let key = KeyPair::generate().expect("server key");
-    let mut params = CertificateParams::new(vec!["localhost".to_owned(), "hook.default.svc".to_owned()]).expect("server params");
-    params.subject_alt_names.push(SanType::IpAddress("127.0.0.1".parse().expect("ip")));
-    let cert = params.signed_by(&key, &issuer).expect("server certificate");
-    let private = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
-    (ca_pem, vec![cert.der().clone()], private)
-}
-
-fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, handler: &Handler, log: &Mutex<Vec<Value>>) {
-    let Ok(connection) = rustls::ServerConnection::new(config) else { return };
-    let mut tls = rustls::StreamOwned::new(connection, stream);
-    let Some(body) = read_request(&mut tls) else { return };
-    let review: Value = serde_json::from_slice(&body).unwrap_or_default();
+/// The AdmissionReview answering `body` as `handler` decides (`None`: no answer).
+fn answer(body: &[u8], handler: &impl Fn(&Value) -> Reply, log: &Mutex<Vec<Value>>) -> Option<String> {
+    let review: Value = serde_json::from_slice(body).unwrap_or_default();
     let request = review["request"].clone();
     log.lock().unwrap_or_else(|e| e.into_inner()).push(request.clone());
     let uid = request["uid"].as_str().unwrap_or_default().to_owned();
     let response = |response: Value| json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}).to_string();
-    let answer = match handler(&request) {
+    Some(match handler(&request) {
         Reply::Allow => response(json!({"uid": uid, "allowed": true})),
         Reply::Warn(warning) => response(json!({"uid": uid, "allowed": true, "warnings": [warning]})),
         Reply::Deny(message) => response(json!({"uid": uid, "allowed": false, "status": {"code": 403, "reason": "Forbidden", "message": message}})),
@@ -120,33 +83,7 @@ fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, handler: &Handler
         Reply::WrongUid => response(json!({"uid": "not-the-request", "allowed": true})),
         Reply::Hang => {
             std::thread::sleep(Duration::from_secs(30));
-            return;
+            return None;
         }
-    };
-    let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", answer.len());
-    let _ = tls.write_all(head.as_bytes());
-    let _ = tls.write_all(answer.as_bytes());
-    let _ = tls.flush();
-    tls.conn.send_close_notify();
-    let _ = tls.flush();
-}
-
-/// The body of one HTTP/1.1 request (`Content-Length` framed).
-fn read_request(tls: &mut impl Read) -> Option<Vec<u8>> {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 16384];
-    let end = loop {
-        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        let n = tls.read(&mut chunk).ok().filter(|n| *n > 0)?;
-        buffer.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
-    let length: usize = head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
-    while buffer.len() < end + length {
-        let n = tls.read(&mut chunk).ok().filter(|n| *n > 0)?;
-        buffer.extend_from_slice(&chunk[..n]);
-    }
-    Some(buffer[end..end + length].to_vec())
+    })
 }

@@ -2,13 +2,12 @@
 //! certificate it accepts (signed by that CA), a handler deciding each answer, a mode (answer, refuse connections,
 //! answer garbage), and a log of every review with how the caller authenticated.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use base64::Engine;
+use kspaces_tests::https::{self, Certificates, Request};
 use serde_json::{json, Value};
 
 /// What the hook does with the next requests.
@@ -22,8 +21,6 @@ pub enum Mode {
     Garbage = 2,
 }
 
-type Handler = dyn Fn(&Value) -> Value + Send + Sync;
-
 pub struct Hook {
     pub port: u16,
     ca_pem: String,
@@ -35,37 +32,20 @@ pub struct Hook {
 impl Hook {
     /// Starts the hook; `handler` maps a review's `spec` to its `status`.
     pub fn start(handler: impl Fn(&Value) -> Value + Send + Sync + 'static) -> Hook {
-        use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
-        let ca_key = KeyPair::generate().expect("CA key");
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
-        let ca_pem = ca.pem();
-        let issuer = Issuer::new(ca_params, ca_key);
-        let key = KeyPair::generate().expect("server key");
-        let mut params = CertificateParams::new(vec!["localhost".to_owned()]).expect("server params");
-        params.subject_alt_names.push(SanType::IpAddress("127.0.0.1".parse().expect("ip")));
-        let cert = params.signed_by(&key, &issuer).expect("server certificate");
-        let client_key = KeyPair::generate().expect("client key");
-        let client_cert = CertificateParams::new(Vec::<String>::new()).expect("client params").signed_by(&client_key, &issuer).expect("client cert");
+        let mut certificates = Certificates::new(false, &[]);
+        let (ca, issuer) = certificates.ca.take().expect("a CA");
+        let client_key = rcgen::KeyPair::generate().expect("client key");
+        let client_cert = rcgen::CertificateParams::new(Vec::<String>::new()).expect("client params").signed_by(&client_key, &issuer)
+            .expect("client cert");
         let mut roots = rustls::RootCertStore::empty();
         roots.add(ca.der().clone()).expect("CA root");
         let verifier = rustls::server::WebPkiClientVerifier::builder(Arc::new(roots)).allow_unauthenticated().build().expect("client verifier");
-        let private = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
-        let config = rustls::ServerConfig::builder().with_client_cert_verifier(verifier).with_single_cert(vec![cert.der().clone()], private)
+        let ca_pem = certificates.ca_pem.clone();
+        let config = rustls::ServerConfig::builder().with_client_cert_verifier(verifier).with_single_cert(certificates.chain, certificates.key)
             .expect("server TLS config");
-        let config = Arc::new(config);
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the hook");
-        let port = listener.local_addr().expect("address").port();
         let (log, mode) = (Arc::new(Mutex::new(Vec::new())), Arc::new(AtomicU8::new(Mode::Answer as u8)));
-        let handler: Arc<Handler> = Arc::new(handler);
         let (kept, current) = (log.clone(), mode.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (config, handler, log, mode) = (config.clone(), handler.clone(), kept.clone(), current.load(Ordering::SeqCst));
-                std::thread::spawn(move || serve(stream, config, &*handler, &log, mode));
-            }
-        });
+        let port = https::serve(config, move |request| answer(&request, &handler, &kept, current.load(Ordering::SeqCst)));
         Hook { port, ca_pem, client: (client_cert.pem(), client_key.serialize_pem()), mode, log }
     }
 
@@ -99,51 +79,20 @@ impl Hook {
     }
 }
 
-fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, handler: &Handler, log: &Mutex<Vec<Value>>, mode: u8) {
+/// The review answering `request` as `handler` and the mode decide (`None`: no answer).
+fn answer(request: &Request, handler: &impl Fn(&Value) -> Value, log: &Mutex<Vec<Value>>, mode: u8) -> Option<String> {
     if mode == Mode::Down as u8 {
-        return;
+        return None;
     }
-    let Ok(connection) = rustls::ServerConnection::new(config) else { return };
-    let mut tls = rustls::StreamOwned::new(connection, stream);
-    let Some((head, body)) = read_request(&mut tls) else { return };
-    let review: Value = serde_json::from_slice(&body).unwrap_or_default();
-    let authorization = head.lines().find_map(|l| l.strip_prefix("authorization:").or_else(|| l.strip_prefix("Authorization:")))
-        .map(|v| v.trim().to_owned());
-    let client_certificate = tls.conn.peer_certificates().is_some_and(|c| !c.is_empty());
+    let review: Value = serde_json::from_slice(&request.body).unwrap_or_default();
     log.lock().unwrap_or_else(|e| e.into_inner())
-        .push(json!({"spec": review["spec"], "authorization": authorization, "clientCertificate": client_certificate}));
-    let answer = match mode == Mode::Garbage as u8 {
+        .push(json!({"spec": review["spec"], "authorization": request.header("authorization"), "clientCertificate": request.client_certificate}));
+    Some(match mode == Mode::Garbage as u8 {
         true => "<html>not a review</html>".to_owned(),
         false => {
             let mut reply = review.clone();
             reply["status"] = handler(&review["spec"]);
             reply.to_string()
         }
-    };
-    let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", answer.len());
-    let _ = tls.write_all(head.as_bytes());
-    let _ = tls.write_all(answer.as_bytes());
-    let _ = tls.flush();
-    tls.conn.send_close_notify();
-    let _ = tls.flush();
-}
-
-/// The head (as sent) and body of one HTTP/1.1 request (`Content-Length` framed).
-fn read_request(tls: &mut impl Read) -> Option<(String, Vec<u8>)> {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 16384];
-    let end = loop {
-        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        let n = tls.read(&mut chunk).ok().filter(|n| *n > 0)?;
-        buffer.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
-    let length: usize = head.to_ascii_lowercase().lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
-    while buffer.len() < end + length {
-        let n = tls.read(&mut chunk).ok().filter(|n| *n > 0)?;
-        buffer.extend_from_slice(&chunk[..n]);
-    }
-    Some((head, buffer[end..end + length].to_vec()))
+    })
 }
