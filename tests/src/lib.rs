@@ -807,6 +807,18 @@ pub fn start_shared_with_tokens(lines: &[&str]) -> Server {
     server
 }
 
+/// A server started with `flags`, tenants `names`, and kubectl as the system administrator and as each tenant's
+/// `admin` (a client certificate).
+pub fn server_with_tenants(flags: &[&str], names: [&str; 2]) -> (Server, Kubectl, Kubectl, Kubectl) {
+    let server = Server::start_with(flags);
+    let system = server.kubectl();
+    for name in names {
+        create_tenant(&system, name);
+    }
+    let [a, b] = names.map(|name| Kubectl::new(&certificate_kubeconfig(&server, name, "admin", &[])));
+    (server, system, a, b)
+}
+
 /// Creates tenant `name` with `kubectl apply -f -` (as a system user); returns kubectl's stdout.
 pub fn create_tenant(kubectl: &Kubectl, name: &str) -> String {
     kubectl.ok_with_stdin(&["apply", "-f", "-"], &format!("apiVersion: v1\nkind: Tenant\nmetadata: {{name: {name}}}\n"))

@@ -3,7 +3,7 @@
 //! variables, failurePolicy on an expression that fails at run time, CEL that does not compile refused at write,
 //! and another tenant untouched.
 
-use kspaces_tests::{certificate_kubeconfig, create_tenant, Kubectl, Server};
+use kspaces_tests::{server_with_tenants, Kubectl, Server};
 
 const POLICY: &str = "\
 apiVersion: admissionregistration.k8s.io/v1
@@ -63,12 +63,7 @@ fn configmap(name: &str, namespace: &str, labels: &str, keys: usize) -> String {
 
 #[test]
 fn a_tenants_policies_deny_and_warn_its_own_writes_only() {
-    let server = Server::start();
-    let root = server.kubectl();
-    create_tenant(&root, "pa");
-    create_tenant(&root, "pb");
-    let a = Kubectl::new(&certificate_kubeconfig(&server, "pa", "admin", &[]));
-    let b = Kubectl::new(&certificate_kubeconfig(&server, "pb", "admin", &[]));
+    let (_server, _root, a, b) = server_with_tenants(&[], ["pa", "pb"]);
     a.ok_with_stdin(&["create", "-f", "-"], POLICY);
 
     // Deny: a validation's message, and a messageExpression with its reason's code.
@@ -178,12 +173,7 @@ spec:
 /// (every param judged), and `parameterNotFoundAction` decides when there are none.
 #[test]
 fn policies_read_their_params_by_name_or_selector_in_their_own_space() {
-    let server = Server::start();
-    let root = server.kubectl();
-    create_tenant(&root, "pa");
-    create_tenant(&root, "pb");
-    let a = Kubectl::new(&certificate_kubeconfig(&server, "pa", "admin", &[]));
-    let b = Kubectl::new(&certificate_kubeconfig(&server, "pb", "admin", &[]));
+    let (_server, _root, a, b) = server_with_tenants(&[], ["pa", "pb"]);
     for (namespace, label) in [("policy", ""), ("named", "by-name"), ("selected", "by-label")] {
         a.ok(&["create", "namespace", namespace]);
         if !label.is_empty() {

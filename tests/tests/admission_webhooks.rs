@@ -9,19 +9,13 @@ mod webhook;
 
 use std::time::{Duration, Instant};
 
-use kspaces_tests::{certificate_kubeconfig, create_tenant, kubeconfig_with_server_url, Kubectl, Server};
+use kspaces_tests::{certificate_kubeconfig, kubeconfig_with_server_url, Kubectl, Server};
 use serde_json::{json, Value};
 use webhook::{Certificate, Reply, Webhook};
 
 /// A server with tenants t-a and t-b, and kubectl as the system administrator and as each tenant's admin.
 fn server_with_tenants(flags: &[&str]) -> (Server, Kubectl, Kubectl, Kubectl) {
-    let server = Server::start_with(flags);
-    let system = server.kubectl();
-    create_tenant(&system, "t-a");
-    create_tenant(&system, "t-b");
-    let a = Kubectl::new(&certificate_kubeconfig(&server, "t-a", "admin", &[]));
-    let b = Kubectl::new(&certificate_kubeconfig(&server, "t-b", "admin", &[]));
-    (server, system, a, b)
+    kspaces_tests::server_with_tenants(flags, ["t-a", "t-b"])
 }
 
 /// One webhook of a configuration: `url`, `ca_bundle`, on ConfigMap creates and updates, with `extra` fields.

@@ -10,7 +10,7 @@ mod review;
 
 use std::time::{Duration, Instant};
 
-use kspaces_tests::{certificate_kubeconfig, contains, create_tenant, Kubectl, Server, WatchOutput};
+use kspaces_tests::{certificate_kubeconfig, contains, Kubectl, Server, WatchOutput};
 use review::{Mode, Webhook};
 use serde_json::{json, Value};
 
@@ -61,13 +61,7 @@ fn get_json(kubectl: &Kubectl, args: &[&str]) -> Value {
 
 /// A server with tenants t-a and t-b, and kubectl as the system administrator and as each tenant's admin.
 fn server_with_tenants() -> (Server, Kubectl, Kubectl, Kubectl) {
-    let server = Server::start();
-    let system = server.kubectl();
-    create_tenant(&system, "t-a");
-    create_tenant(&system, "t-b");
-    let a = Kubectl::new(&certificate_kubeconfig(&server, "t-a", "admin", &[]));
-    let b = Kubectl::new(&certificate_kubeconfig(&server, "t-b", "admin", &[]));
-    (server, system, a, b)
+    kspaces_tests::server_with_tenants(&[], ["t-a", "t-b"])
 }
 
 #[test]
