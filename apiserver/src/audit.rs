@@ -114,6 +114,8 @@ pub struct AuditOutcome<'a> {
     pub request_body: Option<&'a [u8]>,
     /// The raw response body, logged as `responseObject` at `RequestResponse` if it is JSON.
     pub response_body: Option<&'a [u8]>,
+    /// What admission annotated (webhooks' and admission policies' audit annotations).
+    pub admission: &'a [(String, String)],
 }
 
 /// The audit log. Cloning shares it; a disabled one costs a branch per call.

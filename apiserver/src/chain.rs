@@ -51,6 +51,8 @@ struct Trail {
     resource: Option<Arc<ResourceInfo>>,
     /// Its FlowSchema and priority level, named by the response headers.
     flow: Option<flowcontrol::Classified>,
+    /// What the handler's admission annotated for the audit event.
+    admission: Option<handlers::Warnings>,
 }
 
 /// The single entry point for every request.
@@ -149,6 +151,7 @@ async fn serve_resource(req: &HttpRequest, body: Body, server: Arc<ApiServer>, i
     let (body, audit_body) = audit_body(req, &server, info, trail, body).await?;
     let mut ctx = Ctx::new(server, req, info.clone(), resource, scope, caller);
     (ctx.narrowed, ctx.only, ctx.audit_body) = (served.narrowed, served.only, audit_body);
+    trail.admission = Some(ctx.warnings.clone());
     handlers::dispatch(ctx, body).await
 }
 
@@ -520,7 +523,9 @@ fn audit(server: &ApiServer, req: &HttpRequest, info: &RequestInfo, trail: &Trai
             };
             response = head.set_body(body);
         }
+        let admission = trail.admission.as_ref().map(|notes| notes.annotations()).unwrap_or_default();
         let outcome = AuditOutcome {
+            admission: &admission,
             code: response.status().as_u16(),
             decision: trail.decision.as_ref().map(|d| d.allowed),
             reason: trail.decision.as_ref().map_or("", |d| d.reason.as_str()),

@@ -248,3 +248,41 @@ fn policies_and_bindings_missing_what_kube_requires_are_422_with_causes() {
         }
     }
 }
+
+/// `auditAnnotations` and the `Audit` action: the policy's annotations and the binding's violations are in the
+/// request's audit event (kube's keys), and an Audit-only binding refuses nothing.
+#[test]
+fn audit_annotations_and_the_audit_action_are_in_the_audit_event() {
+    let logs = tempfile::tempdir().expect("temp dir");
+    let log = logs.path().join("audit.log");
+    let (_server, _root, a, _b) = server_with_tenants(&["--audit-log-path", log.to_str().expect("utf-8")], ["pa", "pb"]);
+    a.ok_with_stdin(&["create", "-f", "-"], "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: watched}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  validations: [{expression: \"!has(object.data) || size(object.data) < 2\", message: too many keys}]
+  auditAnnotations: [{key: keys, valueExpression: \"string(has(object.data) ? size(object.data) : 0)\"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: watched-audit}
+spec: {policyName: watched, validationActions: [Audit]}
+");
+    let (ok, said) = create(&a, &configmap("watched", "default", "", 3));
+    assert!(ok, "Audit alone refuses nothing: {said}");
+    let mut event = serde_json::Value::Null;
+    let found = kspaces_tests::eventually(std::time::Duration::from_secs(10), || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        event = text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|e| e["verb"] == "create" && e["objectRef"]["resource"] == "configmaps" && e["responseStatus"]["code"] == 201).unwrap_or(serde_json::Value::Null);
+        !event.is_null()
+    });
+    assert!(found, "no audit event for the create");
+    assert_eq!(event["annotations"]["watched/keys"], "3", "{event}");
+    let failures: serde_json::Value = serde_json::from_str(event["annotations"]["validation.policy.admission.k8s.io/validation_failure"]
+        .as_str().unwrap_or_else(|| panic!("no validation_failure: {event}"))).expect("JSON");
+    assert_eq!(failures, serde_json::json!([{"message": "too many keys", "policy": "watched", "binding": "watched-audit",
+        "expressionIndex": 0, "validationActions": ["Audit"]}]));
+}

@@ -519,3 +519,25 @@ fn webhook_calls_and_admission_steps_are_in_kubes_metrics() {
     assert!(line("apiserver_admission_step_admission_duration_seconds_count{operation=\"CREATE\",rejected=\"true\",type=\"validate\"}").is_some(), "{metrics}");
     assert!(line("apiserver_admission_step_admission_duration_seconds_count{operation=\"CREATE\",rejected=\"false\",type=\"admit\"}").is_some(), "{metrics}");
 }
+
+/// The audit annotations of an admission webhook's answer are in the request's audit event, as
+/// `<webhook name>/<key>`.
+#[test]
+fn a_webhooks_audit_annotations_are_in_the_audit_event() {
+    let logs = tempfile::tempdir().expect("temp dir");
+    let log = logs.path().join("audit.log");
+    let (_server, _system, a, _b) = server_with_tenants(&["--audit-log-path", log.to_str().expect("utf-8")]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Annotate("checked-by", "the audit team"));
+    validating(&a, "annotating", vec![hook("annotating.example.com", &webhook.url("/v"), &webhook.ca_bundle(), json!({}))]);
+    a.ok(&["create", "configmap", "annotated", "-n", "default"]);
+    let mut event = Value::Null;
+    let found = kspaces_tests::eventually(Duration::from_secs(10), || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        event = text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| e["verb"] == "create" && e["objectRef"]["resource"] == "configmaps" && e["responseStatus"]["code"] == 201).unwrap_or(Value::Null);
+        !event.is_null()
+    });
+    assert!(found, "no audit event for the create");
+    assert_eq!(event["annotations"]["annotating.example.com/checked-by"], "the audit team", "{event}");
+    assert_eq!(event["annotations"]["kspaces.io/tenant"], "t-a", "{event}");
+}

@@ -46,7 +46,7 @@ pub(crate) struct Event<'a> {
     request_received_timestamp: String,
     stage_timestamp: String,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    annotations: BTreeMap<&'static str, &'a str>,
+    annotations: BTreeMap<&'a str, &'a str>,
 }
 
 /// `authentication.k8s.io/v1` UserInfo; `extra` is what a token webhook said (none for other identities).
@@ -191,10 +191,12 @@ fn verb<'a>(request: &AuditRequest<'a>) -> Cow<'a, str> {
     }
 }
 
-fn annotations<'a>(request: &AuditRequest<'a>, outcome: &AuditOutcome<'a>) -> BTreeMap<&'static str, &'a str> {
+fn annotations<'a>(request: &AuditRequest<'a>, outcome: &AuditOutcome<'a>) -> BTreeMap<&'a str, &'a str> {
     let decision = outcome.decision.map(|allowed| if allowed { "allow" } else { "forbid" });
+    let admission = outcome.admission.iter().map(|(key, value)| (key.as_str(), Some(value.as_str())));
     [(DECISION_ANNOTATION, decision), (REASON_ANNOTATION, Some(outcome.reason)), (TENANT_ANNOTATION, request.tenant)]
         .into_iter()
+        .chain(admission)
         .filter_map(|(key, value)| value.filter(|v| !v.is_empty()).map(|v| (key, v)))
         .collect()
 }

@@ -37,6 +37,8 @@ use crate::tenancy::{TenantCache, Tree};
 const GROUP: &str = "admissionregistration.k8s.io";
 const POLICY: &str = "ValidatingAdmissionPolicy";
 const BINDING: &str = "ValidatingAdmissionPolicyBinding";
+/// kube's audit annotation of the violations of bindings with the `Audit` action.
+const VALIDATION_FAILURE: &str = "validation.policy.admission.k8s.io/validation_failure";
 
 pub const KIND: Kind = Kind::rules(|context: &Context, rules: &mut Rules| {
     rules.strategy(GROUP, POLICY, Arc::new(PolicyStrategy));
@@ -201,6 +203,8 @@ struct Policy {
     validations: Vec<Validation>,
     /// `paramKind`: (group, version, kind).
     param_kind: Option<(String, String, String)>,
+    /// `auditAnnotations`: each key with its `valueExpression`.
+    audit_annotations: Vec<(String, Expression)>,
 }
 
 impl Policy {
@@ -222,6 +226,8 @@ impl Policy {
             conditions: named("matchConditions"),
             variables: named("variables"),
             validations,
+            audit_annotations: spec.get("auditAnnotations").and_then(Value::as_array).into_iter().flatten()
+                .map(|a| (text(a, "key").to_owned(), Expression::new(text(a, "valueExpression")))).collect(),
             param_kind: spec.get("paramKind").filter(|p| p.is_object()).map(|p| {
                 let (group, version) = text(p, "apiVersion").rsplit_once('/').unwrap_or(("", text(p, "apiVersion")));
                 (group.to_owned(), version.to_owned(), text(p, "kind").to_owned())
@@ -257,6 +263,8 @@ struct Binding {
     policy: String,
     deny: bool,
     warn: bool,
+    /// `Audit`: a violation is recorded in the request's audit event.
+    audit: bool,
     matches: Option<Matches>,
     param_ref: Option<ParamRef>,
     /// Where a system-space binding applies.
@@ -336,6 +344,7 @@ impl WriteObserver for Policies {
                     policy: text(spec, "policyName").to_owned(),
                     deny: actions.contains(&"Deny"),
                     warn: actions.contains(&"Warn"),
+                    audit: actions.contains(&"Audit"),
                     matches: spec.get("matchResources").filter(|m| !m.is_null()).map(|m| Matches { narrows_only: true, ..Matches::parse(m) }),
                     applicable: config::applicable(object, space),
                 }))
@@ -389,6 +398,8 @@ impl Admission for PolicyAdmission {
         }
         let namespace = self.namespace_object(registry, attributes).await?;
         let request = request_of(attributes);
+        // The violations of bindings with the `Audit` action, one annotation for them all (kube's).
+        let mut audited = Vec::new();
         for (policy_name, binding, policy) in applying {
             if !self.meets(&policy.matches, attributes, namespace.as_ref()) || !binding.matches.as_ref().is_none_or(|m| self.meets(m, attributes, namespace.as_ref())) {
                 continue;
@@ -435,7 +446,19 @@ impl Admission for PolicyAdmission {
                         continue;
                     }
                 }
-                for validation in &policy.validations {
+                for (key, expression) in &policy.audit_annotations {
+                    match expression.eval(&context) {
+                        Ok(CelValue::String(value)) => {
+                            if let Some(sink) = attributes.warnings {
+                                sink.annotate(format!("{policy_name}/{key}"), value.to_string());
+                            }
+                        }
+                        Ok(CelValue::Null) => {}
+                        Ok(_) => failed(format!("valueExpression '{}' resulted in error: the expression did not evaluate to a string or null", expression.text))?,
+                        Err(why) => failed(format!("valueExpression '{}' resulted in error: {why}", expression.text))?,
+                    }
+                }
+                for (index, validation) in policy.validations.iter().enumerate() {
                     let violated = match validation.expression.eval(&context) {
                         Ok(CelValue::Bool(holds)) => !holds,
                         Ok(_) => {
@@ -451,6 +474,15 @@ impl Admission for PolicyAdmission {
                         continue;
                     }
                     let message = message_of(validation, &context);
+                    if binding.audit {
+                        let actions: Vec<&str> = [(binding.deny, "Deny"), (binding.warn, "Warn"), (binding.audit, "Audit")]
+                            .into_iter().filter_map(|(on, action)| on.then_some(action)).collect();
+                        audited.push(serde_json::json!({"message": message, "policy": policy_name, "binding": binding.name,
+                            "expressionIndex": index, "validationActions": actions}));
+                        if let Some(sink) = attributes.warnings {
+                            sink.annotate(VALIDATION_FAILURE.to_owned(), Value::Array(audited.clone()).to_string());
+                        }
+                    }
                     if binding.warn {
                         if let Some(sink) = attributes.warnings {
                             sink.add(format!("Validation failed for ValidatingAdmissionPolicy '{policy_name}' with binding '{}': {message}", binding.name));

@@ -251,6 +251,9 @@ impl Caller {
             for warning in &answer.warnings {
                 sink.add(warning.clone());
             }
+            for (key, value) in &answer.audit_annotations {
+                sink.annotate(format!("{}/{key}", hook.name), value.clone());
+            }
         }
         match answer {
             Ok(answer) if !answer.allowed => Err(Called::Denied(review::denied(&hook.name, &answer.status))),

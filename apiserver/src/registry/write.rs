@@ -23,21 +23,44 @@ pub struct WriteContext {
 }
 
 /// `Warning`s collected for a response (deprecated versions, fields `fieldValidation=Warn` reports, admission
-/// webhooks' answers), each once, in the order given. Two are equal when they are the same collection.
+/// webhooks' answers), each once, in the order given; and the audit annotations admission adds for the request's
+/// audit event (webhooks' `auditAnnotations`, admission policies'). Two are equal when they are the same collection.
 #[derive(Clone, Debug, Default)]
-pub struct Warnings(Arc<Mutex<Vec<String>>>);
+pub struct Warnings(Arc<Mutex<Collected>>);
+
+#[derive(Debug, Default)]
+struct Collected {
+    warnings: Vec<String>,
+    annotations: Vec<(String, String)>,
+}
 
 impl Warnings {
+    fn collected(&self) -> std::sync::MutexGuard<'_, Collected> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     pub fn add(&self, text: String) {
-        let mut warnings = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !warnings.contains(&text) {
-            warnings.push(text);
+        let mut collected = self.collected();
+        if !collected.warnings.contains(&text) {
+            collected.warnings.push(text);
         }
     }
 
     /// The warnings collected so far, leaving none.
     pub fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        std::mem::take(&mut self.collected().warnings)
+    }
+
+    /// Adds audit annotation `key` (a later value for the same key replaces the earlier one).
+    pub fn annotate(&self, key: String, value: String) {
+        let mut collected = self.collected();
+        collected.annotations.retain(|(known, _)| *known != key);
+        collected.annotations.push((key, value));
+    }
+
+    /// The audit annotations added so far.
+    pub fn annotations(&self) -> Vec<(String, String)> {
+        self.collected().annotations.clone()
     }
 }
 

@@ -22,6 +22,8 @@ pub enum Reply {
     WrongUid,
     /// No answer for 30 s.
     Hang,
+    /// Allowed, with an audit annotation (key, value).
+    Annotate(&'static str, &'static str),
 }
 
 /// How the webhook's certificate is made.
@@ -81,6 +83,7 @@ fn answer(body: &[u8], handler: &impl Fn(&Value) -> Reply, log: &Mutex<Vec<Value
         }
         Reply::Raw(text) => text.to_owned(),
         Reply::WrongUid => response(json!({"uid": "not-the-request", "allowed": true})),
+        Reply::Annotate(key, value) => response(json!({"uid": uid, "allowed": true, "auditAnnotations": {key: value}})),
         Reply::Hang => {
             std::thread::sleep(Duration::from_secs(30));
             return None;

@@ -84,6 +84,8 @@ pub struct Answer {
     /// The decoded JSONPatch of a mutating webhook's answer.
     pub patch: Option<json_patch::Patch>,
     pub warnings: Vec<String>,
+    /// `auditAnnotations`: (key, value), recorded as `<webhook name>/<key>`.
+    pub audit_annotations: Vec<(String, String)>,
 }
 
 /// Reads `body` as the answer to the review `uid`; why it is not a valid one, in kube's words.
@@ -113,7 +115,9 @@ pub fn answer(body: &[u8], uid: &str, mutating: bool) -> Result<Answer, String> 
         (None, Some(_)) => None,
     };
     let warnings = response.get("warnings").and_then(Value::as_array).map(|w| w.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default();
-    Ok(Answer { allowed, status: response.get("status").cloned().unwrap_or(Value::Null), patch, warnings })
+    let audit_annotations = response.get("auditAnnotations").and_then(Value::as_object).into_iter().flatten()
+        .filter_map(|(key, value)| Some((key.clone(), value.as_str()?.to_owned()))).collect();
+    Ok(Answer { allowed, status: response.get("status").cloned().unwrap_or(Value::Null), patch, warnings, audit_annotations })
 }
 
 /// kube's `ToStatusErr`: the refusal a client gets when webhook `name` does not allow the request.
