@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
+use kube_core::cel::cel::objects::{Key as CelKey, Map as CelMap};
 use kube_core::cel::cel::{Context as Cel, Program, Value as CelValue};
 use kspaces_storage::{Revision, SpaceName};
 use serde_json::Value;
@@ -205,6 +206,30 @@ struct Policy {
     param_kind: Option<(String, String, String)>,
     /// `auditAnnotations`: each key with its `valueExpression`.
     audit_annotations: Vec<(String, Expression)>,
+    /// Which variables its expressions read (by their text), so that a write builds only those.
+    uses: Uses,
+}
+
+/// The costly CEL variables a policy's expressions name: `namespaceObject` (a store read), `request` (kube's
+/// AdmissionRequest, a copy of the object) and `oldObject`.
+#[derive(Clone, Copy, Default)]
+struct Uses {
+    namespace: bool,
+    request: bool,
+    old: bool,
+    /// `managedFields`: without it, the objects' `metadata.managedFields` are left out of their CEL values.
+    managed_fields: bool,
+}
+
+impl Uses {
+    fn of<'a>(texts: impl Iterator<Item = &'a str>) -> Uses {
+        texts.fold(Uses::default(), |uses, text| Uses {
+            namespace: uses.namespace || text.contains("namespaceObject"),
+            request: uses.request || text.contains("request"),
+            old: uses.old || text.contains("oldObject"),
+            managed_fields: uses.managed_fields || text.contains("managedFields"),
+        })
+    }
 }
 
 impl Policy {
@@ -220,7 +245,11 @@ impl Policy {
             message_expression: v.get("messageExpression").and_then(Value::as_str).filter(|m| !m.is_empty()).map(Expression::new),
             reason: v.get("reason").and_then(Value::as_str).unwrap_or("Invalid").to_owned(),
         }).collect();
+        let expressions = ["validations", "matchConditions", "variables", "auditAnnotations"].into_iter()
+            .flat_map(|list| spec.get(list).and_then(Value::as_array).into_iter().flatten())
+            .flat_map(|item| ["expression", "messageExpression", "valueExpression"].into_iter().filter_map(|key| item.get(key)?.as_str()));
         Policy {
+            uses: Uses::of(expressions),
             ignore_failures: text(spec, "failurePolicy") == "Ignore",
             matches: spec.get("matchConstraints").map(Matches::parse).unwrap_or_default(),
             conditions: named("matchConditions"),
@@ -396,14 +425,25 @@ impl Admission for PolicyAdmission {
         if applying.is_empty() {
             return Ok(());
         }
-        let namespace = self.namespace_object(registry, attributes).await?;
-        let request = request_of(attributes);
+        // Made when a policy first needs them: the namespace (a store read) and the AdmissionRequest.
+        let (mut namespace, mut request): (Option<Option<Value>>, Option<Value>) = (None, None);
         // The violations of bindings with the `Audit` action, one annotation for them all (kube's).
         let mut audited = Vec::new();
         for (policy_name, binding, policy) in applying {
-            if !self.meets(&policy.matches, attributes, namespace.as_ref()) || !binding.matches.as_ref().is_none_or(|m| self.meets(m, attributes, namespace.as_ref())) {
+            let selects_namespace = |m: &Matches| !m.namespace_selector.is_empty();
+            if namespace.is_none() && (policy.uses.namespace || selects_namespace(&policy.matches) || binding.matches.as_ref().is_some_and(selects_namespace)) {
+                namespace = Some(self.namespace_object(registry, attributes).await?);
+            }
+            let namespace = namespace.as_ref().and_then(Option::as_ref);
+            if !self.meets(&policy.matches, attributes, namespace) || !binding.matches.as_ref().is_none_or(|m| self.meets(m, attributes, namespace)) {
                 continue;
             }
+            if policy.uses.request && request.is_none() {
+                request = Some(request_of(attributes));
+            }
+            let request = request.as_ref().unwrap_or(&Value::Null);
+            let seen = Attributes { old: attributes.old.filter(|_| policy.uses.old), ..*attributes };
+            let objects = Objects { managed_fields: policy.uses.managed_fields };
             let refuse = |message: String, reason: &str| -> ApiError {
                 let (code, reason) = code_of(reason);
                 ApiError::new(code, reason, format!("ValidatingAdmissionPolicy '{policy_name}' with binding '{}' denied request: {message}", binding.name))
@@ -431,7 +471,7 @@ impl Admission for PolicyAdmission {
             };
             // With a selector, the policy is evaluated once per param object; any violation counts.
             for param in &params {
-                let context = match context(attributes, &request, namespace.as_ref(), param, &policy.variables) {
+                let context = match objects.context(&seen, request, namespace, param, &policy.variables) {
                     Ok(context) => context,
                     Err(why) => {
                         failed(why)?;
@@ -582,21 +622,68 @@ pub fn request_of(attributes: &Attributes<'_>) -> Value {
 /// then fails).
 pub fn context(attributes: &Attributes<'_>, request: &Value, namespace: Option<&Value>, params: &Value, variables: &[(String, Expression)])
     -> Result<Cel<'static>, String> {
-    let mut context = Cel::default();
-    let null = Value::Null;
-    for (name, value) in [("object", attributes.object.unwrap_or(&null)), ("oldObject", attributes.old.unwrap_or(&null)), ("request", request),
-        ("namespaceObject", namespace.unwrap_or(&null)), ("params", params)] {
-        context.add_variable(name, value).map_err(|e| e.to_string())?;
+    Objects { managed_fields: true }.context(attributes, request, namespace, params, variables)
+}
+
+/// How a write's objects become CEL values.
+struct Objects {
+    /// Whether `metadata.managedFields` is kept (only an expression that names it reads it).
+    managed_fields: bool,
+}
+
+impl Objects {
+    fn context(&self, attributes: &Attributes<'_>, request: &Value, namespace: Option<&Value>, params: &Value, variables: &[(String, Expression)])
+        -> Result<Cel<'static>, String> {
+        let mut context = Cel::default();
+        let null = Value::Null;
+        for (name, value) in [("object", attributes.object.unwrap_or(&null)), ("oldObject", attributes.old.unwrap_or(&null)), ("request", request),
+            ("namespaceObject", namespace.unwrap_or(&null)), ("params", params)] {
+            context.add_variable_from_value(name, self.object(value));
+        }
+        let mut values: HashMap<String, CelValue> = HashMap::new();
+        context.add_variable_from_value("variables", values.clone());
+        for (name, expression) in variables {
+            if let Ok(value) = expression.eval(&context) {
+                values.insert(name.clone(), value);
+                context.add_variable_from_value("variables", values.clone());
+            }
+        }
+        Ok(context)
     }
-    let mut values: HashMap<String, CelValue> = HashMap::new();
-    context.add_variable_from_value("variables", values.clone());
-    for (name, expression) in variables {
-        if let Ok(value) = expression.eval(&context) {
-            values.insert(name.clone(), value);
-            context.add_variable_from_value("variables", values.clone());
+
+    /// An object as CEL's value, its `metadata.managedFields` left out unless kept.
+    fn object(&self, object: &Value) -> CelValue {
+        match object {
+            Value::Object(fields) if !self.managed_fields => map(fields, |key, value| match (key, value) {
+                ("metadata", Value::Object(metadata)) => Some(map(metadata, |key, value| (key != "managedFields").then(|| cel(value)))),
+                _ => Some(cel(value)),
+            }),
+            other => cel(other),
         }
     }
-    Ok(context)
+}
+
+/// A JSON value as CEL's, built directly (numbers as the serde conversion makes them: Int, else UInt, else Float).
+fn cel(value: &Value) -> CelValue {
+    match value {
+        Value::Null => CelValue::Null,
+        Value::Bool(b) => CelValue::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => CelValue::Int(i),
+            (None, Some(u)) => CelValue::UInt(u),
+            _ => CelValue::Float(n.as_f64().unwrap_or_default()),
+        },
+        Value::String(s) => CelValue::String(Arc::new(s.clone())),
+        Value::Array(items) => CelValue::List(Arc::new(items.iter().map(cel).collect())),
+        Value::Object(fields) => map(fields, |_, value| Some(cel(value))),
+    }
+}
+
+/// A JSON object as a CEL map of the entries `convert` keeps.
+fn map(fields: &serde_json::Map<String, Value>, convert: impl Fn(&str, &Value) -> Option<CelValue>) -> CelValue {
+    let entries: HashMap<CelKey, CelValue> = fields.iter()
+        .filter_map(|(key, value)| Some((CelKey::String(Arc::new(key.clone())), convert(key, value)?))).collect();
+    CelValue::Map(CelMap { map: Arc::new(entries) })
 }
 
 /// A violation's message: its `messageExpression`'s string, else its `message`, else kube's default.
@@ -643,5 +730,30 @@ fn code_of(reason: &str) -> (u16, &'static str) {
         "Unauthorized" => (401, "Unauthorized"),
         "RequestEntityTooLarge" => (413, "RequestEntityTooLarge"),
         _ => (422, "Invalid"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_become_the_cel_values_the_serde_conversion_makes_without_managed_fields_unless_kept() {
+        let object = serde_json::json!({"apiVersion": "v1", "metadata": {"name": "n", "labels": {"a": "b"}, "managedFields": [{"manager": "m"}]},
+            "data": {"k": "v"}, "spec": {"replicas": 3, "big": u64::MAX, "ratio": 0.5, "on": true, "none": null, "list": [1, "x"]}});
+        let serde = kube_core::cel::cel::to_value(&object).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(Objects { managed_fields: true }.object(&object), serde);
+        let mut without = object.clone();
+        without["metadata"].as_object_mut().map(|m| m.remove("managedFields"));
+        let serde = kube_core::cel::cel::to_value(&without).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(Objects { managed_fields: false }.object(&object), serde);
+    }
+
+    #[test]
+    fn a_policy_knows_which_costly_variables_its_expressions_name() {
+        let policy = Policy::parse(&serde_json::json!({"spec": {
+            "validations": [{"expression": "object.metadata.name != ''", "messageExpression": "'x' + request.name"}],
+            "matchConditions": [{"name": "c", "expression": "oldObject == null"}]}}));
+        assert!(policy.uses.request && policy.uses.old && !policy.uses.namespace && !policy.uses.managed_fields);
     }
 }
