@@ -251,7 +251,9 @@ async fn non_resource(req: &HttpRequest, body: Body, server: &ApiServer, info: &
         Some(caller) if route.is_server_wide() => {
             authorize_server_wide(server, trail, caller, info).await?;
             if route == routes::Route::Snapshot {
-                return crate::snapshot::serve(req, body, server).await;
+                let handles = crate::snapshot::Handles { registry: &server.registry, rows: server.resolver.clone(), table: &server.resources,
+                    data_dir: &server.data_dir };
+                return crate::snapshot::serve(req, body, handles).await;
             }
         }
         Some(caller) => match resolve_space(server, info, caller, "get", "") {

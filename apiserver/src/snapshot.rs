@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -241,16 +242,25 @@ async fn download(kubeconfig: &Path, tenant: Option<&str>, temporary: &Path, qui
     Ok((revision, summary))
 }
 
+/// What `/snapshot` uses of the server: the registry (and the rows and caches a restored tenant is fed through),
+/// and the data dir (its identity files, and where a tenant's snapshot is received).
+pub struct Handles<'a> {
+    pub registry: &'a crate::registry::GenericStore,
+    pub rows: Arc<crate::resolver::Resolver>,
+    pub table: &'a crate::registry::ResourceTable,
+    pub data_dir: &'a Path,
+}
+
 /// `/snapshot`, for system users: `GET` streams the store (`?tenant=T`: one tenant's keys) to `snapshot save
 /// --kubeconfig`; `POST ?tenant=T` puts a tenant's snapshot back (`snapshot restore --tenant`).
-pub async fn serve(req: &actix_web::HttpRequest, body: crate::handlers::Body, server: &crate::api_server::ApiServer) -> ApiResult<actix_web::HttpResponse> {
+pub async fn serve(req: &actix_web::HttpRequest, body: crate::handlers::Body, server: Handles<'_>) -> ApiResult<actix_web::HttpResponse> {
     let tenant = url::form_urlencoded::parse(req.query_string().as_bytes()).find(|(name, _)| name == "tenant").map(|(_, value)| value.into_owned());
     let clusters = server.registry.reader().clusters();
     if clusters.members().len() > 1 {
         return Err(ApiError::bad_request("this server has several storage clusters; save each with `kspaces snapshot save --storage-backend etcd`"));
     }
     match *req.method() {
-        actix_web::http::Method::GET => online(clusters.default_store().clone(), &server.data_dir, tenant).await,
+        actix_web::http::Method::GET => online(clusters.default_store().clone(), server.data_dir, tenant).await,
         actix_web::http::Method::POST => {
             let tenant = tenant.ok_or_else(|| ApiError::bad_request("a restore names its tenant: POST /snapshot?tenant=NAME"))?;
             restore_tenant(server, body, tenant).await

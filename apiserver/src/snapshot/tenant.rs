@@ -137,7 +137,7 @@ const IN_FLIGHT: usize = 64;
 
 /// `POST /snapshot?tenant=T`: receives a tenant's snapshot into a file of the data dir, then restores it (see
 /// [`put_back`]) in a task of its own, which a client that goes away does not stop halfway.
-pub(super) async fn restore_tenant(server: &crate::api_server::ApiServer, body: crate::handlers::Body, tenant: String) -> ApiResult<actix_web::HttpResponse> {
+pub(super) async fn restore_tenant(server: super::Handles<'_>, body: crate::handlers::Body, tenant: String) -> ApiResult<actix_web::HttpResponse> {
     SpaceName::new(&tenant).map_err(|_| ApiError::bad_request(format!("{tenant:?} is not a tenant name")))?;
     let n = RECEIVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = server.data_dir.join(format!("{RECEIVED_PREFIX}{}-{n}.ksnap", std::process::id()));
@@ -153,9 +153,9 @@ pub(super) async fn restore_tenant(server: &crate::api_server::ApiServer, body: 
     let feed = Feed {
         store: server.registry.reader().clusters().default_store().clone(),
         registry: server.registry.clone(),
-        rows: server.resolver.clone(),
+        rows: server.rows.clone(),
         primed: Vec::new(),
-        table: server.resources.clone(),
+        table: server.table.clone(),
     };
     let task = {
         let file = file.clone();
