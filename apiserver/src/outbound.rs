@@ -1,5 +1,5 @@
-//! Calls the server makes to others' HTTPS endpoints (admission webhooks, and the token and authorization webhooks of
-//! a kubeconfig-format file, `kubeconfig`): one JSON POST over HTTP/1.1, TLS
+//! Calls the server makes to others' HTTPS endpoints (admission webhooks, the token and authorization webhooks of
+//! a kubeconfig-format file, `kubeconfig`, and OIDC issuers' keys): one JSON POST (or GET) over HTTP/1.1, TLS
 //! verified against the endpoint's `caBundle`, bounded in time and in the answer's size, to an address the caller
 //! allows. Go's client (and so kube-apiserver) accepts a self-signed certificate that is itself a CA as the
 //! server's certificate when it is in the bundle (kopf serves one); rustls refuses it, so `BundleVerifier` accepts
@@ -25,10 +25,10 @@ const MAX_ANSWER_BYTES: usize = 8 << 20;
 /// Why a call failed, in the words kube's messages use after `failed calling webhook "<name>": `.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
-    #[error("failed to call webhook: Post {url:?}: {why}")]
-    Transport { url: String, why: String },
-    #[error("failed to call webhook: Post {url:?}: context deadline exceeded")]
-    Timeout { url: String },
+    #[error("failed to call webhook: {method} {url:?}: {why}")]
+    Transport { method: &'static str, url: String, why: String },
+    #[error("failed to call webhook: {method} {url:?}: context deadline exceeded")]
+    Timeout { method: &'static str, url: String },
     #[error("failed to call webhook: the server responded with the status code {code} but did not return a valid answer")]
     Status { code: u16 },
 }
@@ -97,15 +97,25 @@ pub struct Call<'a> {
 
 /// Posts `call.body` as JSON and returns the answer's body (a 2xx answer only), within `call.timeout`.
 pub async fn post_json(call: Call<'_>) -> Result<Vec<u8>, CallError> {
+    send(call, http::Method::POST).await
+}
+
+/// GETs `call.url` (its body is not sent) and returns the answer's body (a 2xx answer only), within `call.timeout`.
+pub async fn get_json(call: Call<'_>) -> Result<Vec<u8>, CallError> {
+    send(call, http::Method::GET).await
+}
+
+async fn send(call: Call<'_>, method: http::Method) -> Result<Vec<u8>, CallError> {
     let url = call.url.as_str().to_owned();
-    match tokio::time::timeout(call.timeout, post(&call)).await {
+    let named = if method == http::Method::GET { "Get" } else { "Post" };
+    match tokio::time::timeout(call.timeout, exchange(&call, method, named)).await {
         Ok(answer) => answer,
-        Err(_) => Err(CallError::Timeout { url }),
+        Err(_) => Err(CallError::Timeout { method: named, url }),
     }
 }
 
-async fn post(call: &Call<'_>) -> Result<Vec<u8>, CallError> {
-    let transport = |why: String| CallError::Transport { url: call.url.as_str().to_owned(), why };
+async fn exchange(call: &Call<'_>, method: http::Method, named: &'static str) -> Result<Vec<u8>, CallError> {
+    let transport = |why: String| CallError::Transport { method: named, url: call.url.as_str().to_owned(), why };
     let host = call.url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
     let port = call.url.port_or_known_default().unwrap_or(443);
     let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port)).await.map_err(|e| transport(format!("dial tcp: lookup {host}: {e}")))?.collect();
@@ -130,15 +140,17 @@ async fn post(call: &Call<'_>) -> Result<Vec<u8>, CallError> {
         Some(port) => format!("{}:{port}", call.url.host_str().unwrap_or_default()),
         None => call.url.host_str().unwrap_or_default().to_owned(),
     };
-    let mut request = http::Request::post(path)
+    let mut request = http::Request::builder().method(method.clone()).uri(path)
         .header(http::header::HOST, authority)
-        .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json");
+    if method == http::Method::POST {
+        request = request.header(http::header::CONTENT_TYPE, "application/json");
+    }
     if let Some(token) = call.bearer {
         request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
     }
     let request = request
-        .body(Full::new(bytes::Bytes::from(call.body.clone())))
+        .body(Full::new(bytes::Bytes::from(if method == http::Method::POST { call.body.clone() } else { Vec::new() })))
         .map_err(|e| transport(e.to_string()))?;
     let answer = sender.send_request(request).await.map_err(|e| transport(e.to_string()))?;
     let code = answer.status().as_u16();

@@ -205,7 +205,8 @@ impl Core {
         let services = Arc::new(kinds::service::ServiceAllocations::default());
         let csr_signer = Arc::new(kinds::certificate_signing_request::CsrSigner::default());
         let webhook_reach = Arc::new(kinds::admission_webhook::reach::Reach::new(base_url.clone()));
-        let workspace_issuers = Arc::new(crate::filters::oidc::workspace::WorkspaceIssuers::default());
+        let reach = webhook_reach.clone();
+        let workspace_issuers = Arc::new(crate::filters::oidc::workspace::WorkspaceIssuers::new(Arc::new(move |space, address| reach.may_call(space, address))));
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),

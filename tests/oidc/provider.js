@@ -2,7 +2,8 @@
 // on 127.0.0.1 over HTTPS, with static test accounts and an interaction that logs in the account the authorization
 // request names in `login_hint` and grants what is asked, so a test drives the real authorization-code flow over HTTP.
 //
-// Environment: CERT and KEY (PEM files of the serving certificate), ID_TOKEN_TTL (seconds, default 3600).
+// Environment: CERT and KEY (PEM files of the serving certificate), ID_TOKEN_TTL (seconds, default 3600),
+// ISSUER_HOST (the issuer URL's host, default 127.0.0.1; it listens on 127.0.0.1 whatever the name).
 // Prints `listening https://127.0.0.1:PORT` once it serves. Test-only endpoints:
 //   POST /test/rotate  the provider signs with a new key (a new kid) from now on; its JWKS has only the new key.
 //   POST /test/forge   body: a JSON payload; answers a JWT of it signed by a key the provider never published,
@@ -113,7 +114,7 @@ const server = https.createServer({ cert: readFileSync(process.env.CERT), key: r
 });
 
 server.listen(Number(process.env.PORT || 0), '127.0.0.1', () => {
-  const issuer = `https://127.0.0.1:${server.address().port}`;
+  const issuer = `https://${process.env.ISSUER_HOST || '127.0.0.1'}:${server.address().port}`;
   provider = makeProvider(issuer);
   console.log(`listening ${issuer}`);
 });

@@ -26,6 +26,12 @@ impl Provider {
     /// Starts tests/oidc/provider.js (installed by `npm ci` in tests/oidc: scripts/test-all.sh does it) with a
     /// fresh CA and serving certificate; ID tokens live `ttl` seconds.
     pub fn start_with_ttl(ttl: u64) -> Provider {
+        Provider::start_as("127.0.0.1", ttl)
+    }
+
+    /// Starts the provider with issuer URL `https://<host>:<port>` (it listens on 127.0.0.1; its certificate names
+    /// 127.0.0.1 and localhost).
+    pub fn start_as(host: &str, ttl: u64) -> Provider {
         let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("oidc");
         assert!(folder.join("node_modules/oidc-provider").exists(),
             "the OpenID provider is not installed: run `npm ci --prefix tests/oidc` (scripts/test-all.sh does)");
@@ -37,7 +43,8 @@ impl Provider {
         let ca_cert = ca_params.self_signed(&ca_key).expect("CA certificate");
         let issuer = rcgen::Issuer::new(ca_params, ca_key);
         let key = rcgen::KeyPair::generate().expect("serving key");
-        let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).expect("params").signed_by(&key, &issuer).expect("serving certificate");
+        let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).expect("params")
+            .signed_by(&key, &issuer).expect("serving certificate");
         let ca_file = dir.path().join("ca.pem");
         std::fs::write(&ca_file, ca_cert.pem()).expect("write CA");
         std::fs::write(dir.path().join("cert.pem"), cert.pem()).expect("write certificate");
@@ -47,6 +54,7 @@ impl Provider {
             .env("CERT", dir.path().join("cert.pem"))
             .env("KEY", dir.path().join("key.pem"))
             .env("ID_TOKEN_TTL", ttl.to_string())
+            .env("ISSUER_HOST", host)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

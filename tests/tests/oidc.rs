@@ -452,3 +452,28 @@ fn a_tenants_own_issuer_admits_its_users_only_into_its_workspaces_and_only_as_it
 fn curl_url(base: &str, token: &str, path: &str) -> (u16, String) {
     kspaces_tests::curl_url(base, kspaces_tests::Http::One, Some(token), "GET", path, None)
 }
+
+/// A tenant's issuer named by a host name is fetched only from an address its space may call
+/// (`--tenant-webhook-allowed-cidrs`, checked on the address connected to): outside, its tokens are refused.
+#[test]
+fn a_tenants_issuer_is_fetched_only_from_addresses_tenants_may_call() {
+    let corp = Provider::start_as("localhost", 3600);
+    for (cidrs, reached) in [("10.0.0.0/8", false), ("127.0.0.1/32", true)] {
+        let server = Server::start_with(&["--tenant-webhook-allowed-cidrs", cidrs]);
+        let system = server.kubectl();
+        kspaces_tests::create_tenant(&system, "acme");
+        let acme = Kubectl::new(&kspaces_tests::certificate_kubeconfig(&server, "acme", "admin", &[]));
+        let configurations = "/clusters/root:acme/apis/tenancy.kcp.io/v1alpha1/workspaceauthenticationconfigurations";
+        acme.ok_with_stdin(&["create", "--raw", configurations, "-f", "-"], &workspace_authentication(&corp, "corp"));
+        let with_corp = json!({"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "WorkspaceType", "metadata": {"name": "with-corp"},
+            "spec": {"extend": {"with": [{"name": "universal", "path": "root"}]}, "authenticationConfigurations": [{"name": "corp"}]}});
+        acme.ok_with_stdin(&["create", "--raw", "/clusters/root:acme/apis/tenancy.kcp.io/v1alpha1/workspacetypes", "-f", "-"], &with_corp.to_string());
+        ready_workspace(&acme, "root:acme", "team", "root:acme", "with-corp");
+        let token = corp.id_token("kspaces", "alice");
+        let answer = whoami_at(&server, &token, &format!("{}/clusters/root:acme:team", server.url));
+        match reached {
+            true => assert_eq!(answer.expect("reachable")["status"]["userInfo"]["username"], "alice@example.com"),
+            false => assert!(answer.expect_err("not reachable").contains("Unauthorized")),
+        }
+    }
+}

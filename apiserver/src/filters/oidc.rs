@@ -5,6 +5,7 @@
 
 pub mod config;
 mod keys;
+pub use keys::Allowed;
 pub mod rules;
 pub mod workspace;
 
@@ -56,6 +57,12 @@ pub struct Issuer {
 }
 
 impl Issuer {
+    /// The same issuer, its documents fetched only from addresses `allowed` lets through.
+    pub fn reaching(mut self, allowed: Allowed) -> Issuer {
+        self.keys.allowed = allowed;
+        self
+    }
+
     /// An issuer whose keys are found through `discovery_url` (the issuer's own discovery document when `None`),
     /// fetched over TLS verified against `ca_pem` (the system's roots when `None`).
     pub fn new(url: String, discovery_url: Option<String>, ca_pem: Option<&str>, audiences: Vec<String>, algorithms: Vec<Algorithm>,

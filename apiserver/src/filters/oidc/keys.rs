@@ -1,21 +1,18 @@
-//! An issuer's signing keys: its discovery document's `jwks_uri`, fetched over TLS verified against the issuer's CA
+//! An issuer's signing keys: its discovery document's `jwks_uri`, fetched (`outbound`, from an allowed address) over TLS verified against the issuer's CA
 //! (or the system's roots), and fetched again when a token names a key not yet known (the issuer rotated its keys),
 //! at most once per `REFETCH_INTERVAL`, one fetch at a time.
 
+use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Limited};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::DecodingKey;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use serde_json::Value;
+
+use crate::outbound::{self, Call, Tls};
 
 /// How long after one fetch of the keys another may be made: a token naming an unknown key costs a fetch at most
 /// this often.
@@ -25,14 +22,18 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest discovery document or key set read.
 const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 
-type HttpsClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
 /// The issuer's keys, each with its `kid`.
 type KeySet = Vec<(Option<String>, DecodingKey)>;
+
+/// Which addresses the issuer's documents may be fetched from (a tenant's issuer: the ranges its webhooks may call,
+/// never the server itself; the platform's: any).
+pub type Allowed = Arc<dyn Fn(SocketAddr) -> bool + Send + Sync>;
 
 pub(super) struct KeySource {
     issuer: String,
     discovery: String,
-    client: HttpsClient,
+    tls: Tls,
+    pub(super) allowed: Allowed,
     keys: RwLock<Arc<KeySet>>,
     /// When keys were last asked for: held while fetching, so only one fetch runs.
     last_fetch: tokio::sync::Mutex<Option<Instant>>,
@@ -47,12 +48,12 @@ impl KeySource {
         Ok(KeySource {
             issuer: issuer.to_owned(),
             discovery,
-            client: https_client(ca_pem)?,
+            tls: tls(ca_pem)?,
+            allowed: Arc::new(|_| true),
             keys: RwLock::default(),
             last_fetch: tokio::sync::Mutex::new(None),
         })
     }
-
     /// The keys that may have signed a token naming `kid` (every key when it names none), refetched first when
     /// none is known.
     pub(super) async fn keys_for(&self, kid: Option<&str>) -> Result<Vec<DecodingKey>, String> {
@@ -98,56 +99,32 @@ impl KeySource {
     }
 
     async fn get_json(&self, url: &str) -> Result<Value, String> {
-        let uri: http::Uri = url.parse().map_err(|err| format!("{url}: {err}"))?;
-        let request = async {
-            let response = self.client.get(uri).await.map_err(|err| format!("GET {url}: {}", error_chain(&err)))?;
-            if !response.status().is_success() {
-                return Err(format!("GET {url}: {}", response.status()));
-            }
-            let body = Limited::new(response.into_body(), MAX_DOCUMENT_BYTES).collect().await
-                .map_err(|err| format!("GET {url}: {err}"))?.to_bytes();
-            serde_json::from_slice(&body).map_err(|err| format!("GET {url}: {err}"))
-        };
-        tokio::time::timeout(FETCH_TIMEOUT, request).await.map_err(|_| format!("GET {url}: timed out"))?
+        let parsed = url::Url::parse(url).map_err(|err| format!("{url}: {err}"))?;
+        if parsed.scheme() != "https" {
+            return Err(format!("GET {url}: only https URLs are fetched"));
+        }
+        let call = Call { url: &parsed, tls: &self.tls, body: Vec::new(), timeout: FETCH_TIMEOUT, allowed: &*self.allowed, server_name: None, bearer: None };
+        let body = outbound::get_json(call).await.map_err(|err| match err {
+            outbound::CallError::Transport { why, .. } => format!("GET {url}: {why}"),
+            outbound::CallError::Timeout { .. } => format!("GET {url}: timed out"),
+            outbound::CallError::Status { code } => format!("GET {url}: {code}"),
+        })?;
+        if body.len() > MAX_DOCUMENT_BYTES {
+            return Err(format!("GET {url}: the document is larger than {MAX_DOCUMENT_BYTES} bytes"));
+        }
+        serde_json::from_slice(&body).map_err(|err| format!("GET {url}: {err}"))
     }
 }
 
-/// An HTTPS-only client trusting `ca_pem`, or the system's roots. Connections are not kept: keys are fetched
-/// rarely, and from whichever worker's runtime asks.
-fn https_client(ca_pem: Option<&str>) -> Result<HttpsClient, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    match ca_pem {
-        Some(pem) => {
-            for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
-                let cert = cert.map_err(|err| format!("certificate authority: {err}"))?;
-                roots.add(cert).map_err(|err| format!("certificate authority: {err}"))?;
-            }
-            if roots.is_empty() {
-                return Err("certificate authority: no PEM certificate found".to_owned());
-            }
-        }
-        None => {
-            for cert in rustls_native_certs::load_native_certs().certs {
-                let _ = roots.add(cert);
-            }
+/// TLS trusting `ca_pem`, or the system's roots.
+fn tls(ca_pem: Option<&str>) -> Result<Tls, String> {
+    if let Some(pem) = ca_pem {
+        for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+            cert.map_err(|err| format!("certificate authority: {err}"))?;
         }
     }
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|err| err.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_only().enable_http1().build();
-    Ok(Client::builder(TokioExecutor::new()).pool_max_idle_per_host(0).build(connector))
-}
-
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    Tls::new(ca_pem.unwrap_or_default().as_bytes()).map_err(|err| match ca_pem {
+        Some(_) => "certificate authority: no PEM certificate found".to_owned(),
+        None => err,
+    })
 }

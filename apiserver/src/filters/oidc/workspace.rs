@@ -9,6 +9,7 @@
 //! workspace, never root's own or a system workspace). A username starting with `system:` is refused, `system:`
 //! groups are dropped, and the tenant its claims name, if any, is replaced.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -29,14 +30,23 @@ pub const KIND: &str = "WorkspaceAuthenticationConfiguration";
 
 /// Every space's WorkspaceAuthenticationConfigurations, each as an authenticator of its issuers (with its own
 /// cache of verified tokens), built once per write of the configuration.
-#[derive(Default)]
 pub struct WorkspaceIssuers {
     configurations: RwLock<RevisionMap<(SpaceName, String), Arc<OidcAuthenticator>>>,
     /// How many configurations are held: none, and a failed token costs nothing more.
     held: AtomicUsize,
+    /// Which addresses a space's issuers' documents may be fetched from (`--tenant-webhook-allowed-cidrs`, never
+    /// the server itself): checked at each fetch, on the address connected to.
+    reach: Reach,
 }
 
+/// Whether a space's issuer may be fetched from an address.
+pub type Reach = Arc<dyn Fn(&SpaceName, SocketAddr) -> bool + Send + Sync>;
+
 impl WorkspaceIssuers {
+    pub fn new(reach: Reach) -> WorkspaceIssuers {
+        WorkspaceIssuers { configurations: RwLock::default(), held: AtomicUsize::new(0), reach }
+    }
+
     fn get(&self, space: &SpaceName, name: &str) -> Option<Arc<OidcAuthenticator>> {
         self.configurations.read().unwrap_or_else(|e| e.into_inner()).get(&(space.clone(), name.to_owned())).cloned()
     }
@@ -96,7 +106,11 @@ impl WriteObserver for WorkspaceIssuers {
                     Vec::new()
                 }
             };
-            Arc::new(OidcAuthenticator::new(issuers))
+            let reaching = |issuer: super::Issuer| {
+                let (reach, space) = (self.reach.clone(), space.clone());
+                issuer.reaching(Arc::new(move |address| reach(&space, address)))
+            };
+            Arc::new(OidcAuthenticator::new(issuers.into_iter().map(reaching).collect()))
         });
         let mut configurations = self.configurations.write().unwrap_or_else(|e| e.into_inner());
         configurations.apply((space.clone(), name.to_owned()), authenticator, revision);
