@@ -1,6 +1,7 @@
-//! An issuer's signing keys: its discovery document's `jwks_uri`, fetched (`outbound`, from an allowed address) over TLS verified against the issuer's CA
-//! (or the system's roots), and fetched again when a token names a key not yet known (the issuer rotated its keys),
-//! at most once per `REFETCH_INTERVAL`, one fetch at a time.
+//! An issuer's signing keys: its discovery document's `jwks_uri`, fetched through `outbound` (from an address
+//! `allowed` lets through) over TLS verified against the issuer's CA (or the system's roots), and fetched again when
+//! a token names a key not yet known (the issuer rotated its keys), at most once per `REFETCH_INTERVAL`, one fetch
+//! at a time.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
