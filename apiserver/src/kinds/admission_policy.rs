@@ -625,6 +625,10 @@ pub fn context(attributes: &Attributes<'_>, request: &Value, namespace: Option<&
     Objects { managed_fields: true }.context(attributes, request, namespace, params, variables)
 }
 
+/// CEL's standard functions and macros, registered once: each evaluation's variables go in a scope of their own
+/// above them (registering them is most of what making a context costs).
+static FUNCTIONS: std::sync::LazyLock<Cel<'static>> = std::sync::LazyLock::new(Cel::default);
+
 /// How a write's objects become CEL values.
 struct Objects {
     /// Whether `metadata.managedFields` is kept (only an expression that names it reads it).
@@ -634,7 +638,7 @@ struct Objects {
 impl Objects {
     fn context(&self, attributes: &Attributes<'_>, request: &Value, namespace: Option<&Value>, params: &Value, variables: &[(String, Expression)])
         -> Result<Cel<'static>, String> {
-        let mut context = Cel::default();
+        let mut context = FUNCTIONS.new_inner_scope();
         let null = Value::Null;
         for (name, value) in [("object", attributes.object.unwrap_or(&null)), ("oldObject", attributes.old.unwrap_or(&null)), ("request", request),
             ("namespaceObject", namespace.unwrap_or(&null)), ("params", params)] {
