@@ -7,16 +7,14 @@
 //! a failed call or an answer that is not a review is no opinion, with the failure as the reason (a 403 when no
 //! other mode allows).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kspaces_authz::rbac::Attributes;
 use kspaces_authz::{UserInfo, TENANT_EXTRA};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::outbound::kubeconfig::Endpoint;
+use crate::outbound::kubeconfig::{Answers, Endpoint};
 
 /// The extra key (beside `TENANT_EXTRA`) the review carries: the workspace's path.
 pub const SPACE_EXTRA_KEY: &str = "kspaces.io/space";
@@ -37,7 +35,7 @@ pub struct AuthorizationWebhook {
     endpoint: Endpoint,
     authorized_ttl: Duration,
     unauthorized_ttl: Duration,
-    cache: Mutex<HashMap<[u8; 32], (Verdict, Instant)>>,
+    cache: Answers<Verdict>,
 }
 
 /// What is asked: who, in which tenant and space, and the request's attributes (`version` as the request named it).
@@ -51,16 +49,15 @@ pub struct Question<'a> {
 
 impl AuthorizationWebhook {
     pub fn new(endpoint: Endpoint, authorized_ttl: Duration, unauthorized_ttl: Duration) -> AuthorizationWebhook {
-        AuthorizationWebhook { endpoint, authorized_ttl, unauthorized_ttl, cache: Mutex::default() }
+        AuthorizationWebhook { endpoint, authorized_ttl, unauthorized_ttl, cache: Answers::new(CACHE_ENTRIES) }
     }
 
     pub async fn authorize(&self, question: &Question<'_>) -> Verdict {
         let review = review(question);
         let body = review.to_string().into_bytes();
         let key: [u8; 32] = Sha256::digest(&body).into();
-        let now = Instant::now();
-        if let Some((verdict, _)) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key).filter(|(_, until)| *until > now) {
-            return verdict.clone();
+        if let Some(verdict) = self.cache.get(&key) {
+            return verdict;
         }
         let answer = match self.endpoint.post(body).await {
             Ok(answer) => read_answer(&answer),
@@ -74,16 +71,7 @@ impl AuthorizationWebhook {
             }
         };
         let ttl = if verdict.allowed { self.authorized_ttl } else { self.unauthorized_ttl };
-        if ttl > Duration::ZERO {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if cache.len() >= CACHE_ENTRIES {
-                cache.retain(|_, (_, until)| *until > now);
-                if cache.len() >= CACHE_ENTRIES {
-                    cache.clear();
-                }
-            }
-            cache.insert(key, (verdict.clone(), now + ttl));
-        }
+        self.cache.remember(key, verdict.clone(), ttl);
         verdict
     }
 }

@@ -4,15 +4,14 @@
 //! is). The webhook is the platform administrator's, so its answers are trusted as kube trusts them. Answers (yes
 //! and no) are remembered for `--authentication-token-webhook-cache-ttl`; a failed call is not, and is a 401.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use kspaces_authz::{UserInfo, TENANT_EXTRA};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::outbound::kubeconfig::Endpoint;
+use crate::outbound::kubeconfig::{Answers, Endpoint};
 
 /// How many answers are remembered; past this the expired ones go, then all (a bound, not an LRU).
 const CACHE_ENTRIES: usize = 4096;
@@ -23,12 +22,12 @@ type Answer = Result<(UserInfo, Vec<String>), String>;
 pub struct TokenWebhook {
     endpoint: Endpoint,
     ttl: Duration,
-    cache: Mutex<HashMap<[u8; 32], (Answer, Instant)>>,
+    cache: Answers<Answer>,
 }
 
 impl TokenWebhook {
     pub fn new(endpoint: Endpoint, ttl: Duration) -> TokenWebhook {
-        TokenWebhook { endpoint, ttl, cache: Mutex::default() }
+        TokenWebhook { endpoint, ttl, cache: Answers::new(CACHE_ENTRIES) }
     }
 
     /// Asks the webhook (or the cache) who `token` is, for `audiences`. The error is the reason, for logs and
@@ -41,9 +40,8 @@ impl TokenWebhook {
             hasher.update(audience.as_bytes());
         }
         let key: [u8; 32] = hasher.finalize().into();
-        let now = Instant::now();
-        if let Some((answer, _)) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key).filter(|(_, until)| *until > now) {
-            return answer.clone();
+        if let Some(answer) = self.cache.get(&key) {
+            return answer;
         }
         let review = json!({
             "apiVersion": "authentication.k8s.io/v1",
@@ -52,16 +50,7 @@ impl TokenWebhook {
         });
         let body = self.endpoint.post(review.to_string().into_bytes()).await.map_err(|e| format!("token webhook: {e}"))?;
         let answer = read_answer(&body, audiences)?;
-        if self.ttl > Duration::ZERO {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if cache.len() >= CACHE_ENTRIES {
-                cache.retain(|_, (_, until)| *until > now);
-                if cache.len() >= CACHE_ENTRIES {
-                    cache.clear();
-                }
-            }
-            cache.insert(key, (answer.clone(), now + self.ttl));
-        }
+        self.cache.remember(key, answer.clone(), self.ttl);
         answer
     }
 }

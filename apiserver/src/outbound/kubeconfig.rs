@@ -4,8 +4,10 @@
 //! `-data` (the system's roots when neither), `tls-server-name`; the user's `client-certificate`/`-key` (or
 //! `-data`) and `token` or `tokenFile`. Relative file names are relative to the file's folder.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use serde_json::Value;
@@ -120,6 +122,41 @@ fn material(value: &Value, field: &str, folder: &Path) -> Result<Option<Vec<u8>>
 fn resolve(folder: &Path, file: &str) -> PathBuf {
     let file = Path::new(file);
     if file.is_absolute() { file.to_path_buf() } else { folder.join(file) }
+}
+
+/// A webhook's answers remembered by a digest of what was asked, each until its time is up; at most `capacity`
+/// (past that the expired ones go, then all).
+pub struct Answers<V> {
+    entries: Mutex<HashMap<[u8; 32], (V, Instant)>>,
+    capacity: usize,
+}
+
+impl<V: Clone> Answers<V> {
+    pub fn new(capacity: usize) -> Answers<V> {
+        Answers { entries: Mutex::default(), capacity }
+    }
+
+    /// The answer to `key`, if it is remembered and its time is not up.
+    pub fn get(&self, key: &[u8; 32]) -> Option<V> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.get(key).filter(|(_, until)| *until > Instant::now()).map(|(answer, _)| answer.clone())
+    }
+
+    /// Remembers `answer` to `key` for `ttl` (a zero `ttl`: not at all).
+    pub fn remember(&self, key: [u8; 32], answer: V, ttl: Duration) {
+        if ttl.is_zero() {
+            return;
+        }
+        let now = Instant::now();
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.len() >= self.capacity {
+            entries.retain(|_, (_, until)| *until > now);
+            if entries.len() >= self.capacity {
+                entries.clear();
+            }
+        }
+        entries.insert(key, (answer, now + ttl));
+    }
 }
 
 #[cfg(test)]
