@@ -165,8 +165,8 @@ fn reject_invalid_path(info: &RequestInfo) -> ApiResult<()> {
 
 /// The verified client certificate, else a bearer token (the token file, service-account tokens, OIDC, then the
 /// tenant issuers of the workspace the path names), in kube's union authenticator's order (x509 before tokens):
-/// a request with a certificate runs as its user whatever token it carries. `None` is anonymous; a bad token without a certificate is 401, and so are credentials naming
-/// a reserved tenant.
+/// a request with a certificate runs as its user whatever token it carries. `None` is anonymous; a bad token
+/// without a certificate is 401, and so are credentials naming a reserved tenant.
 async fn authenticate(req: &HttpRequest, server: &ApiServer, info: &RequestInfo, trail: &mut Trail) -> ApiResult<Option<Caller>> {
     let user = credentials(req, server, info).await?;
     if let Some(why) = user.as_ref().and_then(|user| tenancy::reserved_tenant(user, &server.tree)) {
@@ -416,12 +416,8 @@ async fn credentials(req: &HttpRequest, server: &ApiServer, info: &RequestInfo) 
         };
         return match server.authenticator.in_workspace(token, &info.space).await {
             Some(Ok(user)) => Ok(Some(user)),
-            Some(Err(workspace_why)) => {
-                tracing::debug!(why, workspace_why, "bearer token rejected");
-                Err(ApiError::unauthorized())
-            }
-            None => {
-                tracing::debug!(why, "bearer token rejected");
+            workspace => {
+                tracing::debug!(why, workspace_why = workspace.and_then(Result::err), "bearer token rejected");
                 Err(ApiError::unauthorized())
             }
         };

@@ -7,8 +7,9 @@
 //! a false one is a violation: `Deny` refuses the write with kube's message and the validation's reason (422 for
 //! `Invalid`), `Warn` adds a `Warning`. An expression that fails to compile or evaluate follows the policy's
 //! `failurePolicy`. A policy with `paramKind` is evaluated with `params` set to each object its binding's `paramRef`
-//! names or selects, read in the binding's own space (`parameterNotFoundAction` decides when there is none). Not
-//! yet: `auditAnnotations` and the `Audit` action, `status.typeChecking`, the `authorizer` variable.
+//! names or selects, read in the binding's own space (`parameterNotFoundAction` decides when there is none). Its
+//! `auditAnnotations`, and the violations of bindings with the `Audit` action, go to the request's audit event. Not
+//! yet: `status.typeChecking`, the `authorizer` variable.
 //! `docs/admission-webhooks.md`.
 
 use std::collections::HashMap;
