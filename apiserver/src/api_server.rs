@@ -49,6 +49,8 @@ pub struct ApiServer {
     pub metrics: Metrics,
     /// `--data-dir`: where the PKI an online snapshot carries is.
     pub data_dir: std::path::PathBuf,
+    /// The APIServices' group-versions: proxied, and merged into discovery.
+    pub aggregator: Arc<crate::aggregator::Aggregator>,
     pub(crate) openapi: OnceLock<OpenApi>,
 }
 

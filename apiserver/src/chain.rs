@@ -1,7 +1,8 @@
 //! The handler chain: `handle` parses the request and sets its deadline (not for long-running ones), `serve` runs
 //! the stages, one line each, in order: reject an invalid path → authenticate → impersonate (the `Caller`, computed
 //! once) → read the body (before a seat is taken) → priority and fairness (a seat, or 429) → a virtual workspace
-//! (who, where, whether RBAC is still asked), a home, or a non-resource path answer here; else resolve the space →
+//! (who, where, whether RBAC is still asked), a home, an APIService's group-version (proxied once authorized), or a
+//! non-resource path answer here; else resolve the space →
 //! authorize → resolve the resource → an export's maximal permission → system-only resources → the audit body →
 //! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage). Then
 //! `handle` writes the audit event and the request's metrics.
@@ -132,6 +133,9 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     if let Some(answer) = home(req, &server, info, caller.as_ref()).await? {
         return Ok(answer);
     }
+    if let Some(api) = server.aggregator.proxied(info) {
+        return aggregated(req, body, &server, info, trail, caller, &api).await;
+    }
     if !info.is_resource {
         return non_resource(req, body, &server, info, trail, caller.as_ref()).await;
     }
@@ -139,6 +143,18 @@ async fn serve(req: &HttpRequest, payload: Unread, server: Arc<ApiServer>, info:
     let spaces = resolve_space(&server, info, &caller, &info.verb, &info.resource)?;
     authorize(&server, trail, &caller, &spaces, info).await?;
     serve_resource(req, body, server, info, trail, caller, Served::own(spaces)).await
+}
+
+/// A group-version an APIService proxies (`aggregator`): its space resolved and the request authorized here as
+/// any other, then proxied to the APIService's server as the caller.
+async fn aggregated(req: &HttpRequest, body: Body, server: &ApiServer, info: &RequestInfo, trail: &mut Trail, caller: Option<Caller>,
+    api: &crate::kinds::api_service::ApiService) -> ApiResult<HttpResponse> {
+    let caller = caller.ok_or_else(ApiError::unauthorized)?;
+    let (verb, resource) = if info.is_resource { (info.verb.as_str(), info.resource.as_str()) } else { ("get", "") };
+    let spaces = resolve_space(server, info, &caller, verb, resource)?;
+    authorize(server, trail, &caller, &spaces, info).await?;
+    let body = handlers::read_body(body).await?;
+    server.aggregator.proxy(req, info, &caller, &spaces, api, body).await
 }
 
 /// A resource request, its caller and spaces known and authorized: the rest of the stages, then the verb's

@@ -247,6 +247,12 @@ pub struct ServeArgs {
     /// address. The system space's webhooks may call anywhere; no tenant's may call this server.
     #[arg(long, default_value = "")]
     pub tenant_webhook_allowed_cidrs: String,
+    /// The client certificate (PEM) the aggregator presents to the servers APIServices name.
+    #[arg(long)]
+    pub proxy_client_cert_file: Option<PathBuf>,
+    /// Its private key (PEM).
+    #[arg(long)]
+    pub proxy_client_key_file: Option<PathBuf>,
     /// The ports NodePort and LoadBalancer Services' node ports come from.
     #[arg(long, default_value = "30000-32767")]
     pub service_node_port_range: String,

@@ -9,6 +9,7 @@ pub mod api_conversion;
 pub mod api_export;
 pub mod api_export_endpoint_slice;
 pub mod api_resource_schema;
+pub mod api_service;
 pub mod certificate_signing_request;
 pub mod crd;
 pub mod custom_resource;
@@ -83,6 +84,7 @@ const KINDS: &[Kind] = &[
     api_export::KIND,
     api_export_endpoint_slice::KIND,
     api_binding::KIND,
+    api_service::KIND,
     rbac::KIND,
     pod::KIND,
     certificate_signing_request::KIND,
@@ -126,6 +128,8 @@ pub struct Context {
     /// Where tenants' admission webhooks may call.
     pub webhook_reach: Arc<admission_webhook::reach::Reach>,
     pub workspace_issuers: Arc<crate::filters::oidc::workspace::WorkspaceIssuers>,
+    /// The APIServices the aggregator proxies by.
+    pub api_services: Arc<api_service::ApiServices>,
 }
 
 /// The kinds' strategies, admission plugins and the caches those plugins keep, as they register them.

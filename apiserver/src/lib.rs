@@ -3,6 +3,7 @@
 //! A request flows through [`chain`]: authenticate, parse ([`apis::request_info`]), resolve the space,
 //! authorize, resolve the resource ([`registry`]), then the verb [`handlers`] decode, validate and store.
 
+pub mod aggregator;
 pub mod api_server;
 pub mod apis;
 pub mod audit;

@@ -60,7 +60,22 @@ impl Tls {
             }
         }
         let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().map_err(|e| e.to_string())?;
-        let verifier = Arc::new(BundleVerifier { inner, pinned, provider: provider.clone() });
+        Tls::verified_by(Arc::new(BundleVerifier { inner, pinned, provider: provider.clone() }), provider, identity)
+    }
+
+    /// The settings trusting whatever certificate the server shows (an APIService's `insecureSkipTLSVerify`; its
+    /// signatures are still checked), presenting `identity` when asked.
+    pub fn insecure(identity: Option<(&[u8], &[u8])>) -> Result<Tls, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        Tls::verified_by(Arc::new(AnyCertificate { provider: provider.clone() }), provider, identity)
+    }
+
+    /// rustls' settings, for a connection the caller opens itself (the aggregator's proxy).
+    pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
+        self.0.clone()
+    }
+
+    fn verified_by(verifier: Arc<dyn ServerCertVerifier>, provider: Arc<CryptoProvider>, identity: Option<(&[u8], &[u8])>) -> Result<Tls, String> {
         let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?
@@ -189,6 +204,31 @@ impl ServerCertVerifier for BundleVerifier {
                 }
             }
         }
+    }
+
+    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Any server certificate, its handshake signatures checked (`insecureSkipTLSVerify`).
+#[derive(Debug)]
+struct AnyCertificate {
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(&self, _: &CertificateDer<'_>, _: &[CertificateDer<'_>], _: &ServerName<'_>, _: &[u8], _: UnixTime)
+        -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
     }
 
     fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {

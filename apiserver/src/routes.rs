@@ -93,14 +93,14 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route
         Route::Api | Route::Apis => {
             let core = route == Route::Api;
             if let Some(version) = discovery::aggregated_version(accept) {
-                let body = discovery::aggregated(table, core, &version);
+                let body = discovery::aggregated(table, &server.aggregator.remote(), core, &version);
                 return Ok(HttpResponse::Ok()
                     .content_type(format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"))
                     .body(body.to_string()));
             }
-            Ok(json(if core { discovery::api_versions(host) } else { discovery::api_group_list(table) }))
+            Ok(json(if core { discovery::api_versions(host) } else { discovery::api_group_list(table, &server.aggregator.remote()) }))
         }
-        Route::Group(group) => discovery::api_group_document(table, &group).map(json).ok_or_else(ApiError::no_route),
+        Route::Group(group) => discovery::api_group_document(table, &server.aggregator.remote(), &group).map(json).ok_or_else(ApiError::no_route),
         Route::GroupVersion(group, version) => {
             discovery::api_resource_list(table, &group, &version).map(json).ok_or_else(ApiError::no_route)
         }

@@ -80,6 +80,8 @@ pub struct Settings {
     pub webhook_cidrs: Vec<crate::kinds::admission_webhook::reach::Cidr>,
     /// `--data-dir`: the identity files an online snapshot carries.
     pub data_dir: PathBuf,
+    /// `--proxy-client-cert-file` and `--proxy-client-key-file`: what the aggregator presents to APIServices' servers.
+    pub proxy_identity: Option<kinds::api_service::Identity>,
 }
 
 /// The controllers of one server, made with what each uses; `start` runs them.
@@ -97,6 +99,8 @@ pub struct Controllers {
     elector: Option<Elector>,
     /// 1 while the controllers run here.
     leading: Gauge,
+    /// APIServices' availability, checked on every replica (each serves discovery from its own checks).
+    availability: Option<crate::aggregator::available::Availability>,
 }
 
 impl Controllers {
@@ -111,6 +115,9 @@ impl Controllers {
     /// shutdown). The garbage collector's graph is loaded on every replica: it is a cache.
     pub fn start(mut self) -> Option<Stepdown> {
         actix_web::rt::spawn(controllers::gc::load(self.gc.clone()));
+        if let Some(availability) = self.availability.take() {
+            actix_web::rt::spawn(availability.run(AVAILABILITY_INTERVAL));
+        }
         match self.elector.take() {
             Some(elector) => {
                 let leading = self.leading.clone();
@@ -174,6 +181,8 @@ pub struct Core {
     pub webhook_reach: Arc<crate::kinds::admission_webhook::reach::Reach>,
     /// The tenants' own issuers (WorkspaceAuthenticationConfigurations), for the authenticator.
     pub workspace_issuers: Arc<crate::filters::oidc::workspace::WorkspaceIssuers>,
+    /// The APIServices (the aggregator's).
+    pub api_services: Arc<kinds::api_service::ApiServices>,
     /// The kinds' own caches that follow every stored object of a kind (the admission webhooks' configurations).
     pub kind_caches: Vec<Arc<dyn WriteObserver>>,
 }
@@ -207,6 +216,7 @@ impl Core {
         let webhook_reach = Arc::new(kinds::admission_webhook::reach::Reach::new(base_url.clone()));
         let reach = webhook_reach.clone();
         let workspace_issuers = Arc::new(crate::filters::oidc::workspace::WorkspaceIssuers::new(Arc::new(move |space, address| reach.may_call(space, address))));
+        let api_services = Arc::new(kinds::api_service::ApiServices::default());
         let context = kinds::Context {
             resolver: resolver.clone(),
             tenants: tenants.clone(),
@@ -223,6 +233,7 @@ impl Core {
             csr_signer: csr_signer.clone(),
             webhook_reach: webhook_reach.clone(),
             workspace_issuers: workspace_issuers.clone(),
+            api_services: api_services.clone(),
         };
         // The tenant cache and the tree come before the resolver (which reads tenants' labels and spaces'
         // tenants), and the collector after the resolver: a CRD write is resolvable by the time it retries owners
@@ -242,7 +253,7 @@ impl Core {
             limits: quotas.clone(),
         });
         Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
-            quotas, flowcontrol, services, csr_signer, webhook_reach, workspace_issuers, kind_caches }
+            quotas, flowcontrol, services, csr_signer, webhook_reach, workspace_issuers, api_services, kind_caches }
     }
 
     /// Primes the caches the request path reads (tenants, the workspace tree and types, CRDs and policies,
@@ -284,6 +295,9 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     let core = Core::new(store.clone(), settings.authorization_modes);
     core.services.set_ranges(settings.service_ranges);
     core.webhook_reach.allow(settings.webhook_cidrs);
+    if let Some(identity) = settings.proxy_identity {
+        core.api_services.set_identity(identity);
+    }
     if let Some(webhook) = settings.authorization_webhook {
         core.authorizer.set_webhook(webhook);
     }
@@ -297,13 +311,25 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
     }
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
     let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
-        quotas: _, flowcontrol, services: _, csr_signer: _, webhook_reach: _, workspace_issuers, kind_caches: _ } = core;
+        quotas: _, flowcontrol, services: _, csr_signer: _, webhook_reach: _, workspace_issuers, api_services, kind_caches: _ } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let mut metrics = Metrics::default();
     flowcontrol.configure(settings.flowcontrol);
     flowcontrol.metrics().register(metrics.registry_mut());
     registry.admission_metrics().register(metrics.registry_mut());
+    let aggregator = Arc::new(crate::aggregator::Aggregator {
+        apis: api_services,
+        endpoints: kinds::service::endpoints::Endpoints::new(&resources),
+        registry: registry.clone(),
+        tree: tree.clone(),
+    });
+    let leading = metrics.leading();
     let controllers = Controllers {
+        availability: Some(crate::aggregator::available::Availability {
+            aggregator: aggregator.clone(),
+            api_services: row(kinds::api_service::GROUP, kinds::api_service::NAME)?,
+            leading: leading.clone(),
+        }),
         namespace: NamespaceController {
             registry: registry.clone(),
             resources: resources.clone(),
@@ -343,7 +369,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
             }),
             false => None,
         },
-        leading: metrics.leading(),
+        leading,
         store,
     };
     let authenticator = Authenticator {
@@ -389,9 +415,27 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         request_timeout: settings.request_timeout,
         metrics,
         data_dir: settings.data_dir,
+        aggregator,
         openapi: OnceLock::new(),
     });
     Ok((server, controllers))
+}
+
+/// `--proxy-client-cert-file` and `--proxy-client-key-file`, read (both or neither).
+fn proxy_identity(args: &ServeArgs) -> Result<Option<kinds::api_service::Identity>, ServeError> {
+    match (&args.proxy_client_cert_file, &args.proxy_client_key_file) {
+        (None, None) => Ok(None),
+        (Some(certificate), Some(key)) => {
+            let identity = kinds::api_service::Identity {
+                certificate: std::fs::read(certificate).map_err(io_err(certificate))?,
+                key: std::fs::read(key).map_err(io_err(key))?,
+            };
+            crate::outbound::Tls::insecure(Some((&identity.certificate, &identity.key)))
+                .map_err(|why| ServeError::Config(format!("--proxy-client-cert-file and --proxy-client-key-file: {why}")))?;
+            Ok(Some(identity))
+        }
+        _ => Err(ServeError::Config("--proxy-client-cert-file and --proxy-client-key-file go together".into())),
+    }
 }
 
 /// The OIDC issuers of the `--oidc-*` flags or of `--authentication-config` (with the file's text, to see when it
@@ -484,6 +528,9 @@ const STEPDOWN_WITHIN: Duration = Duration::from_secs(5);
 
 /// How often storage history is compacted (kube-apiserver's default).
 const COMPACTION_INTERVAL: Duration = Duration::from_secs(300);
+
+/// How often every APIService's server is asked whether it is there (and at once when one is written).
+const AVAILABILITY_INTERVAL: Duration = Duration::from_secs(5);
 
 async fn open_store(args: &ServeArgs) -> Result<Clusters, ServeError> {
     let layout = KeyLayout::new(&args.etcd_prefix)?;
@@ -705,6 +752,7 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
             Some(_) => None,
         },
         data_dir: args.data_dir.clone(),
+        proxy_identity: proxy_identity(&args)?,
     };
     let (server, mut controllers) = wire(store, settings).await?;
     if let (Some(path), Some(text)) = (&args.authentication_config, authentication_config) {

@@ -222,6 +222,11 @@ impl ApiError {
         ApiError::new(504, "Timeout", "Timeout: request did not complete within the allotted timeout")
     }
 
+    /// 503: a server this one depends on (an aggregated API's) cannot answer now.
+    pub fn service_unavailable(message: impl Into<String>) -> ApiError {
+        ApiError::new(503, "ServiceUnavailable", message)
+    }
+
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new(500, "InternalError", format!("Internal error occurred: {}", message.into()))
     }

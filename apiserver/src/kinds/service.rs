@@ -8,6 +8,8 @@
 //! With replicas on one etcd, each replica allocates from what it has seen: two replicas creating Services in one
 //! space at the same instant could pick the same address (kube's allocator would retry on a conflict).
 
+pub mod endpoints;
+
 use std::collections::{BTreeSet, HashMap};
 use std::net::Ipv4Addr;
 use std::sync::{Arc, RwLock};
