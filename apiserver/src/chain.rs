@@ -25,6 +25,7 @@ use serde_json::Value;
 use crate::audit::{AuditOutcome, AuditRequest, Level};
 use crate::filters::authenticate::PeerIdentity;
 use crate::filters::impersonate;
+use crate::filters::request_header::FrontProxy;
 use crate::apis::request_info::{self, RequestInfo, SpacePath, VirtualPath};
 use crate::handlers::{self, Body, Ctx, Unread};
 use crate::metrics::{self, RequestLabels};
@@ -179,7 +180,7 @@ fn reject_invalid_path(info: &RequestInfo) -> ApiResult<()> {
     }
 }
 
-/// The verified client certificate, else a bearer token (the token file, service-account tokens, OIDC, then the
+/// A front proxy's headers (`--requestheader-*`), else the verified client certificate, else a bearer token (the token file, service-account tokens, OIDC, then the
 /// tenant issuers of the workspace the path names), in kube's union authenticator's order (x509 before tokens):
 /// a request with a certificate runs as its user whatever token it carries. `None` is anonymous; a bad token
 /// without a certificate is 401, and so are credentials naming a reserved tenant.
@@ -421,6 +422,11 @@ fn serve_non_resource(req: &HttpRequest, server: &ApiServer, caller: Option<&Cal
 
 /// The user the request's credentials name (see `authenticate`).
 async fn credentials(req: &HttpRequest, server: &ApiServer, info: &RequestInfo) -> ApiResult<Option<UserInfo>> {
+    if req.conn_data::<FrontProxy>().is_some() {
+        if let Some(user) = server.authenticator.request_header.as_ref().and_then(|settings| settings.user(req.headers())) {
+            return Ok(Some(user));
+        }
+    }
     if let Some(identity) = req.conn_data::<PeerIdentity>() {
         return Ok(Some(identity.0.clone()));
     }

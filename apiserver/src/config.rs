@@ -247,6 +247,22 @@ pub struct ServeArgs {
     /// address. The system space's webhooks may call anywhere; no tenant's may call this server.
     #[arg(long, default_value = "")]
     pub tenant_webhook_allowed_cidrs: String,
+    /// The CA (PEM) whose client certificates are front proxies': their requests are for the user their headers
+    /// name. It may not hold a certificate of the client CA.
+    #[arg(long)]
+    pub requestheader_client_ca_file: Option<PathBuf>,
+    /// The common names a front proxy's certificate may have (empty: any the CA signed).
+    #[arg(long, value_delimiter = ',')]
+    pub requestheader_allowed_names: Vec<String>,
+    /// The headers naming the user, the first present wins (kubeadm's value by default).
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-User")]
+    pub requestheader_username_headers: Vec<String>,
+    /// The headers naming the user's groups.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Group")]
+    pub requestheader_group_headers: Vec<String>,
+    /// The prefixes of the headers naming the user's extra (the rest of the name is the key, percent-encoded).
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
+    pub requestheader_extra_headers_prefix: Vec<String>,
     /// The client certificate (PEM) the aggregator presents to the servers APIServices name.
     #[arg(long)]
     pub proxy_client_cert_file: Option<PathBuf>,

@@ -4,5 +4,6 @@
 pub mod authenticate;
 pub mod impersonate;
 pub mod oidc;
+pub mod request_header;
 pub mod token_issuer;
 pub mod token_webhook;

@@ -31,6 +31,7 @@ use crate::controllers::namespace::{NamespaceController, TerminatingNamespaces};
 use crate::controllers::tenant::TenantController;
 use crate::controllers::workspace::{PendingWorkspaces, WorkspaceController};
 use crate::filters::authenticate::{from_certificate, Authenticator, PeerIdentity, TokenFile};
+use crate::filters::request_header::{FrontProxy, RequestHeader};
 use crate::filters::token_issuer::{TokenIssuer, TokenOptions};
 use crate::flowcontrol::FlowControl;
 use crate::metrics::Metrics;
@@ -80,6 +81,8 @@ pub struct Settings {
     pub webhook_cidrs: Vec<crate::kinds::admission_webhook::reach::Cidr>,
     /// `--data-dir`: the identity files an online snapshot carries.
     pub data_dir: PathBuf,
+    /// `--requestheader-*`: front proxies and the headers naming their users.
+    pub request_header: Option<Arc<crate::filters::request_header::RequestHeader>>,
     /// `--proxy-client-cert-file` and `--proxy-client-key-file`: what the aggregator presents to APIServices' servers.
     pub proxy_identity: Option<kinds::api_service::Identity>,
 }
@@ -383,6 +386,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         resources: resources.clone(),
         types: types.clone(),
         workspace_issuers,
+        request_header: settings.request_header,
     };
     let virtual_workspaces = VirtualWorkspaces {
         registry: registry.clone(),
@@ -419,6 +423,15 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         openapi: OnceLock::new(),
     });
     Ok((server, controllers))
+}
+
+/// `--requestheader-*`, when `--requestheader-client-ca-file` is given.
+fn request_header(args: &ServeArgs, client_ca: &str) -> Result<Option<Arc<RequestHeader>>, ServeError> {
+    let Some(path) = &args.requestheader_client_ca_file else { return Ok(None) };
+    let ca = crate::filters::request_header::pem_of(path).map_err(ServeError::Config)?;
+    let settings = RequestHeader::new(ca, client_ca, args.requestheader_allowed_names.clone(), args.requestheader_username_headers.clone(),
+        args.requestheader_group_headers.clone(), args.requestheader_extra_headers_prefix.clone()).map_err(ServeError::Config)?;
+    Ok(Some(Arc::new(settings)))
 }
 
 /// `--proxy-client-cert-file` and `--proxy-client-key-file`, read (both or neither).
@@ -598,6 +611,40 @@ async fn bootstrap(server: &ApiServer) -> Result<(), ServeError> {
     server.flowcontrol.bootstrap(&server.registry, &server.resources).await.map_err(failed)
 }
 
+/// `kube-system/extension-apiserver-authentication` in the system space, as kube-apiserver keeps it: the client CA
+/// and the `--requestheader-*` settings, which servers built on `k8s.io/apiserver` (aggregated APIs) read to trust
+/// the requests this server proxies to them.
+async fn publish_authentication(server: &ApiServer, client_ca: &str, request_header: Option<&RequestHeader>) -> Result<(), ServeError> {
+    let failed = |err: ApiError| ServeError::Bootstrap(err.message);
+    let configmaps = server.resources.by_kind("", "ConfigMap").cloned().ok_or_else(|| ServeError::Bootstrap("no ConfigMap resource".into()))?;
+    let mut data = serde_json::Map::new();
+    data.insert("client-ca-file".into(), json!(client_ca));
+    if let Some(settings) = request_header {
+        let list = |items: &[String]| json!(serde_json::to_string(items).unwrap_or_default());
+        data.insert("requestheader-client-ca-file".into(), json!(settings.ca_pem));
+        data.insert("requestheader-allowed-names".into(), list(&settings.allowed_names));
+        data.insert("requestheader-username-headers".into(), list(&settings.username_headers));
+        data.insert("requestheader-group-headers".into(), list(&settings.group_headers));
+        data.insert("requestheader-extra-headers-prefix".into(), list(&settings.extra_prefixes));
+    }
+    let data = serde_json::Value::Object(data);
+    let name = "extension-apiserver-authentication";
+    let scope = Scope::one(SpaceName::system(), Some("kube-system".to_owned()));
+    let write = WriteContext::server(SERVER_MANAGER, "");
+    let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "kube-system"}, "data": data});
+    match server.registry.create(&configmaps, &scope, object, &write).await {
+        Ok(_) => Ok(()),
+        Err(ApiError { code: 409, .. }) => {
+            server.registry.guaranteed_update(&configmaps, &scope, name, crate::registry::Part::Main, &write, |old| {
+                let mut new = old.clone();
+                new["data"] = data.clone();
+                Ok(new)
+            }).await.map(|_| ()).map_err(failed)
+        }
+        Err(err) => Err(failed(err)),
+    }
+}
+
 fn server_url(addr: SocketAddr) -> String {
     let ip = match addr.ip() {
         ip if ip.is_unspecified() => IpAddr::from([127, 0, 0, 1]),
@@ -686,7 +733,13 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
         Some(path) => std::fs::read_to_string(path).map_err(io_err(path))?,
         None => ca.cert_pem.clone(),
     };
-    let tls = pki::server_config(&cert_file, &key_file, &client_ca)?;
+    let request_header = request_header(&args, &client_ca)?;
+    // The handshake accepts the front proxies' certificates too; `on_connect` tells them from users'.
+    let client_cas = match &request_header {
+        Some(settings) => format!("{client_ca}\n{}", settings.ca_pem),
+        None => client_ca.clone(),
+    };
+    let tls = pki::server_config(&cert_file, &key_file, &client_cas)?;
     let tokens = match &args.token_auth_file {
         Some(path) => TokenFile::load(path)?,
         None => TokenFile::default(),
@@ -753,12 +806,14 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
         },
         data_dir: args.data_dir.clone(),
         proxy_identity: proxy_identity(&args)?,
+        request_header: request_header.clone(),
     };
     let (server, mut controllers) = wire(store, settings).await?;
     if let (Some(path), Some(text)) = (&args.authentication_config, authentication_config) {
         actix_web::rt::spawn(oidc::config::reload_forever(path.clone(), text, oidc));
     }
     bootstrap(&server).await?;
+    publish_authentication(&server, &client_ca, request_header.as_deref()).await?;
 
     let addr = listener.local_addr().map_err(io_err(std::path::Path::new("listener")))?;
     let url = server_url(addr);
@@ -787,13 +842,23 @@ pub async fn run(listener: TcpListener, args: ServeArgs, shutdown: impl Future<O
             .wrap(middleware::Compress::default())
             .default_service(web::to(chain::handle))
     })
-    .on_connect(|connection, extensions| {
+    .on_connect(move |connection, extensions| {
         use actix_tls::accept::rustls_0_23::TlsStream;
         if let Some(tls) = connection.downcast_ref::<TlsStream<actix_web::rt::net::TcpStream>>() {
             let (_, session) = tls.get_ref();
-            // Verified by rustls during the handshake; parsed once here rather than on every request.
-            if let Some(user) = session.peer_certificates().and_then(|certs| certs.first()).and_then(|cert| from_certificate(cert)) {
-                extensions.insert(PeerIdentity(user));
+            let chain = session.peer_certificates().unwrap_or_default();
+            // A front proxy's certificate is that only: never a user of its own (allowed or not).
+            match request_header.as_ref().and_then(|settings| settings.front_proxy(chain)) {
+                Some(true) => {
+                    extensions.insert(FrontProxy);
+                }
+                Some(false) => {}
+                // Verified by rustls during the handshake; parsed once here rather than on every request.
+                None => {
+                    if let Some(user) = chain.first().and_then(|cert| from_certificate(cert)) {
+                        extensions.insert(PeerIdentity(user));
+                    }
+                }
             }
         }
     })

@@ -248,3 +248,78 @@ fn the_available_condition_follows_the_backend_and_an_unavailable_one_is_a_503()
     let deployments = system.ok(&["get", "deployments", "-A"]);
     assert!(!deployments.contains("Error"), "{deployments}");
 }
+
+/// A CA and two client certificates it signs, `front-proxy` and `stranger`, as PEM files in `dir`: (ca, (cert,
+/// key) of each).
+fn front_proxy_pki(dir: &std::path::Path) -> (String, [(String, String); 2]) {
+    let ca_key = KeyPair::generate().expect("CA key");
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.distinguished_name.push(rcgen::DnType::CommonName, "front-proxy-ca");
+    let ca = params.self_signed(&ca_key).expect("CA");
+    let issuer = rcgen::Issuer::new(params, ca_key);
+    let ca_file = write_file(dir, "front-proxy-ca.crt", &ca.pem());
+    let client = |name: &str| {
+        let key = KeyPair::generate().expect("key");
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.distinguished_name.push(rcgen::DnType::CommonName, name);
+        let certificate = params.signed_by(&key, &issuer).expect("certificate");
+        (write_file(dir, &format!("{name}.crt"), &certificate.pem()), write_file(dir, &format!("{name}.key"), &key.serialize_pem()))
+    };
+    (ca_file, [client("front-proxy"), client("stranger")])
+}
+
+/// A SelfSubjectReview over `http` with client certificate `identity` and `headers`: (status, body).
+fn who_am_i(server: &Server, http: Http, identity: &(String, String), headers: &[&str]) -> (u16, Value) {
+    let mut command = std::process::Command::new("curl");
+    command.args(["-sk", if http == Http::One { "--http1.1" } else { "--http2" }, "-w", "\n%{http_code}", "--cert", &identity.0, "--key", &identity.1,
+        "-X", "POST", "-H", "Content-Type: application/json", "--data-binary", r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#]);
+    for header in headers {
+        command.args(["-H", header]);
+    }
+    let output = command.arg(format!("{}/apis/authentication.k8s.io/v1/selfsubjectreviews", server.url)).output().expect("curl");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (code.trim().parse().unwrap_or(0), serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+#[test]
+fn a_front_proxy_speaks_for_the_user_its_headers_name_and_only_an_allowed_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (ca, [proxy, stranger]) = front_proxy_pki(dir.path());
+    let server = Server::start_with(&["--requestheader-client-ca-file", &ca, "--requestheader-allowed-names", "front-proxy"]);
+    let system = server.kubectl();
+    create_tenant(&system, "t-a");
+
+    let headers = ["X-Remote-User: alice", "X-Remote-Group: devs", "X-Remote-Extra-kspaces.io%2ftenant: t-a", "X-Remote-Extra-Scopes: read"];
+    for http in [Http::One, Http::Two] {
+        let (code, review) = who_am_i(&server, http, &proxy, &headers);
+        assert_eq!(code, 201, "{http:?}: {review}");
+        let user = &review["status"]["userInfo"];
+        assert_eq!(user["username"], "alice", "{review}");
+        assert_eq!(user["groups"], json!(["devs", "system:authenticated"]), "{review}");
+        assert_eq!(user["extra"]["kspaces.io/tenant"], json!(["t-a"]), "{review}");
+        assert_eq!(user["extra"]["scopes"], json!(["read"]), "{review}");
+    }
+    // Without a username header the proxy's certificate is nobody (never a user named front-proxy).
+    let (code, review) = who_am_i(&server, Http::One, &proxy, &[]);
+    assert!(code == 401 || code == 403, "{code} {review}");
+    assert!(!review.to_string().contains("\"username\":\"front-proxy\""), "{review}");
+    // A certificate of that CA whose name is not allowed speaks for nobody, and is nobody itself.
+    let (code, review) = who_am_i(&server, Http::Two, &stranger, &["X-Remote-User: admin", "X-Remote-Group: system:masters"]);
+    assert!(code == 401 || code == 403, "{code} {review}");
+    assert!(!review.to_string().contains("system:masters"), "{review}");
+
+    // Aggregated servers learn the settings from kube's ConfigMap.
+    let published: Value = serde_json::from_str(&system.ok(&["get", "configmap", "extension-apiserver-authentication", "-n", "kube-system", "-o", "json"]))
+        .expect("JSON");
+    assert_eq!(published["data"]["requestheader-allowed-names"], "[\"front-proxy\"]", "{published}");
+    assert_eq!(published["data"]["requestheader-username-headers"], "[\"X-Remote-User\"]", "{published}");
+    assert!(published["data"]["requestheader-client-ca-file"].as_str().is_some_and(|pem| pem.contains("BEGIN CERTIFICATE")), "{published}");
+    assert!(published["data"]["client-ca-file"].as_str().is_some_and(|pem| pem.contains("BEGIN CERTIFICATE")), "{published}");
+
+    // The client CA (whose certificates tenants get through CSRs) may not be the front proxies' CA.
+    let other = tempfile::tempdir().expect("temp dir");
+    let refused = kspaces_tests::refused_start(other.path(), &["--client-ca-file", &ca, "--requestheader-client-ca-file", &ca]);
+    assert!(refused.contains("must not hold a certificate of the client CA"), "{refused}");
+}

@@ -127,6 +127,8 @@ pub struct Authenticator {
     /// The workspace types, and the tenants' own issuers they name (`oidc::workspace`).
     pub types: Arc<WorkspaceTypes>,
     pub workspace_issuers: Arc<WorkspaceIssuers>,
+    /// `--requestheader-*`: who a front proxy's requests are for.
+    pub request_header: Option<Arc<crate::filters::request_header::RequestHeader>>,
 }
 
 impl Authenticator {
