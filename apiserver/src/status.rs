@@ -15,6 +15,13 @@ pub struct Cause {
     pub field: String,
 }
 
+/// `<field>: <message>`, as kube's `field.Error` prints.
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
 impl Cause {
     pub fn invalid(field: impl Into<String>, value: &str, why: &str) -> Cause {
         Cause { reason: "FieldValueInvalid", message: format!("Invalid value: {value:?}: {why}"), field: field.into() }

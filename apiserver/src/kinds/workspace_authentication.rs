@@ -59,7 +59,7 @@ impl Strategy for ConfigurationStrategy {
             Some(Value::Array(list)) if list.is_empty() => causes.push(Cause::required("spec.jwt")),
             Some(list) => {
                 if let Err(errors) = parse_jwt_list(list, "spec.jwt") {
-                    causes.extend(errors.iter().map(|error| cause(error)));
+                    causes.extend(errors);
                 }
             }
         }
@@ -79,16 +79,4 @@ impl Strategy for ConfigurationStrategy {
             false => Err(ApiError::invalid(&resource.group, &resource.kind, name, causes)),
         }
     }
-}
-
-/// One problem the configuration check found (`<field>: <kube's message>`) as a field cause.
-fn cause(error: &str) -> Cause {
-    let (field, message) = error.split_once(": ").unwrap_or(("spec.jwt", error));
-    let reason = match message {
-        m if m.starts_with("Required value") => "FieldValueRequired",
-        m if m.starts_with("Duplicate value") => "FieldValueDuplicate",
-        m if m.starts_with("Unsupported value") => "FieldValueNotSupported",
-        _ => "FieldValueInvalid",
-    };
-    Cause { reason, message: message.to_owned(), field: field.to_owned() }
 }

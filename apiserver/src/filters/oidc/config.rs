@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::rules::Expression;
 use super::{Issuer, Mapping, OidcAuthenticator};
+use crate::status::Cause;
 
 /// How often the configuration file is read again to see whether it changed.
 pub const RELOAD_INTERVAL: Duration = Duration::from_secs(3);
@@ -172,29 +173,35 @@ struct UserValidationRule {
     message: Option<String>,
 }
 
+/// One problem of a configuration, as kube's `field.Error`: its field, reason and message.
+fn issue(field: impl Into<String>, reason: &'static str, message: String) -> Cause {
+    Cause { reason, message, field: field.into() }
+}
+
 /// The issuers of an `AuthenticationConfiguration`, or every error found (one per line, each with its field path).
 pub fn parse_authentication_config(text: &str) -> Result<Vec<Issuer>, String> {
     let config: AuthenticationConfiguration = serde_saphyr::from_str(text).map_err(|err| format!("not a valid AuthenticationConfiguration: {err}"))?;
     let mut errors = Vec::new();
     if !matches!(config.api_version.as_str(), "apiserver.config.k8s.io/v1" | "apiserver.config.k8s.io/v1beta1" | "apiserver.config.k8s.io/v1alpha1")
         || config.kind != "AuthenticationConfiguration" {
-        errors.push(format!("apiVersion/kind: expected apiserver.config.k8s.io/v1 AuthenticationConfiguration, got {} {}", config.api_version, config.kind));
+        errors.push(issue("apiVersion/kind", "FieldValueInvalid",
+            format!("expected apiserver.config.k8s.io/v1 AuthenticationConfiguration, got {} {}", config.api_version, config.kind)));
     }
     if config.anonymous.is_some() {
-        errors.push("anonymous: Unsupported value: not supported by kspaces".to_owned());
+        errors.push(issue("anonymous", "FieldValueNotSupported", "Unsupported value: not supported by kspaces".to_owned()));
     }
     let issuers = issuers_of(config.jwt, "jwt", &mut errors);
     match errors.is_empty() {
         true => Ok(issuers),
-        false => Err(errors.join("\n")),
+        false => Err(errors.iter().map(Cause::to_string).collect::<Vec<_>>().join("\n")),
     }
 }
 
 /// The issuers of a `jwt` list given as JSON (a `WorkspaceAuthenticationConfiguration`'s `spec.jwt`), or every
-/// error found, each as `<field path below path>: <message>`.
-pub fn parse_jwt_list(list: &serde_json::Value, path: &str) -> Result<Vec<Issuer>, Vec<String>> {
+/// error found, each a field cause below `path`.
+pub fn parse_jwt_list(list: &serde_json::Value, path: &str) -> Result<Vec<Issuer>, Vec<Cause>> {
     let jwt: Vec<JwtAuthenticator> = serde_json::from_value(list.clone())
-        .map_err(|err| vec![format!("{path}: Invalid value: not a list of JWT authenticators: {err}")])?;
+        .map_err(|err| vec![issue(path, "FieldValueInvalid", format!("Invalid value: not a list of JWT authenticators: {err}"))])?;
     let mut errors = Vec::new();
     let issuers = issuers_of(jwt, path, &mut errors);
     match errors.is_empty() {
@@ -204,13 +211,13 @@ pub fn parse_jwt_list(list: &serde_json::Value, path: &str) -> Result<Vec<Issuer
 }
 
 /// Each authenticator of a `jwt` list as an issuer; the errors of those that are not, and of issuer URLs given twice.
-fn issuers_of(jwt: Vec<JwtAuthenticator>, path: &str, errors: &mut Vec<String>) -> Vec<Issuer> {
+fn issuers_of(jwt: Vec<JwtAuthenticator>, path: &str, errors: &mut Vec<Cause>) -> Vec<Issuer> {
     let mut issuers = Vec::new();
     let mut urls = Vec::new();
     for (index, jwt) in jwt.into_iter().enumerate() {
         let path = format!("{path}[{index}]");
         if urls.contains(&jwt.issuer.url) {
-            errors.push(format!("{path}.issuer.url: Duplicate value: {:?}", jwt.issuer.url));
+            errors.push(issue(format!("{path}.issuer.url"), "FieldValueDuplicate", format!("Duplicate value: {:?}", jwt.issuer.url)));
         }
         urls.push(jwt.issuer.url.clone());
         match issuer_of(jwt, &path) {
@@ -222,24 +229,24 @@ fn issuers_of(jwt: Vec<JwtAuthenticator>, path: &str, errors: &mut Vec<String>) 
 }
 
 /// One `jwt` entry as an issuer, or its errors.
-fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<String>> {
+fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<Cause>> {
     let mut errors = Vec::new();
     let spec = &jwt.issuer;
     if spec.url.is_empty() {
-        errors.push(format!("{path}.issuer.url: Required value"));
+        errors.push(issue(format!("{path}.issuer.url"), "FieldValueRequired", format!("Required value")));
     } else if !spec.url.starts_with("https://") {
-        errors.push(format!("{path}.issuer.url: Invalid value: {:?}: URL scheme must be https", spec.url));
+        errors.push(issue(format!("{path}.issuer.url"), "FieldValueInvalid", format!("Invalid value: {:?}: URL scheme must be https", spec.url)));
     }
     if spec.audiences.is_empty() {
-        errors.push(format!("{path}.issuer.audiences: Required value: at least one issuer.audiences is required"));
+        errors.push(issue(format!("{path}.issuer.audiences"), "FieldValueRequired", format!("Required value: at least one issuer.audiences is required")));
     }
     match (spec.audiences.len(), spec.audience_match_policy.as_deref()) {
         (0 | 1, None | Some("MatchAny")) | (_, Some("MatchAny")) => {}
-        (_, None) => errors.push(format!("{path}.issuer.audienceMatchPolicy: Invalid value: \"\": audienceMatchPolicy must be MatchAny for multiple audiences")),
-        (_, Some(other)) => errors.push(format!("{path}.issuer.audienceMatchPolicy: Unsupported value: {other:?}: supported values: \"MatchAny\"")),
+        (_, None) => errors.push(issue(format!("{path}.issuer.audienceMatchPolicy"), "FieldValueInvalid", format!("Invalid value: \"\": audienceMatchPolicy must be MatchAny for multiple audiences"))),
+        (_, Some(other)) => errors.push(issue(format!("{path}.issuer.audienceMatchPolicy"), "FieldValueNotSupported", format!("Unsupported value: {other:?}: supported values: \"MatchAny\""))),
     }
     if spec.discovery_url.as_ref().is_some_and(|d| d.trim_end_matches('/') == spec.url.trim_end_matches('/')) {
-        errors.push(format!("{path}.issuer.discoveryURL: Invalid value: discoveryURL must be different from URL"));
+        errors.push(issue(format!("{path}.issuer.discoveryURL"), "FieldValueInvalid", format!("Invalid value: discoveryURL must be different from URL")));
     }
     let mappings = jwt.claim_mappings.unwrap_or_default();
     let username = mappings.username.unwrap_or_default();
@@ -250,7 +257,7 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<String>> {
     for (index, mapping) in mappings.extra.iter().enumerate() {
         let at = format!("{path}.claimMappings.extra[{index}]");
         if !mapping.key.contains('/') || mapping.key != mapping.key.to_lowercase() {
-            errors.push(format!("{at}.key: Invalid value: {:?}: must be a domain-prefix path (such as \"acme.io/foo\") in lower case", mapping.key));
+            errors.push(issue(format!("{at}.key"), "FieldValueInvalid", format!("Invalid value: {:?}: must be a domain-prefix path (such as \"acme.io/foo\") in lower case", mapping.key)));
         }
         if let Some(expression) = compile(&mapping.value_expression, "claims", &format!("{at}.valueExpression"), &mut errors) {
             extra.push((mapping.key.clone(), expression));
@@ -267,7 +274,7 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<String>> {
                     claim_rules.push((expression, rule.message.clone().unwrap_or_else(|| text.clone())));
                 }
             }
-            _ => errors.push(format!("{at}: Invalid value: claim or expression is required, not both")),
+            _ => errors.push(issue(at.as_str(), "FieldValueInvalid", format!("Invalid value: claim or expression is required, not both"))),
         }
     }
     let mut user_rules = Vec::new();
@@ -281,7 +288,7 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<String>> {
     let built = username.filter(|_| errors.is_empty()).ok_or(()).and_then(|username| {
         Issuer::new(spec.url.clone(), spec.discovery_url.clone(), spec.certificate_authority.as_deref(), spec.audiences.clone(),
             algorithms(&every).unwrap_or_default(), username)
-            .map_err(|err| errors.push(format!("{path}.issuer: Invalid value: {err}")))
+            .map_err(|err| errors.push(issue(format!("{path}.issuer"), "FieldValueInvalid", format!("Invalid value: {err}"))))
     });
     match built {
         Ok(mut issuer) if errors.is_empty() => {
@@ -299,41 +306,41 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<String>> {
 
 /// A username or groups mapping: a claim (with a prefix, which kube requires for the username, empty to have
 /// none) or an expression.
-fn prefixed(spec: &PrefixedClaimOrExpression, path: &str, required: bool, errors: &mut Vec<String>) -> Option<Mapping> {
+fn prefixed(spec: &PrefixedClaimOrExpression, path: &str, required: bool, errors: &mut Vec<Cause>) -> Option<Mapping> {
     match (&spec.claim, &spec.expression) {
-        (Some(_), Some(_)) => errors.push(format!("{path}: Invalid value: claim and expression can't both be set")),
+        (Some(_), Some(_)) => errors.push(issue(path, "FieldValueInvalid", format!("Invalid value: claim and expression can't both be set"))),
         (Some(claim), None) => {
             if required && spec.prefix.is_none() {
-                errors.push(format!("{path}.prefix: Required value: prefix is required when claim is set. It can be set to an empty string to disable prefixing"));
+                errors.push(issue(format!("{path}.prefix"), "FieldValueRequired", format!("Required value: prefix is required when claim is set. It can be set to an empty string to disable prefixing")));
                 return None;
             }
             return Some(Mapping::Claim { claim: claim.clone(), prefix: spec.prefix.clone().unwrap_or_default() });
         }
         (None, Some(text)) => {
             if spec.prefix.is_some() {
-                errors.push(format!("{path}.prefix: Invalid value: may not be specified when expression is set"));
+                errors.push(issue(format!("{path}.prefix"), "FieldValueInvalid", format!("Invalid value: may not be specified when expression is set")));
             }
             return compile(text, "claims", &format!("{path}.expression"), errors).map(Mapping::Expression);
         }
-        (None, None) if required => errors.push(format!("{path}: Required value: claim or expression is required")),
+        (None, None) if required => errors.push(issue(path, "FieldValueRequired", format!("Required value: claim or expression is required"))),
         (None, None) => {}
     }
     None
 }
 
-fn plain(spec: &ClaimOrExpression, path: &str, errors: &mut Vec<String>) -> Option<Mapping> {
+fn plain(spec: &ClaimOrExpression, path: &str, errors: &mut Vec<Cause>) -> Option<Mapping> {
     match (&spec.claim, &spec.expression) {
         (Some(claim), None) => Some(Mapping::Claim { claim: claim.clone(), prefix: String::new() }),
         (None, Some(text)) => compile(text, "claims", &format!("{path}.expression"), errors).map(Mapping::Expression),
         _ => {
-            errors.push(format!("{path}: Invalid value: exactly one of claim or expression is required"));
+            errors.push(issue(path, "FieldValueInvalid", format!("Invalid value: exactly one of claim or expression is required")));
             None
         }
     }
 }
 
-fn compile(text: &str, variable: &str, path: &str, errors: &mut Vec<String>) -> Option<Arc<Expression>> {
-    Expression::compile(text, variable).map(Arc::new).map_err(|err| errors.push(format!("{path}: Invalid value: {text:?}: {err}"))).ok()
+fn compile(text: &str, variable: &str, path: &str, errors: &mut Vec<Cause>) -> Option<Arc<Expression>> {
+    Expression::compile(text, variable).map(Arc::new).map_err(|err| errors.push(issue(path, "FieldValueInvalid", format!("Invalid value: {text:?}: {err}")))).ok()
 }
 
 /// Reads and checks `path`.

@@ -102,7 +102,7 @@ impl WriteObserver for WorkspaceIssuers {
             let issuers = match parse_jwt_list(&list, "spec.jwt") {
                 Ok(issuers) => issuers,
                 Err(errors) => {
-                    tracing::warn!(%space, name, errors = errors.join("; "), "a WorkspaceAuthenticationConfiguration is invalid: its issuers are not trusted");
+                    tracing::warn!(%space, name, errors = errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "), "a WorkspaceAuthenticationConfiguration is invalid: its issuers are not trusted");
                     Vec::new()
                 }
             };
