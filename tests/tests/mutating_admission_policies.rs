@@ -207,3 +207,21 @@ fn invalid_policies_and_mutations_are_422_with_causes() {
     assert!(!refused.contains("Internal"), "{refused}");
     root.fails(&["get", "configmap", "victim"]);
 }
+
+/// `reinvocationPolicy: IfNeeded`: a policy that ran before a later one changed the object runs again (bindings
+/// run by name); with `Never` it does not.
+#[test]
+fn a_policy_asking_to_be_reinvoked_runs_again_after_a_later_change() {
+    let server = Server::start();
+    let root = server.kubectl();
+    let observer = |name: &str, reinvocation: &str| policy(name, "configmaps", &format!("  reinvocationPolicy: {reinvocation}\n  \
+        mutations:\n  - patchType: ApplyConfiguration\n    applyConfiguration:\n      expression: >-\n        \
+        Object{{metadata: Object.metadata{{labels: {{'{name}': has(object.metadata.labels) && 'late' in object.metadata.labels ? 'late' : 'early'}}}}}}\n"), "");
+    root.ok_with_stdin(&["create", "-f", "-"], &observer("a-asks", "IfNeeded"));
+    root.ok_with_stdin(&["create", "-f", "-"], &observer("b-never", "Never"));
+    root.ok_with_stdin(&["create", "-f", "-"], &policy("c-late", "configmaps", "  mutations:\n  - patchType: JSONPatch\n    \
+        jsonPatch: {expression: \"[JSONPatch{op: 'add', path: '/metadata/labels/late', value: 'yes'}]\"}\n", ""));
+    root.ok(&["create", "configmap", "observed"]);
+    let labels = json(&root, &["get", "configmap", "observed"])["metadata"]["labels"].clone();
+    assert_eq!(labels, serde_json::json!({"a-asks": "late", "b-never": "early", "late": "yes"}), "{labels}");
+}

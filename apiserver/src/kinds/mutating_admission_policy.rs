@@ -303,7 +303,8 @@ fn mutate(mutation: &Mutation, context: &kube_core::cel::cel::Context, object: &
         }
         let patch: json_patch::Patch = serde_json::from_value(built).map_err(|e| format!("expression '{expression}' did not build a JSON patch: {e}"))?;
         let mut patched = object.clone();
-        json_patch::patch(&mut patched, &patch).map_err(|e| format!("JSON patch could not be applied: {e}"))?;
+        // Within a request's JSON patch bounds (operations, copied bytes, depth).
+        crate::patch::json::apply(&mut patched, &patch).map_err(|e| e.message)?;
         return Ok(patched);
     }
     if !built.is_object() {
