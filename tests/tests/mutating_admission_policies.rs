@@ -2,9 +2,14 @@
 //! ApplyConfiguration and JSONPatch mutations on creates and updates, params and matchConditions, failurePolicy
 //! Fail and Ignore, a tenant's policies isolated from another's, the system space's policies everywhere or where
 //! their applicable-tenants annotation selects, dry run, validating policies judging the mutated object, and
-//! invalid policies or mutations refused with 422.
+//! invalid policies or mutations refused with 422, mutating webhooks called after the policies.
+
+#[path = "admission_webhooks/webhook.rs"]
+#[allow(dead_code)]
+mod webhook;
 
 use kspaces_tests::{server_with_tenants, Kubectl, Server};
+use webhook::{Certificate, Reply, Webhook};
 
 const API: &str = "admissionregistration.k8s.io/v1beta1";
 
@@ -224,4 +229,28 @@ fn a_policy_asking_to_be_reinvoked_runs_again_after_a_later_change() {
     root.ok(&["create", "configmap", "observed"]);
     let labels = json(&root, &["get", "configmap", "observed"])["metadata"]["labels"].clone();
     assert_eq!(labels, serde_json::json!({"a-asks": "late", "b-never": "early", "late": "yes"}), "{labels}");
+}
+
+/// kube's order: mutating policies, then mutating webhooks (which see the policies' changes and may change the
+/// object again), then validation.
+#[test]
+fn mutating_webhooks_are_called_after_the_mutating_policies() {
+    let server = Server::start();
+    let root = server.kubectl();
+    root.ok_with_stdin(&["create", "-f", "-"], &policy("labels", "configmaps", LABEL_APPLIED, ""));
+    let hook = Webhook::start(Certificate::SignedByCa, |_| Reply::Patch(serde_json::json!([
+        {"op": "add", "path": "/metadata/annotations", "value": {"webhook": "after"}}])));
+    let configuration = serde_json::json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "after"}, "webhooks": [{"name": "after.example.com",
+            "clientConfig": {"url": hook.url("/m"), "caBundle": hook.ca_bundle()},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+            "sideEffects": "None", "admissionReviewVersions": ["v1"]}]});
+    root.ok_with_stdin(&["create", "-f", "-"], &configuration.to_string());
+    root.ok(&["create", "configmap", "ordered"]);
+    let seen = hook.requests();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["object"]["metadata"]["labels"]["applied"], "yes", "the webhook sees the policy's change: {}", seen[0]);
+    let stored = json(&root, &["get", "configmap", "ordered"]);
+    assert_eq!(stored["metadata"]["labels"]["applied"], "yes", "{stored}");
+    assert_eq!(stored["metadata"]["annotations"]["webhook"], "after", "{stored}");
 }
