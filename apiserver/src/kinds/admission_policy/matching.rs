@@ -185,10 +185,13 @@ enum Held<P> {
     Binding(Arc<Binding>),
 }
 
+/// One space's policies and bindings, by (is a binding, name).
+type SpaceHeld<P> = RevisionMap<(bool, String), Arc<Held<P>>>;
+
 /// Every space's policies and bindings of one policy kind, parsed once per write of one.
 pub struct Policies<P> {
     held: AtomicUsize,
-    spaces: RwLock<HashMap<SpaceName, RevisionMap<(bool, String), Arc<Held<P>>>>>,
+    spaces: RwLock<HashMap<SpaceName, SpaceHeld<P>>>,
     tree: Arc<Tree>,
     tenants: Arc<TenantCache>,
 }
@@ -363,10 +366,8 @@ impl Matcher {
             return false;
         }
         let labels = |o: Option<&Value>| o.and_then(|o| o.pointer("/metadata/labels")).cloned();
-        if !matches.object_selector.is_empty()
-            && !matches.object_selector.matches(labels(attributes.object).as_ref())
-            && !(attributes.old.is_some() && matches.object_selector.matches(labels(attributes.old).as_ref()))
-        {
+        let selected = |o: Option<&Value>| matches.object_selector.matches(labels(o).as_ref());
+        if !(matches.object_selector.is_empty() || selected(attributes.object) || (attributes.old.is_some() && selected(attributes.old))) {
             return false;
         }
         if matches.namespace_selector.is_empty() || !attributes.resource.namespaced {
