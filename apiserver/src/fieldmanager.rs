@@ -37,6 +37,13 @@ use path::display;
 pub(crate) use path::PathElement;
 use updater::Updater;
 
+/// Merges an apply configuration into an object by the schema, as an apply merges it but recording no owners
+/// (a mutating admission policy's `ApplyConfiguration`): maps and structs merge by field, `map` lists by key,
+/// `set` lists by value, atomic lists and scalars are replaced.
+pub(crate) fn merge_applied<S: SchemaView>(live: &Value, config: &Value, schema: S) -> Value {
+    typed::merge(live, config, schema)
+}
+
 /// The manager kube records for fields an object already had when it is first applied to without any
 /// managedFields (objects made before fields were tracked).
 const BEFORE_FIRST_APPLY: &str = "before-first-apply";

@@ -18,6 +18,7 @@ pub mod flowcontrol;
 pub mod horizontal_pod_autoscaler;
 pub mod limit_range;
 pub mod logical_cluster;
+pub mod mutating_admission_policy;
 pub mod namespace;
 pub mod pod;
 pub mod pod_admission;
@@ -98,7 +99,9 @@ const KINDS: &[Kind] = &[
     resource_quota::KIND,
     flowcontrol::KIND,
     server_annotations::KIND,
-    // Last: kube calls webhooks after its built-in admission, validating ones on the final object.
+    // Last: kube runs admission policies and calls webhooks after its built-in admission: mutating policies before
+    // mutating webhooks, validating ones on the final object.
+    mutating_admission_policy::KIND,
     admission_policy::KIND,
     admission_webhook::KIND,
 ];

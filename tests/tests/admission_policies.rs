@@ -286,3 +286,19 @@ spec: {policyName: watched, validationActions: [Audit]}
     assert_eq!(failures, serde_json::json!([{"message": "too many keys", "policy": "watched", "binding": "watched-audit",
         "expressionIndex": 0, "validationActions": ["Audit"]}]));
 }
+
+/// CEL message construction (`Object{...}`) in a validation is evaluated as a map of its fields (the `cel` crate
+/// alone panics on it, which failed every matching write with a 500).
+#[test]
+fn a_validation_constructing_a_message_is_evaluated_not_a_500() {
+    let server = Server::start();
+    let root = server.kubectl();
+    root.ok_with_stdin(&["create", "-f", "-"], "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+        metadata: {name: built}\nspec:\n  matchConstraints: {resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], \
+        resources: [configmaps]}]}\n  validations: [{expression: \"Object{name: object.metadata.name}.name != 'built'\", message: no built}]\n\
+        ---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: built}\n\
+        spec: {policyName: built, validationActions: [Deny]}\n");
+    root.ok(&["create", "configmap", "fine"]);
+    let refused = root.fails(&["create", "configmap", "built"]);
+    assert!(refused.contains("denied request: no built") && !refused.contains("nternal"), "{refused}");
+}

@@ -108,7 +108,14 @@ pub(crate) fn admission_policy(object: &mut Value, _: Write) {
     }
 }
 
-/// ValidatingAdmissionPolicyBinding: its `matchResources`' defaults.
+/// MutatingAdmissionPolicy: a validating policy's defaults, and `reinvocationPolicy` Never.
+pub(crate) fn mutating_admission_policy(object: &mut Value, write: Write) {
+    admission_policy(object, write);
+    let Some(spec) = object.as_object_mut().and_then(|object| object_mut(object, "spec")) else { return };
+    set_default(spec, "reinvocationPolicy", json!("Never"));
+}
+
+/// ValidatingAdmissionPolicyBinding and MutatingAdmissionPolicyBinding: their `matchResources`' defaults.
 pub(crate) fn admission_policy_binding(object: &mut Value, _: Write) {
     let Some(spec) = object.as_object_mut().and_then(|object| object_mut(object, "spec")) else { return };
     if let Some(matches) = object_mut(spec, "matchResources") {
