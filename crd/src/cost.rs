@@ -265,6 +265,37 @@ fn collect_rules(schema: &Value, path: &str, out: &mut Vec<Rule>) {
     }
 }
 
+/// Rules that construct a message (`Object{...}`): kube's type check knows no such type in a CRD's rules
+/// (`undeclared reference`), and the CEL interpreter cannot evaluate one, so they are refused when written.
+pub fn check_constructions(model: &CostModel) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for rule in model.nodes.iter().flat_map(|node| &node.rules) {
+        if let Some(name) = construction(&rule.expression) {
+            errors.push(FieldError::invalid(&rule.path, format!("{:?}", rule.text),
+                format!("compilation failed: ERROR: undeclared reference to '{name}' (message construction is not supported in x-kubernetes-validations)")));
+        }
+    }
+    errors
+}
+
+/// The type name of the first message construction in `expression`, if it has one (the CEL interpreter panics
+/// on one: callers refuse such expressions when they are written).
+pub fn construction(expression: &IdedExpr) -> Option<String> {
+    use kube_core::cel::cel::common::ast::{EntryExpr, Expr};
+    match &expression.expr {
+        Expr::Struct(construction) => Some(construction.type_name.clone()),
+        Expr::Map(map) => map.entries.iter().find_map(|entry| match &entry.expr {
+            EntryExpr::MapEntry(pair) => construction(&pair.key).or_else(|| construction(&pair.value)),
+            EntryExpr::StructField(field) => construction(&field.value),
+        }),
+        Expr::Call(call) => call.target.as_deref().and_then(construction).or_else(|| call.args.iter().find_map(construction)),
+        Expr::Comprehension(c) => [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result].into_iter().find_map(|e| construction(e)),
+        Expr::List(list) => list.elements.iter().find_map(construction),
+        Expr::Select(select) => construction(&select.operand),
+        _ => None,
+    }
+}
+
 /// kube's wording of a cost past its limit.
 fn exceeds(what: &str, cost: u64, limit: u64) -> String {
     let factor = cost as f64 / limit as f64;

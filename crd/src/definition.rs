@@ -256,6 +256,7 @@ pub fn cost_errors(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let previous_total = old_schema.map(|o| cost::static_total(&cost::CostModel::of(o, &path)));
         let preexisting = |rule: &str| old.is_some_and(|o| cost::has_rule(o, rule, 0));
         errors.extend(cost::check_static(&model, &path, previous_total, &preexisting));
+        errors.extend(cost::check_constructions(&model));
     }
     errors
 }

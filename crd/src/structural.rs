@@ -270,7 +270,12 @@ impl Structural {
         let mut errors = Vec::new();
         if let Some(cel) = &self.cel {
             let mut failed = Vec::new();
-            self.rules.validate(cel, object, old, "", &mut failed);
+            // The CEL interpreter panics on what it cannot evaluate (a message construction in a rule stored before
+            // such rules were refused): the object is refused with a 422, never a 500.
+            let run = std::panic::AssertUnwindSafe(|| self.rules.validate(cel, object, old, "", &mut failed));
+            if std::panic::catch_unwind(run).is_err() {
+                return vec![FieldError::invalid("", "\"object\"", "the x-kubernetes-validations rules could not be evaluated")];
+            }
             for (field, error) in failed {
                 let reason = match error.reason.as_deref() {
                     Some("FieldValueRequired") => "FieldValueRequired",
@@ -940,5 +945,15 @@ mod tests {
             schema.default(&mut object);
             let _ = schema.validate(&object, None);
         }
+    }
+
+    #[test]
+    fn a_rule_the_interpreter_cannot_evaluate_refuses_the_object_instead_of_panicking() {
+        // Refused at a CRD's write (`cost::check_constructions`); one stored before that still compiles here.
+        let structural = compile(json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "Object{a: 1}.a == 1"}], "properties": {"a": {"type": "integer"}}}}}));
+        let errors = structural.validate_rules(&json!({"spec": {"a": 1}}), None);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].message.contains("could not be evaluated"), "{errors:?}");
     }
 }

@@ -191,3 +191,17 @@ fn costly_rules_do_not_hold_the_threads_that_serve_other_tenants() {
     // A bound that detects a GET waiting for an object's rules (a second each), not a performance target.
     assert!(waits[waits.len() - 1] < Duration::from_secs(1), "t-b waited {:?} while t-a's rules ran", waits[waits.len() - 1]);
 }
+
+#[test]
+fn a_rule_constructing_a_message_is_refused_at_the_crd_not_a_500_at_each_object() {
+    let field = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule";
+    for (http, plural) in [(Http::One, "constructs"), (Http::Two, "constructtwos")] {
+        let rules = json!([{"rule": "self.items.all(i, Object{a: i}.a >= 0)"}]);
+        let (code, body) = send(http, "POST", CRDS, "a-token", Some(&crd(plural, ints(Some(5)), rules)));
+        assert_eq!((code, body["reason"].as_str()), (422, Some("Invalid")), "{http:?}: {body}");
+        let causes = body["details"]["causes"].as_array().cloned().unwrap_or_default();
+        let cause = causes.iter().find(|c| c["field"] == field).unwrap_or_else(|| panic!("{http:?}: no cause at {field}: {body}"));
+        assert!(cause["message"].as_str().is_some_and(|m| m.contains("undeclared reference to 'Object'")), "{body}");
+        assert_ready("the refused CRD");
+    }
+}

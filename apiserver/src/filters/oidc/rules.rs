@@ -30,6 +30,10 @@ impl Expression {
         if program.references().has_variable(other) {
             return Err(format!("compilation failed: undeclared reference to '{other}'"));
         }
+        // kube's environment declares no message type; the interpreter would panic on one at every token.
+        if let Some(name) = kspaces_crd::cost::construction(program.expression()) {
+            return Err(format!("compilation failed: undeclared reference to '{name}'"));
+        }
         Ok(Expression { text: text.to_owned(), program })
     }
 
@@ -70,5 +74,18 @@ impl Expression {
             }).collect(),
             other => Err(format!("oidc: {:?} must evaluate to a string or a list of strings, got {other:?}", self.text)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_construction_is_refused_when_compiled_never_run() {
+        let refused = Expression::compile("Object{name: claims.sub}.name", "claims").err().unwrap_or_default();
+        assert!(refused.contains("undeclared reference to 'Object'"), "{refused}");
+        let accepted = Expression::compile("{'name': claims.sub}.name", "claims").expect("a map literal compiles");
+        assert_eq!(accepted.evaluate_strings(&Claims(json!({"sub": "alice"}))).expect("runs"), ["alice"]);
     }
 }
