@@ -302,3 +302,21 @@ fn a_validation_constructing_a_message_is_evaluated_not_a_500() {
     let refused = root.fails(&["create", "configmap", "built"]);
     assert!(refused.contains("denied request: no built") && !refused.contains("nternal"), "{refused}");
 }
+
+#[test]
+fn kubes_cel_libraries_are_there_for_policies() {
+    let server = Server::start();
+    let root = server.kubectl();
+    root.ok_with_stdin(&["create", "-f", "-"], "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+        metadata: {name: sized}\nspec:\n  matchConstraints: {resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], \
+        resources: [configmaps]}]}\n  validations:\n  - {expression: \"!has(object.data) || !('size' in object.data) || \
+        quantity(object.data.size).isLessThan(quantity('1Gi'))\", message: at most 1Gi}\n  - {expression: \
+        \"object.metadata.name.lowerAscii() == object.metadata.name && object.metadata.name.split('-').size() <= 2\", message: bad name}\n\
+        ---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: sized}\n\
+        spec: {policyName: sized, validationActions: [Deny]}\n");
+    root.ok(&["create", "configmap", "small-one", "--from-literal", "size=512Mi"]);
+    let refused = root.fails(&["create", "configmap", "big", "--from-literal", "size=2Gi"]);
+    assert!(refused.contains("denied request: at most 1Gi"), "{refused}");
+    let refused = root.fails(&["create", "configmap", "one-two-three"]);
+    assert!(refused.contains("denied request: bad name"), "{refused}");
+}

@@ -10,6 +10,13 @@ use serde_json::{json, Value};
 /// The longest expression accepted (kube bounds an expression's cost; a length bound is this server's first step).
 const MAX_EXPRESSION_LENGTH: usize = 10 * 1024;
 
+/// CEL's standard functions and kube's CEL libraries (kube's base environment), registered once; each evaluation's
+/// variables go in a scope above them.
+static FUNCTIONS: std::sync::LazyLock<Context<'static>> = std::sync::LazyLock::new(|| {
+    use kube_core::cel::KubeCelExt;
+    Context::default().with_all()
+});
+
 /// A token's payload, as CEL sees it.
 pub struct Claims(pub Value);
 
@@ -38,7 +45,7 @@ impl Expression {
     }
 
     fn run(&self, claims: &Claims, user: Option<(&UserInfo, &HashMap<String, Vec<String>>)>) -> Result<cel::Value, String> {
-        let mut context = Context::default();
+        let mut context = FUNCTIONS.new_inner_scope();
         let claims = cel::to_value(&claims.0).map_err(|err| format!("oidc: claims: {err}"))?;
         context.add_variable_from_value("claims", claims);
         if let Some((user, extra)) = user {
@@ -87,5 +94,8 @@ mod tests {
         assert!(refused.contains("undeclared reference to 'Object'"), "{refused}");
         let accepted = Expression::compile("{'name': claims.sub}.name", "claims").expect("a map literal compiles");
         assert_eq!(accepted.evaluate_strings(&Claims(json!({"sub": "alice"}))).expect("runs"), ["alice"]);
+        // kube's libraries are there, as in kube's base environment.
+        let lowered = Expression::compile("claims.sub.lowerAscii().split('@')[0]", "claims").expect("compiles");
+        assert_eq!(lowered.evaluate_strings(&Claims(json!({"sub": "Alice@Example.com"}))).expect("runs"), ["alice"]);
     }
 }

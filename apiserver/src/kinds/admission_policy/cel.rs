@@ -120,9 +120,13 @@ pub fn context(attributes: &Attributes<'_>, request: &Value, namespace: Option<&
     Objects { managed_fields: true }.context(attributes, request, namespace, params, variables)
 }
 
-/// CEL's standard functions and macros, registered once: each evaluation's variables go in a scope of their own
-/// above them (registering them is most of what making a context costs).
-static FUNCTIONS: std::sync::LazyLock<Cel<'static>> = std::sync::LazyLock::new(Cel::default);
+/// CEL's standard functions and macros and kube's CEL libraries (strings, lists, regex, quantity, URLs, IPs and
+/// CIDRs, semver, format), registered once: each evaluation's variables go in a scope of their own above them
+/// (registering them is most of what making a context costs).
+static FUNCTIONS: std::sync::LazyLock<Cel<'static>> = std::sync::LazyLock::new(|| {
+    use kube_core::cel::KubeCelExt;
+    Cel::default().with_all()
+});
 
 /// The costly CEL variables a policy's expressions name: `namespaceObject` (a store read), `request` (kube's
 /// AdmissionRequest, a copy of the object) and `oldObject`.
