@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use kspaces_tests::https::{self, Certificates, Request};
-use kspaces_tests::{create_tenant, curl, eventually, grant, token_file, token_kubeconfig, Http, Kubectl, Server};
+use kspaces_tests::{create_tenant, curl, eventually, grant, token_file, token_kubeconfig, Http, Kubectl, Server, WatchOutput};
 use rcgen::{CertificateParams, KeyPair};
 use serde_json::{json, Value};
 
@@ -322,4 +322,72 @@ fn a_front_proxy_speaks_for_the_user_its_headers_name_and_only_an_allowed_one() 
     let other = tempfile::tempdir().expect("temp dir");
     let refused = kspaces_tests::refused_start(other.path(), &["--client-ca-file", &ca, "--requestheader-client-ca-file", &ca]);
     assert!(refused.contains("must not hold a certificate of the client CA"), "{refused}");
+}
+
+
+/// A backend whose watch writes one event, then waits for `release` before the second: (port, CA).
+fn streaming_backend(release: Arc<(Mutex<bool>, std::sync::Condvar)>) -> (u16, String) {
+    use std::io::{Read, Write};
+    let certificates = Certificates::new(false, &["widgets.aggregated.svc"]);
+    let ca_pem = certificates.ca_pem.clone();
+    let config = Arc::new(certificates.server_config());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (config, release) = (config.clone(), release.clone());
+            std::thread::spawn(move || {
+                let Ok(connection) = rustls::ServerConnection::new(config) else { return };
+                let mut tls = rustls::StreamOwned::new(connection, stream);
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if tls.read(&mut byte).ok().filter(|n| *n == 1).is_none() {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                if !head.contains("watch=") {
+                    let list = json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("{GROUP}/v1alpha1"),
+                        "resources": [{"name": "widgets", "singularName": "widget", "namespaced": true, "kind": "Widget", "verbs": ["get", "list", "watch"]}]}).to_string();
+                    let _ = write!(tls, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{list}", list.len());
+                    let _ = tls.flush();
+                    return;
+                }
+                let event = |name: &str| format!("{}\n", json!({"type": "ADDED", "object": {"apiVersion": format!("{GROUP}/v1alpha1"), "kind": "Widget",
+                    "metadata": {"name": name, "namespace": "default"}}}));
+                let chunk = |text: &str| format!("{:x}\r\n{text}\r\n", text.len());
+                let _ = write!(tls, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{}", chunk(&event("first")));
+                let _ = tls.flush();
+                let (released, wake) = &*release;
+                let mut released = released.lock().expect("lock");
+                while !*released {
+                    released = wake.wait(released).expect("wait");
+                }
+                let _ = write!(tls, "{}0\r\n\r\n", chunk(&event("second")));
+                let _ = tls.flush();
+            });
+        }
+    });
+    (port, ca_pem)
+}
+
+#[test]
+fn a_watch_through_an_aggregated_api_flows_as_the_backend_writes_it() {
+    let release = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let (port, ca_pem) = streaming_backend(release.clone());
+    let server = Server::start();
+    let system = server.kubectl();
+    register(&system, port, &ca_pem);
+    wait_available(&system, "True", "Passed");
+
+    let mut watch = WatchOutput::start(&system, &["get", "--raw", &format!("/apis/{GROUP}/v1alpha1/namespaces/default/widgets?watch=1")]);
+    // The first event arrives while the backend still holds the second: nothing buffers the stream.
+    let first = watch.wait_for(Duration::from_secs(20), |line| line.contains("\"first\""));
+    let (released, wake) = &*release;
+    *released.lock().expect("lock") = true;
+    wake.notify_all();
+    assert!(first, "the first event did not arrive before the backend went on: {}", watch.transcript());
+    assert!(watch.wait_for(Duration::from_secs(20), |line| line.contains("\"second\"")), "{}", watch.transcript());
 }

@@ -168,6 +168,10 @@ async fn respond(answer: http::Response<hyper::body::Incoming>) -> Result<HttpRe
         let body = answer.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
         return Ok(response.body(body));
     }
+    // Passed on as it comes: the server's compression would hold a watch's events back.
+    if !answer.headers().contains_key(http::header::CONTENT_ENCODING) {
+        response.insert_header((actix_web::http::header::CONTENT_ENCODING, "identity"));
+    }
     let frames = BodyStream::new(answer.into_body()).filter_map(|frame| async move {
         match frame {
             Ok(frame) => frame.into_data().ok().map(Ok::<Bytes, hyper::Error>),
