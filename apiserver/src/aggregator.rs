@@ -37,7 +37,10 @@ impl Aggregator {
         if info.is_resource {
             return (info.api_prefix == "apis").then(|| self.apis.proxied(&info.group, &info.version)).flatten();
         }
-        let mut parts = info.path.trim_start_matches('/').split('/');
+        // The group-version's discovery (`/apis/<g>/<v>`) and OpenAPI (`/openapi/v3/apis/<g>/<v>`) are its server's.
+        let path = info.path.trim_start_matches('/');
+        let path = path.strip_prefix("openapi/v3/").unwrap_or(path);
+        let mut parts = path.split('/');
         match (parts.next(), parts.next(), parts.next()) {
             (Some("apis"), Some(group), Some(version)) if !version.is_empty() => self.apis.proxied(group, version),
             _ => None,
@@ -70,6 +73,17 @@ impl Aggregator {
             Unreachable::NoPort(port) => format!("service/{} in {:?} is not listening on port {port}", service.name, service.namespace),
             Unreachable::NoEndpoints => format!("endpoints for service/{} in {:?} have no addresses with port {}", service.name, service.namespace, service.port),
         })
+    }
+
+    /// The OpenAPI v3 index with the group-versions other servers serve (and answered) added.
+    pub fn with_openapi_v3(&self, mut index: serde_json::Value) -> serde_json::Value {
+        for remote in self.remote().into_iter().filter(|r| r.resources.is_some()) {
+            let path = format!("apis/{}/{}", remote.group, remote.version);
+            if let Some(paths) = index.get_mut("paths").and_then(serde_json::Value::as_object_mut) {
+                paths.entry(path.clone()).or_insert_with(|| serde_json::json!({"serverRelativeURL": format!("/openapi/v3/{path}")}));
+            }
+        }
+        index
     }
 
     /// The group-versions other servers serve, for discovery.

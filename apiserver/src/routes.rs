@@ -105,7 +105,7 @@ pub fn serve(server: &ApiServer, table: &ResourceTable, openapi: &OpenApi, route
             discovery::api_resource_list(table, &group, &version).map(json).ok_or_else(ApiError::no_route)
         }
         Route::OpenApiV2 => Ok(openapi_v2(openapi, accept)),
-        Route::OpenApiV3Index => Ok(json(openapi.v3_index())),
+        Route::OpenApiV3Index => Ok(json(server.aggregator.with_openapi_v3(openapi.v3_index()))),
         Route::OpenApiV3(path) => {
             let (body, hash) = openapi.v3_document(&path).ok_or_else(ApiError::no_route)?;
             let immutable = query.split('&').any(|p| p == format!("hash={hash}"));

@@ -52,6 +52,14 @@ impl Backend {
                 "/apis/widgets.example.com/v1alpha1/namespaces/default/widgets" => json!({"kind": "WidgetList", "apiVersion": "widgets.example.com/v1alpha1",
                     "metadata": {"resourceVersion": "1"}, "items": [{"apiVersion": "widgets.example.com/v1alpha1", "kind": "Widget",
                     "metadata": {"name": "made-for", "namespace": "default"}, "spec": {"user": user}}]}),
+                "/openapi/v3/apis/widgets.example.com/v1alpha1" => json!({"openapi": "3.0.0", "info": {"title": "widgets", "version": "v1alpha1"},
+                    "paths": {"/apis/widgets.example.com/v1alpha1/namespaces/{namespace}/widgets/{name}": {"get": {"x-kubernetes-action": "get",
+                        "x-kubernetes-group-version-kind": {"group": "widgets.example.com", "version": "v1alpha1", "kind": "Widget"},
+                        "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/com.example.widgets.v1alpha1.Widget"}}}}}}}},
+                    "components": {"schemas": {"com.example.widgets.v1alpha1.Widget": {"type": "object",
+                    "description": "A widget made for whoever asks.", "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                    "metadata": {"type": "object"}, "spec": {"type": "object", "properties": {"user": {"type": "string", "description": "Who asked."}}}},
+                    "x-kubernetes-group-version-kind": [{"group": "widgets.example.com", "version": "v1alpha1", "kind": "Widget"}]}}}}),
                 _ => json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound", "message": format!("no {path}")}),
             };
             Some(answer.to_string())
@@ -146,6 +154,9 @@ fn an_apiservice_serves_its_group_version_to_every_tenant_as_the_caller() {
     assert!(groups["groups"].as_array().expect("groups").iter().any(|g| g["name"] == GROUP), "{groups}");
     let group: Value = serde_json::from_str(&alice.ok(&["get", "--raw", &format!("/apis/{GROUP}")])).expect("JSON");
     assert_eq!(group["preferredVersion"]["version"], "v1alpha1", "{group}");
+    // Its OpenAPI is the backend's: kubectl explain knows the kind.
+    let explained = alice.ok(&["explain", "widgets.spec"]);
+    assert!(explained.contains("Who asked."), "{explained}");
 
     // A tenant's user reaches the backend as herself: kube's front-proxy headers, her tenant and space in extra.
     let listed: Value = serde_json::from_str(&alice.ok(&["get", "widgets", "-n", "default", "-o", "json"])).expect("JSON");
