@@ -1,11 +1,16 @@
 //! Calls the server makes to others' HTTPS endpoints (admission webhooks, the token and authorization webhooks of
 //! a kubeconfig-format file, `kubeconfig`, and OIDC issuers' keys): one JSON POST (or GET) over HTTP/1.1, TLS
 //! verified against the endpoint's `caBundle`, bounded in time and in the answer's size, to an address the caller
-//! allows. Go's client (and so kube-apiserver) accepts a self-signed certificate that is itself a CA as the
+//! allows. Connections are kept open between calls (`pool`: per endpoint's TLS settings, host, port and
+//! certificate name; idle 90 s at most, 64 per endpoint and 512 in all): a new one only after the address check on
+//! the address connected to and a full TLS verification, a kept one only to an address the caller still allows. A
+//! call whose kept connection turns out closed before any byte of the request was written goes on a new one (as
+//! Go's client retries); one that fails after is a failed call. Go's client (and so kube-apiserver) accepts a self-signed certificate that is itself a CA as the
 //! server's certificate when it is in the bundle (kopf serves one); rustls refuses it, so `BundleVerifier` accepts
 //! exactly that certificate when the bundle holds it and it names the host.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +23,9 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 pub mod kubeconfig;
+pub mod pool;
+
+use pool::{Key, POOL};
 
 /// The largest answer read (kube reads a webhook's whole answer; this bounds what one can make the server hold).
 const MAX_ANSWER_BYTES: usize = 8 << 20;
@@ -33,9 +41,14 @@ pub enum CallError {
     Status { code: u16 },
 }
 
-/// The TLS settings of one endpoint, built once from its `caBundle` (none: the system's roots).
+/// The TLS settings of one endpoint, built once from its `caBundle` (none: the system's roots), and their
+/// identity: kept connections serve only calls with the same one (clones share it; no two `Tls` built have the
+/// same).
 #[derive(Clone, Debug)]
-pub struct Tls(Arc<rustls::ClientConfig>);
+pub struct Tls {
+    config: Arc<rustls::ClientConfig>,
+    id: u64,
+}
 
 impl Tls {
     /// The settings trusting the PEM certificates of `bundle`, or the system's roots when it is empty.
@@ -72,7 +85,12 @@ impl Tls {
 
     /// rustls' settings, for a connection the caller opens itself (the aggregator's proxy).
     pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
-        self.0.clone()
+        self.config.clone()
+    }
+
+    /// What kept connections verified under these settings are kept by (`pool::Key::tls`).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     fn verified_by(verifier: Arc<dyn ServerCertVerifier>, provider: Arc<CryptoProvider>, identity: Option<(&[u8], &[u8])>) -> Result<Tls, String> {
@@ -92,7 +110,8 @@ impl Tls {
                 builder.with_client_auth_cert(chain, key).map_err(|e| format!("the client certificate and key: {e}"))?
             }
         };
-        Ok(Tls(Arc::new(config)))
+        static BUILT: AtomicU64 = AtomicU64::new(0);
+        Ok(Tls { config: Arc::new(config), id: BUILT.fetch_add(1, Ordering::Relaxed) })
     }
 }
 
@@ -133,20 +152,51 @@ async fn exchange(call: &Call<'_>, method: http::Method, named: &'static str) ->
     let transport = |why: String| CallError::Transport { method: named, url: call.url.as_str().to_owned(), why };
     let host = call.url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
     let port = call.url.port_or_known_default().unwrap_or(443);
-    let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port)).await.map_err(|e| transport(format!("dial tcp: lookup {host}: {e}")))?.collect();
+    let expected = call.server_name.unwrap_or(&host).to_owned();
+    let key = Key { tls: call.tls.id, host, port, server_name: expected };
+    let mut request = Some(request(call, &method).map_err(|e| transport(e.to_string()))?);
+    // A kept connection first; one that turns out closed before any byte of the request was written to it is
+    // dropped and the request goes on the next (or a new one), as Go does.
+    while let Some((mut sender, address)) = POOL.take(&key, call.allowed) {
+        if sender.ready().await.is_err() {
+            continue;
+        }
+        let Some(sent) = request.take() else { break };
+        match sender.try_send_request(sent).await {
+            Ok(answer) => return read(answer, sender, address, key).await.map_err(transport)?,
+            Err(mut failed) => match failed.take_message() {
+                Some(unsent) => request = Some(unsent),
+                None => return Err(transport(failed.into_error().to_string())),
+            },
+        }
+    }
+    let request = request.ok_or_else(|| transport("the request was lost".to_owned()))?;
+    let (mut sender, address) = connect(call, &key).await.map_err(transport)?;
+    let answer = sender.send_request(request).await.map_err(|e| transport(e.to_string()))?;
+    read(answer, sender, address, key).await.map_err(transport)?
+}
+
+/// A new connection for `key`: the first address of its host `call` allows, TLS verified against its settings.
+async fn connect(call: &Call<'_>, key: &Key) -> Result<(pool::Sender, SocketAddr), String> {
+    let (host, port) = (key.host.as_str(), key.port);
+    let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host, port)).await.map_err(|e| format!("dial tcp: lookup {host}: {e}"))?.collect();
     let Some(address) = addresses.iter().copied().find(|a| (call.allowed)(*a)) else {
-        return Err(transport(format!("dial tcp {host}:{port}: the address is not one webhooks of this space may call")));
+        return Err(format!("dial tcp {host}:{port}: the address is not one webhooks of this space may call"));
     };
-    let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| transport(format!("dial tcp {address}: connect: {e}")))?;
+    let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| format!("dial tcp {address}: connect: {e}"))?;
     let _ = tcp.set_nodelay(true);
-    let expected = call.server_name.unwrap_or(&host);
-    let name = match expected.parse::<IpAddr>() {
+    let name = match key.server_name.parse::<IpAddr>() {
         Ok(ip) => ServerName::IpAddress(ip.into()),
-        Err(_) => ServerName::try_from(expected.to_owned()).map_err(|e| transport(e.to_string()))?,
+        Err(_) => ServerName::try_from(key.server_name.clone()).map_err(|e| e.to_string())?,
     };
-    let tls = tokio_rustls::TlsConnector::from(call.tls.0.clone()).connect(name, tcp).await.map_err(|e| transport(format!("tls: {e}")))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls)).await.map_err(|e| transport(e.to_string()))?;
+    let tls = tokio_rustls::TlsConnector::from(call.tls.config.clone()).connect(name, tcp).await.map_err(|e| format!("tls: {e}"))?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls)).await.map_err(|e| e.to_string())?;
     tokio::spawn(connection);
+    Ok((sender, address))
+}
+
+/// The request `call` makes.
+fn request(call: &Call<'_>, method: &http::Method) -> Result<http::Request<Full<bytes::Bytes>>, http::Error> {
     let path = match call.url.query() {
         Some(query) => format!("{}?{query}", call.url.path()),
         None => call.url.path().to_owned(),
@@ -164,16 +214,19 @@ async fn exchange(call: &Call<'_>, method: http::Method, named: &'static str) ->
     if let Some(token) = call.bearer {
         request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
     }
-    let request = request
-        .body(Full::new(bytes::Bytes::from(if method == http::Method::POST { call.body.clone() } else { Vec::new() })))
-        .map_err(|e| transport(e.to_string()))?;
-    let answer = sender.send_request(request).await.map_err(|e| transport(e.to_string()))?;
+    request.body(Full::new(bytes::Bytes::from(if method == http::Method::POST { call.body.clone() } else { Vec::new() })))
+}
+
+/// The body of `answer` (a 2xx answer only; bounded by `MAX_ANSWER_BYTES`); its connection is kept for the next
+/// call once the whole answer is read. The outer error is the transport's, the inner the answer's status.
+async fn read(answer: http::Response<hyper::body::Incoming>, sender: pool::Sender, address: SocketAddr, key: Key) -> Result<Result<Vec<u8>, CallError>, String> {
     let code = answer.status().as_u16();
-    let body = Limited::new(answer.into_body(), MAX_ANSWER_BYTES).collect().await.map_err(|e| transport(e.to_string()))?.to_bytes();
+    let body = Limited::new(answer.into_body(), MAX_ANSWER_BYTES).collect().await.map_err(|e| e.to_string())?.to_bytes();
+    POOL.put(key, sender, address);
     if !(200..300).contains(&code) {
-        return Err(CallError::Status { code });
+        return Ok(Err(CallError::Status { code }));
     }
-    Ok(body.to_vec())
+    Ok(Ok(body.to_vec()))
 }
 
 /// webpki's verification, and besides it the certificates of the bundle themselves as server certificates.

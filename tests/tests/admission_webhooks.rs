@@ -541,3 +541,58 @@ fn a_webhooks_audit_annotations_are_in_the_audit_event() {
     assert_eq!(event["annotations"]["annotating.example.com/checked-by"], "the audit team", "{event}");
     assert_eq!(event["annotations"]["kspaces.io/tenant"], "t-a", "{event}");
 }
+
+#[test]
+fn calls_to_one_webhook_reuse_its_connections() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    validating(&a, "keep", vec![hook("keep.example.com", &webhook.url("/validate"), &webhook.ca_bundle(), json!({}))]);
+    let creates = 12;
+    for i in 0..creates {
+        a.ok(&["create", "configmap", &format!("kept-{i}")]);
+    }
+    assert_eq!(webhook.requests().len(), creates, "every create reviewed");
+    let connections = webhook.connections();
+    assert!(connections <= 2, "{creates} sequential creates took {connections} connections to the webhook");
+}
+
+#[test]
+fn a_new_ca_bundle_is_never_served_by_a_connection_verified_with_the_old_one() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let stranger = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    validating(&a, "trust", vec![hook("trust.example.com", &webhook.url("/validate"), &webhook.ca_bundle(), json!({}))]);
+    let bundle = |bundle: &str| {
+        let patch = json!([{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": bundle}]).to_string();
+        a.ok(&["patch", "validatingwebhookconfiguration", "trust", "--type=json", "-p", &patch]);
+    };
+    a.ok(&["create", "configmap", "trusted"]);
+    assert_eq!(webhook.connections(), 1);
+    // A bundle that does not trust the webhook's certificate: the connection verified with the old one is idle
+    // and open, and must not serve the call.
+    bundle(&stranger.ca_bundle());
+    let out = a.fails(&["create", "configmap", "untrusted"]);
+    assert!(out.contains("failed calling webhook \"trust.example.com\"") && out.contains("certificate"), "{out}");
+    assert_eq!(webhook.requests().len(), 1, "the webhook saw no review under the bundle that does not trust it");
+    // The webhook changes its certificate to another CA's, and the configuration follows.
+    let renewed = webhook.new_certificate();
+    bundle(&renewed);
+    a.ok(&["create", "configmap", "renewed"]);
+    assert_eq!(names_of(&webhook.requests()), ["trusted", "renewed"]);
+}
+
+#[test]
+fn a_webhook_closing_idle_connections_fails_no_call() {
+    let (_server, _system, a, _b) = server_with_tenants(&[]);
+    let webhook = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    webhook.close_idle_after(Duration::from_millis(20));
+    validating(&a, "short", vec![hook("short.example.com", &webhook.url("/validate"), &webhook.ca_bundle(), json!({}))]);
+    for i in 0..6 {
+        a.ok(&["create", "configmap", &format!("short-{i}")]);
+        if i % 2 == 1 {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    assert_eq!(webhook.requests().len(), 6);
+    assert!(webhook.connections() >= 2, "the webhook closed its idle connections: {}", webhook.connections());
+}

@@ -19,6 +19,7 @@ const GROUP: &str = "widgets.example.com";
 /// asked, and logs every request.
 struct Backend {
     port: u16,
+    served: https::Served,
     ca_pem: String,
     log: Arc<Mutex<Vec<Request>>>,
     /// The proxy's client certificate and key (PEM), signed by the CA the backend trusts for clients.
@@ -41,7 +42,7 @@ impl Backend {
             .with_single_cert(certificates.chain, certificates.key).expect("server TLS config");
         let log = Arc::new(Mutex::new(Vec::new()));
         let seen = log.clone();
-        let port = https::serve(config, move |request: Request| {
+        let served = https::start(config, move |request: Request| {
             let line = request.head.lines().next().unwrap_or_default().to_owned();
             let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
             let user = request.header("X-Remote-User").unwrap_or_default();
@@ -64,7 +65,7 @@ impl Backend {
             };
             Some(answer.to_string())
         });
-        Backend { port, ca_pem, log, proxy_certificate }
+        Backend { port: served.port, served, ca_pem, log, proxy_certificate }
     }
 
     /// The requests the backend got whose path starts with `prefix`.
@@ -186,6 +187,14 @@ fn an_apiservice_serves_its_group_version_to_every_tenant_as_the_caller() {
         let head = request.head.to_ascii_lowercase();
         assert!(!head.contains("system:masters") && !head.contains("admin") && !head.contains(": t-b"), "{http:?}: {}", request.head);
     }
+
+    // Connections to the backend are kept between requests.
+    let before = backend.served.connections();
+    for _ in 0..10 {
+        alice.ok(&["get", "--raw", &format!("/apis/{GROUP}/v1alpha1/namespaces/default/widgets")]);
+    }
+    let opened = backend.served.connections() - before;
+    assert!(opened <= 2, "10 requests opened {opened} connections to the backend");
 
     // The other tenant's user is t-b's there, at its full path as at its short one.
     let carol = Kubectl::new(&token_kubeconfig(&server, "carol-token"));

@@ -3,9 +3,11 @@
 //! `--proxy-client-cert-file` when it asks. The caller's credentials are not forwarded: kube's front-proxy headers
 //! say who it is (`X-Remote-User`, one `X-Remote-Group` per group, `X-Remote-Extra-<key>` per extra value, the key
 //! percent-encoded), and any such header the client sent is dropped. The answer is passed back as it came: sized
-//! ones whole, others (a watch) streamed as they arrive.
+//! ones whole, others (a watch) streamed as they arrive. Connections are kept for the next request (`outbound::pool`,
+//! by the APIService's TLS settings, address and certificate name) once an answer was read whole.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use actix_web::http::header::HeaderMap;
@@ -13,13 +15,13 @@ use actix_web::{HttpResponse, HttpResponseBuilder};
 use bytes::Bytes;
 use futures::StreamExt;
 use http_body_util::{BodyExt, BodyStream, Full, Limited};
-use hyper::client::conn::http1::SendRequest;
 use kspaces_authz::{Caller, TENANT_EXTRA};
 use rustls::pki_types::ServerName;
 use serde_json::Value;
 
 use crate::authorization::webhook::SPACE_EXTRA_KEY;
 use crate::kinds::api_service::ApiService;
+use crate::outbound::pool::{Key, Sender, POOL};
 use crate::outbound::Tls;
 use crate::status::{ApiError, ApiResult};
 
@@ -43,10 +45,9 @@ pub struct Forward<'a> {
     pub space: Option<&'a str>,
 }
 
-/// Sends `forward` to `address` (`host:port`), `api`'s server, and answers with what it answers.
+/// Sends `forward` to `address`, `api`'s server, and answers with what it answers.
 pub async fn forward(address: &str, api: &ApiService, forward: Forward<'_>) -> ApiResult<HttpResponse> {
     let unreachable = |why: String| ApiError::service_unavailable(format!("error trying to reach service: {why}"));
-    let mut sender = connect(address, api).await.map_err(unreachable)?;
     let target = if forward.query.is_empty() { forward.path.clone() } else { format!("{}?{}", forward.path, forward.query) };
     let mut request = http::Request::builder().method(forward.method.as_str()).uri(target).header(http::header::HOST, server_name(api));
     for (name, value) in forward.headers.iter().filter(|(name, _)| forwarded(name.as_str())) {
@@ -56,21 +57,21 @@ pub async fn forward(address: &str, api: &ApiService, forward: Forward<'_>) -> A
         request = request.header(name, value);
     }
     let request = request.body(Full::new(forward.body)).map_err(|e| ApiError::bad_request(format!("the request cannot be forwarded: {e}")))?;
-    let answer = sender.send_request(request).await.map_err(|e| unreachable(e.to_string()))?;
-    respond(answer).await.map_err(unreachable)
+    let (answer, kept) = send(address, api, request).await.map_err(unreachable)?;
+    respond(answer, kept).await.map_err(unreachable)
 }
 
 /// GETs `/apis/<group>/<version>` of `api`'s server at `address` as the server itself (no user), within
 /// `within`: its `APIResourceList`, or why there is none.
 pub async fn discover(address: &str, api: &ApiService, within: Duration) -> Result<Value, String> {
     let ask = async {
-        let mut sender = connect(address, api).await?;
         let path = format!("/apis/{}/{}", api.group, api.version);
         let request = http::Request::builder().method("GET").uri(path).header(http::header::HOST, server_name(api))
             .header(http::header::ACCEPT, "application/json").body(Full::new(Bytes::new())).map_err(|e| e.to_string())?;
-        let answer = sender.send_request(request).await.map_err(|e| e.to_string())?;
+        let (answer, kept) = send(address, api, request).await?;
         let code = answer.status().as_u16();
         let body = Limited::new(answer.into_body(), WHOLE_ANSWER_BYTES as usize).collect().await.map_err(|e| e.to_string())?.to_bytes();
+        kept.keep();
         if !(200..300).contains(&code) {
             return Err(format!("bad status from https://{address}/apis/{}/{}: {code}", api.group, api.version));
         }
@@ -91,18 +92,51 @@ fn server_name(api: &ApiService) -> String {
     api.service.as_ref().map(|s| format!("{}.{}.svc", s.name, s.namespace)).unwrap_or_default()
 }
 
-async fn connect(address: &str, api: &ApiService) -> Result<SendRequest<Full<Bytes>>, String> {
+/// A connection to `address` for `api`, and how it goes back to the pool once its answer was read whole.
+struct Kept {
+    sender: Sender,
+    key: Key,
+    address: SocketAddr,
+}
+
+impl Kept {
+    /// Keeps the connection for the next request (its answer was read to the end).
+    fn keep(self) {
+        POOL.put(self.key, self.sender, self.address);
+    }
+}
+
+/// Sends `request` over a kept connection to `address` when there is one (once more over a new one if that
+/// connection had closed meanwhile and the request is a GET), else over a new one.
+async fn send(address: &str, api: &ApiService, request: http::Request<Full<Bytes>>) -> Result<(http::Response<hyper::body::Incoming>, Kept), String> {
     let tls: &Tls = api.tls.as_ref().map_err(Clone::clone)?;
-    let name = ServerName::try_from(server_name(api)).map_err(|e| e.to_string())?;
+    let socket: SocketAddr = address.parse().map_err(|e| format!("dial tcp {address}: {e}"))?;
+    let key = Key { tls: tls.id(), host: socket.ip().to_string(), port: socket.port(), server_name: server_name(api) };
+    if let Some((mut sender, socket)) = POOL.take(&key, &|_| true) {
+        let again = (request.method() == http::Method::GET).then(|| request.clone());
+        match sender.send_request(request).await {
+            Ok(answer) => return Ok((answer, Kept { sender, key, address: socket })),
+            Err(error) => match again {
+                Some(request) => return fresh(socket, tls, key, request).await,
+                None => return Err(error.to_string()),
+            },
+        }
+    }
+    fresh(socket, tls, key, request).await
+}
+
+async fn fresh(address: SocketAddr, tls: &Tls, key: Key, request: http::Request<Full<Bytes>>) -> Result<(http::Response<hyper::body::Incoming>, Kept), String> {
+    let name = ServerName::try_from(key.server_name.clone()).map_err(|e| e.to_string())?;
     let open = async {
         let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| format!("dial tcp {address}: connect: {e}"))?;
         let _ = tcp.set_nodelay(true);
         tokio_rustls::TlsConnector::from(tls.client_config()).connect(name, tcp).await.map_err(|e| format!("tls: {e}"))
     };
     let stream = tokio::time::timeout(CONNECT_WITHIN, open).await.map_err(|_| format!("dial tcp {address}: i/o timeout"))??;
-    let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.map_err(|e| e.to_string())?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.map_err(|e| e.to_string())?;
     tokio::spawn(connection);
-    Ok(sender)
+    let answer = sender.send_request(request).await.map_err(|e| e.to_string())?;
+    Ok((answer, Kept { sender, key, address }))
 }
 
 /// Whether a client's header goes on: not its credentials, not front-proxy headers it made up, not what
@@ -155,7 +189,7 @@ fn escape_key(key: &str) -> String {
 
 /// The backend's answer as the client's: its status and headers (but those about its connection), its body whole
 /// when sized and small, else streamed.
-async fn respond(answer: http::Response<hyper::body::Incoming>) -> Result<HttpResponse, String> {
+async fn respond(answer: http::Response<hyper::body::Incoming>, kept: Kept) -> Result<HttpResponse, String> {
     let status = actix_web::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| e.to_string())?;
     let mut response = HttpResponseBuilder::new(status);
     for (name, value) in answer.headers().iter().filter(|(name, _)| forwarded(name.as_str())) {
@@ -166,6 +200,7 @@ async fn respond(answer: http::Response<hyper::body::Incoming>) -> Result<HttpRe
     let sized = answer.headers().get(http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if sized.is_some_and(|length| length <= WHOLE_ANSWER_BYTES) {
         let body = answer.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+        kept.keep();
         return Ok(response.body(body));
     }
     // Passed on as it comes: the server's compression would hold a watch's events back.

@@ -1,5 +1,6 @@
 //! A small HTTPS AdmissionReview server for the tests: its own CA (or a self-signed CA certificate served as its
-//! own, as kopf serves), a handler deciding each answer, and a log of every review it received.
+//! own, as kopf serves), a handler deciding each answer, a log of every review it received, and the connections it
+//! accepted.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -39,6 +40,7 @@ pub struct Webhook {
     pub port: u16,
     ca_pem: String,
     log: Arc<Mutex<Vec<Value>>>,
+    served: https::Served,
 }
 
 impl Webhook {
@@ -47,8 +49,27 @@ impl Webhook {
         let ca_pem = certificates.ca_pem.clone();
         let log = Arc::new(Mutex::new(Vec::new()));
         let kept = log.clone();
-        let port = https::serve(certificates.server_config(), move |request| answer(&request.body, &handler, &kept));
-        Webhook { port, ca_pem, log }
+        let served = https::start(certificates.server_config(), move |request| answer(&request.body, &handler, &kept));
+        Webhook { port: served.port, ca_pem, log, served }
+    }
+
+    /// The TCP connections the webhook accepted so far.
+    pub fn connections(&self) -> usize {
+        self.served.connections()
+    }
+
+    /// Serves new connections with a certificate of a new CA (the old bundle does not trust it); returns the
+    /// `caBundle` trusting it.
+    pub fn new_certificate(&self) -> String {
+        let certificates = Certificates::new(false, &["hook.default.svc"]);
+        let bundle = base64::engine::general_purpose::STANDARD.encode(&certificates.ca_pem);
+        self.served.set_config(certificates.server_config());
+        bundle
+    }
+
+    /// Closes connections idle longer than `idle` (as servers with a short keep-alive timeout do).
+    pub fn close_idle_after(&self, idle: Duration) {
+        self.served.close_idle_after(idle);
     }
 
     pub fn url(&self, path: &str) -> String {

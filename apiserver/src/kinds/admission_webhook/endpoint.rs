@@ -12,7 +12,8 @@ use super::config::{self, text};
 use super::reach::Reach;
 use crate::kinds::Context;
 use crate::outbound::{self, Call, Tls};
-use crate::registry::{GenericStore, ResourceInfo, Scope};
+use crate::kinds::service::endpoints::{Endpoints, Unreachable};
+use crate::registry::GenericStore;
 
 /// Where a webhook is called.
 #[derive(Debug)]
@@ -62,17 +63,12 @@ impl Endpoint {
 /// Calls endpoints: where they may call, and the rows a service is resolved through.
 pub struct Client {
     reach: Arc<Reach>,
-    services: Option<Arc<ResourceInfo>>,
-    slices: Option<Arc<ResourceInfo>>,
+    endpoints: Endpoints,
 }
 
 impl Client {
     pub fn new(context: &Context) -> Client {
-        Client {
-            reach: context.webhook_reach.clone(),
-            services: context.resources.by_kind("", "Service").cloned(),
-            slices: context.resources.by_kind("discovery.k8s.io", "EndpointSlice").cloned(),
-        }
+        Client { reach: context.webhook_reach.clone(), endpoints: Endpoints::new(&context.resources) }
     }
 
     /// Posts `review` to `endpoint` within `timeout`; the answer's body, or why there is none (kube's words
@@ -89,37 +85,13 @@ impl Client {
         let call = Call { url: &url, tls, body, timeout, allowed: &allowed, server_name: endpoint.server_name.as_deref(), bearer: None };
         outbound::post_json(call).await.map_err(|e| e.to_string())
     }
-    /// The URL of a ready endpoint of service `namespace`/`name` in `space`, through its EndpointSlices (the
-    /// endpoint port named as the service port `port` is).
+    /// The URL of a ready endpoint of service `namespace`/`name` in `space`, through its EndpointSlices.
     async fn service_url(&self, registry: &GenericStore, space: &SpaceName, namespace: &str, name: &str, port: u16, path: &str) -> Result<url::Url, String> {
-        let missing = || format!("failed to call webhook: service \"{name}.{namespace}.svc\" has no ready endpoints");
-        let (Some(services), Some(slices)) = (&self.services, &self.slices) else { return Err(missing()) };
-        let scope = Scope::one(space.clone(), Some(namespace.to_owned()));
-        let service: Value = match registry.reader().record(services, &scope, name).await {
-            Ok(record) => serde_json::from_slice(&record.value).map_err(|e| e.to_string())?,
-            Err(_) => return Err(format!("failed to call webhook: service \"{name}.{namespace}.svc\" not found")),
-        };
-        let ports = service.pointer("/spec/ports").and_then(Value::as_array).cloned().unwrap_or_default();
-        let service_port = ports.iter().find(|p| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)));
-        let Some(service_port) = service_port else {
-            return Err(format!("failed to call webhook: service \"{name}.{namespace}.svc\" has no port {port}"));
-        };
-        let port_name = service_port.get("name").and_then(Value::as_str).unwrap_or_default();
-        let labels = crate::registry::selector::LabelSelector::parse(&format!("kubernetes.io/service-name={name}")).map_err(|e| e.message)?;
-        let options = crate::registry::ListOptions { labels, ..Default::default() };
-        let (items, _) = registry.list(slices, &scope, &options).await.map_err(|e| e.message)?;
-        for slice in &items {
-            let target = slice.get("ports").and_then(Value::as_array).and_then(|ports| {
-                ports.iter().find(|p| p.get("name").and_then(Value::as_str).unwrap_or_default() == port_name)
-            });
-            let Some(target) = target.and_then(|p| p.get("port")).and_then(Value::as_u64) else { continue };
-            let endpoints = slice.get("endpoints").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-            let ready = endpoints.iter().filter(|e| e.pointer("/conditions/ready").and_then(Value::as_bool) != Some(false));
-            if let Some(address) = ready.flat_map(|e| config::strings(e.get("addresses"))).next() {
-                let host = if address.contains(':') { format!("[{address}]") } else { address.to_owned() };
-                return url::Url::parse(&format!("https://{host}:{target}{path}")).map_err(|e| e.to_string());
-            }
-        }
-        Err(missing())
+        let address = self.endpoints.ready(registry, space, namespace, name, port).await.map_err(|why| match why {
+            Unreachable::NoService => format!("failed to call webhook: service \"{name}.{namespace}.svc\" not found"),
+            Unreachable::NoPort(port) => format!("failed to call webhook: service \"{name}.{namespace}.svc\" has no port {port}"),
+            Unreachable::NoEndpoints => format!("failed to call webhook: service \"{name}.{namespace}.svc\" has no ready endpoints"),
+        })?;
+        url::Url::parse(&format!("https://{address}{path}")).map_err(|e| e.to_string())
     }
 }
