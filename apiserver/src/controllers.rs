@@ -12,6 +12,7 @@ pub mod leader;
 pub mod namespace;
 pub mod space_defaults;
 pub mod tenant;
+pub mod type_checking;
 pub mod workspace;
 
 use futures::StreamExt;

@@ -26,6 +26,7 @@ use serde_json::{json, Map, Value};
 use crate::registry::ResourceInfo;
 use documents::Document;
 pub(crate) use model::definition_name;
+pub(crate) use schemas::builtin_definitions;
 use model::Model;
 
 /// The Kubernetes version whose API the documents describe (k8s-openapi feature `v1_33`).

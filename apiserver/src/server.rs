@@ -24,6 +24,7 @@ use crate::controllers::space_defaults::{Serving, SpaceDefaultsController, Space
 use crate::claims::Claims;
 use crate::quota::Quotas;
 use crate::controllers::apis::{ApisController, ApisQueue};
+use crate::controllers::type_checking::{TypeCheckingController, TypeCheckingQueue};
 use crate::controllers::crd::CrdController;
 use crate::controllers::gc::{GarbageCollector, GcController};
 use crate::controllers::leader::{self, Elector, Stepdown, Timing};
@@ -97,6 +98,7 @@ pub struct Controllers {
     gc: Arc<GcController>,
     apis: ApisController,
     space_defaults: SpaceDefaultsController,
+    type_checking: TypeCheckingController,
     store: Clusters,
     /// With a store other replicas share: the controllers run only while this replica holds their Lease.
     elector: Option<Elector>,
@@ -147,6 +149,7 @@ impl Controllers {
             actix_web::rt::spawn(controllers::gc::work(self.gc.clone())),
             actix_web::rt::spawn(self.apis.clone().run()),
             actix_web::rt::spawn(self.space_defaults.clone().run(Duration::from_millis(500))),
+            actix_web::rt::spawn(self.type_checking.clone().run(Duration::from_millis(50))),
             actix_web::rt::spawn(controllers::compaction::run(self.store.clone(), COMPACTION_INTERVAL)),
         ]
     }
@@ -172,6 +175,8 @@ pub struct Core {
     pub space_defaults: Arc<SpaceDefaultsQueue>,
     pub gc: Arc<GarbageCollector>,
     pub apis: Arc<ApisQueue>,
+    /// ValidatingAdmissionPolicies whose status is behind their spec.
+    pub type_checking: Arc<TypeCheckingQueue>,
     pub claims: Arc<Claims>,
     /// Each limited space's usage (the registry's limits).
     pub quotas: Arc<Quotas>,
@@ -211,6 +216,7 @@ impl Core {
         let space_defaults = Arc::new(SpaceDefaultsQueue::default());
         let gc = Arc::new(GarbageCollector::default());
         let apis = Arc::new(ApisQueue::default());
+        let type_checking = Arc::new(TypeCheckingQueue::default());
         let claims = Arc::new(Claims::default());
         let quotas = Quotas::new(crate::registry::Reader::new(store.clone()));
         let flowcontrol = Arc::new(FlowControl::default());
@@ -244,7 +250,7 @@ impl Core {
         let kinds = kinds::rules(&context);
         let mut observers: Vec<Arc<dyn WriteObserver>> = vec![tenants.clone(), tree.clone(), types.clone(), terminating_namespaces.clone(),
             pending_workspaces.clone(), authorizer.clone(), aggregation.clone(), resolver.clone(), gc.clone(), apis.clone(), claims.clone(),
-            quotas.clone(), flowcontrol.clone(), services.clone(), space_defaults.clone()];
+            quotas.clone(), flowcontrol.clone(), services.clone(), space_defaults.clone(), type_checking.clone()];
         // The kinds' caches that start from every stored object of a kind are primed (and fed) with the server's.
         let kind_caches: Vec<Arc<dyn WriteObserver>> = kinds.observers.iter().filter(|o| !o.follows().is_empty()).cloned().collect();
         observers.extend(kinds.observers);
@@ -255,7 +261,7 @@ impl Core {
             tenants: tree.clone(),
             limits: quotas.clone(),
         });
-        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
+        Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, type_checking, claims,
             quotas, flowcontrol, services, csr_signer, webhook_reach, workspace_issuers, api_services, kind_caches }
     }
 
@@ -313,7 +319,7 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         crate::snapshot::clean_half_restores(store.default_store()).await.map_err(|err| ServeError::Bootstrap(err.to_string()))?;
     }
     core.prime_and_follow().await.map_err(|err| ServeError::Bootstrap(err.message))?;
-    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, claims,
+    let Core { registry, resources, tenants, tree, types, base_url, resolver, authorizer, terminating_namespaces, pending_workspaces, aggregation, space_defaults, gc, apis, type_checking, claims,
         quotas: _, flowcontrol, services: _, csr_signer: _, webhook_reach: _, workspace_issuers, api_services, kind_caches: _ } = core;
     let row = |group: &str, kind: &str| resources.by_kind(group, kind).cloned().ok_or_else(|| ServeError::Bootstrap(format!("no {kind} resource")));
     let mut metrics = Metrics::default();
@@ -362,6 +368,8 @@ pub async fn wire(store: impl Into<Clusters>, settings: Settings) -> Result<(Arc
         apis: ApisController { registry: registry.clone(), resources: resources.clone(), resolver: resolver.clone(), tree: tree.clone(), claims: claims.clone(), queue: apis },
         space_defaults: SpaceDefaultsController { registry: registry.clone(), resources: resources.clone(), queue: space_defaults,
             tenants: tenants.clone(), serving: None },
+        type_checking: TypeCheckingController { registry: registry.clone(), resolver: resolver.clone(), queue: type_checking,
+            policies: row(kinds::admission_policy::matching::GROUP, "ValidatingAdmissionPolicy")? },
         elector: match registry.reader().shared() {
             true => Some(Elector {
                 registry: registry.clone(),

@@ -320,3 +320,57 @@ fn kubes_cel_libraries_are_there_for_policies() {
     let refused = root.fails(&["create", "configmap", "one-two-three"]);
     assert!(refused.contains("denied request: bad name"), "{refused}");
 }
+
+/// The policy `name`'s status once the server has written it for `generation`.
+fn checked_status(kubectl: &Kubectl, name: &str, generation: u64) -> serde_json::Value {
+    let mut status = serde_json::Value::Null;
+    let written = kspaces_tests::eventually(std::time::Duration::from_secs(10), || {
+        let policy: serde_json::Value = serde_json::from_str(&kubectl.ok(&["get", "validatingadmissionpolicy", name, "-o", "json"])).expect("JSON");
+        status = policy["status"].clone();
+        status["observedGeneration"] == generation
+    });
+    assert!(written, "no status for generation {generation} of {name}: {status}");
+    status
+}
+
+/// kube's `status.typeChecking`: a validation selecting a field the matched kind's schema does not have (a built-in
+/// kind's OpenAPI definition, a CRD's schema in the policy's space) gets kube's warning, with the expression's line
+/// and a caret; a policy whose fields exist, or whose rules have wildcards, gets `typeChecking: {}`; a new
+/// generation is checked again.
+#[test]
+fn type_checking_warns_of_fields_the_matched_kinds_do_not_have() {
+    let (_server, _root, a, _b) = server_with_tenants(&[], ["ta", "tb"]);
+    let policy = |name: &str, rules: &str, expression: &str| format!("apiVersion: admissionregistration.k8s.io/v1\n\
+        kind: ValidatingAdmissionPolicy\nmetadata: {{name: {name}}}\nspec:\n  matchConstraints:\n    resourceRules: [{rules}]\n  \
+        validations:\n  - expression: {expression:?}\n    messageExpression: \"'replicas: ' + string(object.spec.replicas)\"\n");
+    let deployments = "{apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments, deployments/scale]}";
+    a.ok_with_stdin(&["create", "-f", "-"], &policy("typo", deployments, "object.spec.replicsa > 1"));
+    let status = checked_status(&a, "typo", 1);
+    assert_eq!(status["typeChecking"], serde_json::json!({"expressionWarnings": [{"fieldRef": "spec.validations[0].expression",
+        "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicsa'\n | object.spec.replicsa > 1\n | ...........^\n"}]}), "{status}");
+
+    a.ok_with_stdin(&["create", "-f", "-"], &policy("fine", deployments, "has(object.metadata.labels) && object.spec.template.spec.containers.size() > 0"));
+    assert_eq!(checked_status(&a, "fine", 1)["typeChecking"], serde_json::json!({}));
+    a.ok_with_stdin(&["create", "-f", "-"], &policy("wild", "{apiGroups: ['*'], apiVersions: [v1], operations: [CREATE], resources: [deployments]}",
+        "object.spec.replicsa > 1"));
+    assert_eq!(checked_status(&a, "wild", 1)["typeChecking"], serde_json::json!({}), "rules with wildcards are not checked");
+
+    // A CRD of the tenant's space: its schema.
+    a.ok_with_stdin(&["create", "-f", "-"], "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+        metadata: {name: paints.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n  \
+        names: {plural: paints, singular: paint, kind: Paint}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    \
+        schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            \
+        properties: {color: {type: string}, replicas: {type: integer}}\n");
+    a.ok(&["wait", "--for=condition=Established", "crd/paints.example.com", "--timeout=20s"]);
+    a.ok_with_stdin(&["create", "-f", "-"], &policy("paint", "{apiGroups: [example.com], apiVersions: [v1], operations: [CREATE], resources: [paints]}",
+        "object.spec.color == 'red' || object.spec.colour == 'red'"));
+    let status = checked_status(&a, "paint", 1);
+    assert_eq!(status["typeChecking"]["expressionWarnings"][0]["warning"],
+        "example.com/v1, Kind=Paint: ERROR: <input>:1:42: undefined field 'colour'\n | object.spec.color == 'red' || object.spec.colour == 'red'\n \
+        | .........................................^\n", "{status}");
+
+    // A new generation is checked again.
+    a.ok(&["patch", "validatingadmissionpolicy", "typo", "--type", "json", "-p",
+        "[{\"op\": \"replace\", \"path\": \"/spec/validations/0/expression\", \"value\": \"object.spec.replicas > 1\"}]"]);
+    assert_eq!(checked_status(&a, "typo", 2)["typeChecking"], serde_json::json!({}));
+}

@@ -596,3 +596,44 @@ fn a_webhook_closing_idle_connections_fails_no_call() {
     assert_eq!(webhook.requests().len(), 6);
     assert!(webhook.connections() >= 2, "the webhook closed its idle connections: {}", webhook.connections());
 }
+
+/// A delete's validating webhooks and policies, as a create's: their warnings are the response's `Warning` headers
+/// (for one object and for a collection), their audit annotations in the delete's audit event.
+#[test]
+fn a_deletes_warnings_and_audit_annotations_reach_the_client_and_the_audit_event() {
+    let logs = tempfile::tempdir().expect("temp dir");
+    let log = logs.path().join("audit.log");
+    let (_server, _system, a, _b) = server_with_tenants(&["--audit-log-path", log.to_str().expect("utf-8")]);
+    let warning = Webhook::start(Certificate::SignedByCa, |_| Reply::Warn("deleting configmaps is discouraged"));
+    let annotating = Webhook::start(Certificate::SignedByCa, |_| Reply::Annotate("deleted-by", "the audit team"));
+    let on_delete = json!({"rules": [{"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]});
+    validating(&a, "on-delete", vec![hook("warning.example.com", &warning.url("/v"), &warning.ca_bundle(), on_delete.clone()),
+        hook("annotating.example.com", &annotating.url("/v"), &annotating.ca_bundle(), on_delete)]);
+    a.ok_with_stdin(&["create", "-f", "-"], "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+        metadata: {name: kept}\nspec:\n  matchConstraints:\n    resourceRules: [{apiGroups: [\"\"], apiVersions: [v1], \
+        operations: [DELETE], resources: [configmaps]}]\n  validations:\n  - {expression: \"false\", message: keep configmaps}\n\
+        ---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: kept-warn}\n\
+        spec: {policyName: kept, validationActions: [Warn]}\n");
+    for name in ["one", "batch-1", "batch-2"] {
+        a.ok_with_stdin(&["create", "-f", "-"], &configmap(name, json!({"batch": name.starts_with("batch").to_string()})));
+    }
+    let policy_warning = "Warning: Validation failed for ValidatingAdmissionPolicy 'kept' with binding 'kept-warn': keep configmaps";
+    let out = a.run(&["delete", "configmap", "one", "-n", "default"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("Warning: deleting configmaps is discouraged") && stderr.contains(policy_warning), "{stderr}");
+    let out = a.run(&["delete", "--raw", "/api/v1/namespaces/default/configmaps?labelSelector=batch%3Dtrue"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("Warning: deleting configmaps is discouraged") && stderr.contains(policy_warning), "a collection: {stderr}");
+    assert_eq!(names_of(&warning.requests()), ["one", "batch-1", "batch-2"]);
+    let mut event = Value::Null;
+    let found = kspaces_tests::eventually(Duration::from_secs(10), || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        event = text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| e["verb"] == "delete" && e["objectRef"]["name"] == "one" && e["stage"] == "ResponseComplete").unwrap_or(Value::Null);
+        !event.is_null()
+    });
+    assert!(found, "no audit event for the delete");
+    assert_eq!(event["annotations"]["annotating.example.com/deleted-by"], "the audit team", "{event}");
+}

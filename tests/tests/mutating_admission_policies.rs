@@ -231,6 +231,36 @@ fn a_policy_asking_to_be_reinvoked_runs_again_after_a_later_change() {
     assert_eq!(labels, serde_json::json!({"a-asks": "late", "b-never": "early", "late": "yes"}), "{labels}");
 }
 
+/// kube's reinvocation across plugins: a policy with `IfNeeded` runs again after a mutating webhook changed the
+/// object, and a webhook with `IfNeeded` that ran after the first round's last change is called again when that
+/// reinvoked policy changes the object; a webhook with `Never` is called once.
+#[test]
+fn policies_and_webhooks_asking_to_be_reinvoked_run_again_after_each_others_changes() {
+    let server = Server::start();
+    let root = server.kubectl();
+    root.ok_with_stdin(&["create", "-f", "-"], &policy("observer", "configmaps", "  reinvocationPolicy: IfNeeded\n  \
+        mutations:\n  - patchType: ApplyConfiguration\n    applyConfiguration:\n      expression: >-\n        \
+        Object{metadata: Object.metadata{labels: {'policy': has(object.metadata.labels) && 'hooked' in object.metadata.labels ? 'late' : 'early'}}}\n", ""));
+    let hooking = Webhook::start(Certificate::SignedByCa, |_| Reply::Patch(serde_json::json!([
+        {"op": "add", "path": "/metadata/labels/hooked", "value": "yes"}])));
+    let watching = Webhook::start(Certificate::SignedByCa, |_| Reply::Allow);
+    let mutating = |name: &str, hook: &Webhook, reinvocation: &str| serde_json::json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration", "metadata": {"name": name}, "webhooks": [{"name": format!("{name}.example.com"),
+            "clientConfig": {"url": hook.url("/m"), "caBundle": hook.ca_bundle()}, "reinvocationPolicy": reinvocation,
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+            "sideEffects": "None", "admissionReviewVersions": ["v1"]}]}).to_string();
+    root.ok_with_stdin(&["create", "-f", "-"], &mutating("a-hooking", &hooking, "Never"));
+    root.ok_with_stdin(&["create", "-f", "-"], &mutating("b-watching", &watching, "IfNeeded"));
+    root.ok(&["create", "configmap", "reinvoked"]);
+    let labels = json(&root, &["get", "configmap", "reinvoked"])["metadata"]["labels"].clone();
+    assert_eq!(labels, serde_json::json!({"policy": "late", "hooked": "yes"}), "the policy ran again after the webhook's change");
+    assert_eq!(hooking.requests().len(), 1, "Never: called once");
+    let watched = watching.requests();
+    assert_eq!(watched.len(), 2, "called again after the reinvoked policy's change: {watched:?}");
+    assert_eq!(watched[0]["object"]["metadata"]["labels"]["policy"], "early", "{watched:?}");
+    assert_eq!(watched[1]["object"]["metadata"]["labels"]["policy"], "late", "{watched:?}");
+}
+
 /// kube's order: mutating policies, then mutating webhooks (which see the policies' changes and may change the
 /// object again), then validation.
 #[test]

@@ -26,7 +26,7 @@ pub async fn handle(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         // kube asks for this verb on the resource too (`system:masters` has it).
         ctx.authorize_also("unsafe-delete-ignore-read-errors").await?;
     }
-    let outcome = ctx.server.registry.delete(&ctx.resource, &ctx.scope, &ctx.info.name, &requested.options, Some(&ctx.caller)).await?;
+    let outcome = ctx.server.registry.delete_by(&ctx.resource, &ctx.scope, &ctx.info.name, &requested.options, &ctx.caller, &ctx.warnings).await?;
     // kube answers 202 only when the object stays and the legacy orphanDependents=false asked for a cascade.
     let code = match (&outcome, requested.orphan_dependents) {
         (DeleteOutcome::Pending(_), Some(false)) => 202,
@@ -68,7 +68,7 @@ pub async fn collection(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
         if ctx.resource.namespaced {
             scope.namespace = item.pointer("/metadata/namespace").and_then(Value::as_str).map(str::to_owned);
         }
-        match ctx.server.registry.delete(&ctx.resource, &scope, name, &delete_options, Some(&ctx.caller)).await {
+        match ctx.server.registry.delete_by(&ctx.resource, &scope, name, &delete_options, &ctx.caller, &ctx.warnings).await {
             Ok(DeleteOutcome::Deleted(object) | DeleteOutcome::Pending(object)) => deleted.push(object),
             // Gone meanwhile, or one admission keeps (as a protected name): the rest of the collection goes.
             Err(err) if err.code == 404 || err.code == 403 => {}

@@ -296,7 +296,7 @@ async fn evict(ctx: Ctx, body: Bytes) -> ApiResult<HttpResponse> {
     if !ignores_budgets(&pod) {
         check_budget(&ctx, &pod, dry_run).await?;
     }
-    ctx.server.registry.delete(&ctx.resource, &ctx.scope, &name, &options, Some(&ctx.caller)).await?;
+    ctx.server.registry.delete_by(&ctx.resource, &ctx.scope, &name, &options, &ctx.caller, &ctx.warnings).await?;
     created(&ctx)
 }
 

@@ -8,12 +8,14 @@
 //! `Invalid`), `Warn` adds a `Warning`. An expression that fails to compile or evaluate follows the policy's
 //! `failurePolicy`. A policy with `paramKind` is evaluated with `params` set to each object its binding's `paramRef`
 //! names or selects, read in the binding's own space (`parameterNotFoundAction` decides when there is none). Its
-//! `auditAnnotations`, and the violations of bindings with the `Audit` action, go to the request's audit event. Not
-//! yet: `status.typeChecking`, the `authorizer` variable. What MutatingAdmissionPolicies share with them (scope,
-//! matching, params, CEL) is in `matching.rs` and `cel.rs` below. `docs/admission-webhooks.md`.
+//! `auditAnnotations`, and the violations of bindings with the `Audit` action, go to the request's audit event.
+//! `status.typeChecking` is `type_check.rs`, written by `controllers::type_checking`. Not yet: the `authorizer`
+//! variable. What MutatingAdmissionPolicies share with them (scope, matching, params, CEL) is in `matching.rs` and
+//! `cel.rs` below. `docs/admission-webhooks.md`.
 
 pub mod cel;
 pub mod matching;
+pub mod type_check;
 
 use std::sync::Arc;
 

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::defaults::{groups, Write};
 use super::{admission_policy, Context, Kind, Rules};
-use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation, WebhookOutcome};
+use crate::registry::admission::{Admission, AdmissionPhase, Attributes, Operation, Reinvocation, WebhookOutcome};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{GenericStore, ResourceInfo, Scope};
 use crate::status::{ApiError, ApiResult};
@@ -130,29 +130,30 @@ impl Admission for MutatingWebhooks {
         self.0.validate(registry, attributes, None).await
     }
 
-    async fn default(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<()> {
+    /// kube's reinvocation (`Reinvocation`): a webhook with `reinvocationPolicy: IfNeeded` that ran before a later
+    /// webhook or mutating policy changed the object is called once more, in order, in the second round.
+    async fn default_round(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value, round: &Reinvocation) -> ApiResult<()> {
         if attributes.caller.is_none() {
             return Ok(());
         }
         let hooks = self.0.hooks.of(attributes.space, self.0.provider(attributes).as_ref(), true);
-        // kube's reinvocation: a webhook with `reinvocationPolicy: IfNeeded` that ran before a later webhook changed
-        // the object is called once more, in order, after the first round.
-        let (mut called, mut last_change) = (Vec::new(), None);
-        for (index, hook) in hooks.iter().enumerate() {
+        round.start(REINVOCATION, object);
+        for hook in &hooks {
+            let id = Arc::as_ptr(hook) as usize;
+            if !round.runs(REINVOCATION, id) {
+                continue;
+            }
             if let Some(changed) = self.0.mutate_once(registry, hook, attributes, object).await? {
-                called.push(index);
-                if changed {
-                    last_change = Some(index);
-                }
+                round.ran(REINVOCATION, id, changed, hook.reinvoke);
             }
         }
-        let again = called.into_iter().filter(|i| hooks[*i].reinvoke && last_change.is_some_and(|last| *i < last));
-        for index in again.collect::<Vec<_>>() {
-            self.0.mutate_once(registry, &hooks[index], attributes, object).await?;
-        }
+        round.finish(REINVOCATION, object);
         Ok(())
     }
 }
+
+/// The webhooks' name in a write's `Reinvocation`.
+const REINVOCATION: &str = "MutatingAdmissionWebhook";
 
 /// kube's validating webhook admission, last in the validating phase, on the final object.
 struct ValidatingWebhooks(Arc<Caller>);

@@ -9,7 +9,7 @@
 //! key, `map` lists by key, atomic lists replaced); `JSONPatch` applies the list of `JSONPatch{op, path, value}`
 //! its expression returns. A mutation that fails follows `failurePolicy`: `Fail` refuses the write with kube's
 //! message, `Ignore` leaves the object as the policy found it. A policy with `reinvocationPolicy: IfNeeded` runs
-//! once more when a later policy changed the object. Validation (the kind's, then validating policies and
+//! once more when a later policy or mutating webhook changed the object (`registry::admission::Reinvocation`). Validation (the kind's, then validating policies and
 //! webhooks) judges the mutated object. `docs/admission-webhooks.md`.
 
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use super::admission_policy::matching::{self, Binding, Common, Lazy, Matcher, Po
 use super::admission_webhook::config::text;
 use super::defaults::{groups, Write};
 use super::{verbs, Context, Kind, Rules};
-use crate::registry::admission::{Admission, Attributes, Operation};
+use crate::registry::admission::{Admission, Attributes, Operation, Reinvocation};
 use crate::registry::strategy::{Part, Strategy};
 use crate::registry::{managed_fields, GenericStore, ResourceInfo};
 use crate::status::{ApiError, ApiResult, Cause};
@@ -212,31 +212,30 @@ impl Admission for PolicyMutation {
         Ok(())
     }
 
-    async fn default(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<()> {
+    /// kube's reinvocation (`Reinvocation`): a policy with `IfNeeded` that ran before a later policy or mutating
+    /// webhook changed the object runs once more, in order, in the second round.
+    async fn default_round(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value, round: &Reinvocation) -> ApiResult<()> {
         if attributes.caller.is_none() {
             return Ok(());
         }
-        let applying = self.policies.of(attributes.space);
         let mut lazy = Lazy::default();
-        // kube's reinvocation: a policy with `IfNeeded` that ran before a later policy changed the object runs once
-        // more, in order, after the first round.
-        let (mut ran, mut last_change) = (Vec::new(), None);
-        for (index, (name, binding, policy)) in applying.iter().enumerate() {
+        round.start(REINVOCATION, object);
+        for (name, binding, policy) in &self.policies.of(attributes.space) {
+            let id = Arc::as_ptr(binding) as usize;
+            if !round.runs(REINVOCATION, id) {
+                continue;
+            }
             if let Some(changed) = self.mutate_once(registry, attributes, &mut lazy, name, binding, policy, object).await? {
-                ran.push(index);
-                if changed {
-                    last_change = Some(index);
-                }
+                round.ran(REINVOCATION, id, changed, policy.reinvoke);
             }
         }
-        let again = ran.into_iter().filter(|i| applying[*i].2.reinvoke && last_change.is_some_and(|last| *i < last));
-        for index in again.collect::<Vec<_>>() {
-            let (name, binding, policy) = &applying[index];
-            self.mutate_once(registry, attributes, &mut lazy, name, binding, policy, object).await?;
-        }
+        round.finish(REINVOCATION, object);
         Ok(())
     }
 }
+
+/// The policies' name in a write's `Reinvocation`.
+const REINVOCATION: &str = "MutatingAdmissionPolicy";
 
 impl PolicyMutation {
     /// Runs `policy`'s mutations on `object` if the write meets it and its binding: `None` when it does not,

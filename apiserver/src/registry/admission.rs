@@ -5,6 +5,7 @@
 //! Plugins live beside the kind they guard (`crate::kinds`); their order is the table in `kinds.rs`.
 
 mod metrics;
+mod reinvocation;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,6 +18,7 @@ use serde_json::Value;
 use super::{GenericStore, Part, ResourceInfo};
 use crate::status::ApiResult;
 pub use metrics::{AdmissionMetrics, WebhookOutcome};
+pub use reinvocation::Reinvocation;
 
 /// What a write does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +108,15 @@ pub trait Admission: Send + Sync {
         Ok(())
     }
 
+    /// `default` in one round of kube's reinvocation: the first round runs every rule, the second (only when a rule
+    /// asked for it, `Reinvocation`) the rules that take part in reinvocation. Built-in rules only run in the first.
+    async fn default_round(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value, round: &Reinvocation) -> ApiResult<()> {
+        if round.second() {
+            return Ok(());
+        }
+        self.default(registry, attributes, object).await
+    }
+
     /// A mutating rule's change to the completed object of a create or update, as kube's mutating admission
     /// changes objects: metadata no manager owns (after the kind's strategy, validation and managedFields); most
     /// rules only admit. Runs when `handles`.
@@ -149,19 +160,27 @@ impl AdmissionChain {
         }
     }
 
-    /// Lets every mutating rule that handles the write set its defaults on the object written, in order.
+    /// Lets every mutating rule that handles the write set its defaults on the object written, in order; then, as
+    /// kube-apiserver does, runs the rules once more when one of them changed the object after a rule that asked to
+    /// be reinvoked ran (mutating policies and webhooks with `reinvocationPolicy: IfNeeded`).
     pub async fn default(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value) -> ApiResult<()> {
-        let runs = |p: &&Arc<dyn Admission>| p.phase() == AdmissionPhase::Mutating && p.handles(attributes.resource, attributes.operation);
         let started = Instant::now();
-        let mut outcome = Ok(());
-        for plugin in self.plugins.iter().filter(runs) {
-            outcome = plugin.default(registry, attributes, object).await;
-            if outcome.is_err() {
-                break;
-            }
+        let round = Reinvocation::default();
+        let mut outcome = self.default_round(registry, attributes, object, &round).await;
+        if outcome.is_ok() && round.wanted() {
+            round.begin_second();
+            outcome = self.default_round(registry, attributes, object, &round).await;
         }
         self.metrics.step(false, attributes.operation, outcome.is_err(), started.elapsed());
         outcome
+    }
+
+    async fn default_round(&self, registry: &GenericStore, attributes: &Attributes<'_>, object: &mut Value, round: &Reinvocation) -> ApiResult<()> {
+        let runs = |p: &&Arc<dyn Admission>| p.phase() == AdmissionPhase::Mutating && p.handles(attributes.resource, attributes.operation);
+        for plugin in self.plugins.iter().filter(runs) {
+            plugin.default_round(registry, attributes, object, round).await?;
+        }
+        Ok(())
     }
 
     /// Runs every rule of `phase` that handles the write, in order.

@@ -26,6 +26,7 @@ use super::observe::{revision_of, WriteObserver};
 use super::read::{ListMeta, ListOptions, Pages, Reader, PAGE, PARSED_AT_ONCE};
 use super::stored::{decode, encode, set_resource_version};
 use super::strategy::{Part, Strategies, Strategy};
+use super::write::Warnings;
 use super::{now, validate, ResourceInfo, ResourceTable, Scope, Spaces, Subresource, WriteContext};
 use crate::fieldmanager::Operation as FieldOperation;
 use crate::status::{ApiError, ApiResult, Cause};
@@ -854,7 +855,14 @@ impl GenericStore {
     /// period are pending. `caller` is `None` for the server's own deletes. A view's objects are deleted by the
     /// rules of the kind they are stored as.
     pub async fn delete(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions, caller: Option<&Caller>) -> ApiResult<DeleteOutcome> {
-        self.delete_from(resource, scope, name, None, options, caller).await
+        self.delete_from(resource, scope, name, None, options, caller, None).await
+    }
+
+    /// `delete` for a request by `caller`: admission's warnings and audit annotations (validating webhooks' and
+    /// policies' answers) go to `warnings`, as a create's do.
+    pub async fn delete_by(&self, resource: &ResourceInfo, scope: &Scope, name: &str, options: &DeleteOptions, caller: &Caller,
+        warnings: &Warnings) -> ApiResult<DeleteOutcome> {
+        self.delete_from(resource, scope, name, None, options, Some(caller), Some(warnings)).await
     }
 
     /// `delete` of an object the caller has just listed (`record`, read through `Reader::pages` in `scope`): the
@@ -864,11 +872,12 @@ impl GenericStore {
         let name = meta_str(&current.stored, "name").unwrap_or_default().to_owned();
         // A view's records are its stored row's: its first attempt reads by name, as `delete` does.
         let listed = self.stored_row(resource, &scope.spaces).is_none().then_some(current);
-        self.delete_from(resource, scope, &name, listed, options, None).await
+        self.delete_from(resource, scope, &name, listed, options, None, None).await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn delete_from(&self, resource: &ResourceInfo, scope: &Scope, name: &str, mut listed: Option<Current>, options: &DeleteOptions,
-        caller: Option<&Caller>) -> ApiResult<DeleteOutcome> {
+        caller: Option<&Caller>, warnings: Option<&Warnings>) -> ApiResult<DeleteOutcome> {
         for _attempt in 0..16 {
             let current = match listed.take() {
                 Some(current) => current,
@@ -897,7 +906,7 @@ impl GenericStore {
                 part: Part::Main,
                 caller,
                 dry_run: options.dry_run,
-                warnings: None,
+                warnings,
             }).await?;
             if is_deleting(object) && spec_finalizers_pending(row, object) {
                 // kube-apiserver (namespaces) and Arktos (tenants) answer a repeated delete with 409.

@@ -70,7 +70,7 @@ pub struct Hook {
     pub timeout: Duration,
     /// A mutating configuration's webhook (only those may answer with a patch).
     pub mutating: bool,
-    /// `reinvocationPolicy: IfNeeded`: called once more when a later webhook changed the object.
+    /// `reinvocationPolicy: IfNeeded`: called once more when a later webhook or mutating policy changed the object.
     pub reinvoke: bool,
     /// `matchConditions`: CEL that must all hold for the webhook to be called.
     pub conditions: Vec<(String, Expression)>,
