@@ -204,18 +204,30 @@ fn read_yaml(body: &[u8], strictness: Strictness<'_>) -> ApiResult<Read> {
         Strictness::None => Strictness::None,
         _ => Strictness::Duplicates,
     };
-    let mut options = serde_saphyr::Options::default();
-    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
-    // Aliases may replay no more events than the body has bytes (at least 10,000): a few hundred bytes of nested
-    // aliases (a "billion laughs") would otherwise cost seconds of CPU before the default million-event bound.
-    options.alias_limits.max_total_replayed_events = body.len().max(MIN_ALIAS_REPLAY);
-    let mut notes = strict::Notes::default();
-    let value = serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
-        strict::Seed::<strict::YamlKeys>::new(&mut notes, strictness).deserialize(deserializer)
+    // The decoder recurses several frames per level of nesting, up to its budget of 64 levels; an unoptimized
+    // build's frames are large enough for that to pass the 2 MiB a worker thread has (a crash of the whole server),
+    // so it runs on a thread of its own with room for it.
+    let decode = move || {
+        let mut options = serde_saphyr::Options::default();
+        options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+        // Aliases may replay no more events than the body has bytes (at least 10,000): a few hundred bytes of nested
+        // aliases (a "billion laughs") would otherwise cost seconds of CPU before the default million-event bound.
+        options.alias_limits.max_total_replayed_events = body.len().max(MIN_ALIAS_REPLAY);
+        let mut notes = strict::Notes::default();
+        let value = serde_saphyr::with_deserializer_from_str_with_options(text, options, |deserializer| {
+            strict::Seed::<strict::YamlKeys>::new(&mut notes, strictness).deserialize(deserializer)
+        })
+        .map_err(|err| ApiError::bad_request(format!("the request body is not valid YAML: {err}")))?;
+        Ok(Read { value, problems: notes.problems })
+    };
+    std::thread::scope(|scope| match std::thread::Builder::new().name("yaml-decode".into()).stack_size(YAML_STACK).spawn_scoped(scope, decode) {
+        Ok(thread) => thread.join().unwrap_or_else(|_| Err(ApiError::bad_request("the request body could not be decoded as YAML"))),
+        Err(_) => Err(ApiError::internal("no thread to decode the request body")),
     })
-    .map_err(|err| ApiError::bad_request(format!("the request body is not valid YAML: {err}")))?;
-    Ok(Read { value, problems: notes.problems })
 }
+
+/// The stack the YAML decoder runs on (reserved, touched only as deep as a body nests).
+const YAML_STACK: usize = 32 << 20;
 
 #[cfg(test)]
 mod tests;

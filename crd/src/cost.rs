@@ -289,7 +289,7 @@ pub fn construction(expression: &IdedExpr) -> Option<String> {
             EntryExpr::StructField(field) => construction(&field.value),
         }),
         Expr::Call(call) => call.target.as_deref().and_then(construction).or_else(|| call.args.iter().find_map(construction)),
-        Expr::Comprehension(c) => [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result].into_iter().find_map(|e| construction(e)),
+        Expr::Comprehension(c) => [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result].into_iter().find_map(construction),
         Expr::List(list) => list.elements.iter().find_map(construction),
         Expr::Select(select) => construction(&select.operand),
         _ => None,

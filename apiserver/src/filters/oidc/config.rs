@@ -233,20 +233,20 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<Cause>> {
     let mut errors = Vec::new();
     let spec = &jwt.issuer;
     if spec.url.is_empty() {
-        errors.push(issue(format!("{path}.issuer.url"), "FieldValueRequired", format!("Required value")));
+        errors.push(issue(format!("{path}.issuer.url"), "FieldValueRequired", "Required value".to_owned()));
     } else if !spec.url.starts_with("https://") {
         errors.push(issue(format!("{path}.issuer.url"), "FieldValueInvalid", format!("Invalid value: {:?}: URL scheme must be https", spec.url)));
     }
     if spec.audiences.is_empty() {
-        errors.push(issue(format!("{path}.issuer.audiences"), "FieldValueRequired", format!("Required value: at least one issuer.audiences is required")));
+        errors.push(issue(format!("{path}.issuer.audiences"), "FieldValueRequired", "Required value: at least one issuer.audiences is required".to_owned()));
     }
     match (spec.audiences.len(), spec.audience_match_policy.as_deref()) {
         (0 | 1, None | Some("MatchAny")) | (_, Some("MatchAny")) => {}
-        (_, None) => errors.push(issue(format!("{path}.issuer.audienceMatchPolicy"), "FieldValueInvalid", format!("Invalid value: \"\": audienceMatchPolicy must be MatchAny for multiple audiences"))),
+        (_, None) => errors.push(issue(format!("{path}.issuer.audienceMatchPolicy"), "FieldValueInvalid", "Invalid value: \"\": audienceMatchPolicy must be MatchAny for multiple audiences".to_owned())),
         (_, Some(other)) => errors.push(issue(format!("{path}.issuer.audienceMatchPolicy"), "FieldValueNotSupported", format!("Unsupported value: {other:?}: supported values: \"MatchAny\""))),
     }
     if spec.discovery_url.as_ref().is_some_and(|d| d.trim_end_matches('/') == spec.url.trim_end_matches('/')) {
-        errors.push(issue(format!("{path}.issuer.discoveryURL"), "FieldValueInvalid", format!("Invalid value: discoveryURL must be different from URL")));
+        errors.push(issue(format!("{path}.issuer.discoveryURL"), "FieldValueInvalid", "Invalid value: discoveryURL must be different from URL".to_owned()));
     }
     let mappings = jwt.claim_mappings.unwrap_or_default();
     let username = mappings.username.unwrap_or_default();
@@ -274,7 +274,7 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<Cause>> {
                     claim_rules.push((expression, rule.message.clone().unwrap_or_else(|| text.clone())));
                 }
             }
-            _ => errors.push(issue(at.as_str(), "FieldValueInvalid", format!("Invalid value: claim or expression is required, not both"))),
+            _ => errors.push(issue(at.as_str(), "FieldValueInvalid", "Invalid value: claim or expression is required, not both".to_owned())),
         }
     }
     let mut user_rules = Vec::new();
@@ -308,21 +308,21 @@ fn issuer_of(jwt: JwtAuthenticator, path: &str) -> Result<Issuer, Vec<Cause>> {
 /// none) or an expression.
 fn prefixed(spec: &PrefixedClaimOrExpression, path: &str, required: bool, errors: &mut Vec<Cause>) -> Option<Mapping> {
     match (&spec.claim, &spec.expression) {
-        (Some(_), Some(_)) => errors.push(issue(path, "FieldValueInvalid", format!("Invalid value: claim and expression can't both be set"))),
+        (Some(_), Some(_)) => errors.push(issue(path, "FieldValueInvalid", "Invalid value: claim and expression can't both be set".to_owned())),
         (Some(claim), None) => {
             if required && spec.prefix.is_none() {
-                errors.push(issue(format!("{path}.prefix"), "FieldValueRequired", format!("Required value: prefix is required when claim is set. It can be set to an empty string to disable prefixing")));
+                errors.push(issue(format!("{path}.prefix"), "FieldValueRequired", "Required value: prefix is required when claim is set. It can be set to an empty string to disable prefixing".to_owned()));
                 return None;
             }
             return Some(Mapping::Claim { claim: claim.clone(), prefix: spec.prefix.clone().unwrap_or_default() });
         }
         (None, Some(text)) => {
             if spec.prefix.is_some() {
-                errors.push(issue(format!("{path}.prefix"), "FieldValueInvalid", format!("Invalid value: may not be specified when expression is set")));
+                errors.push(issue(format!("{path}.prefix"), "FieldValueInvalid", "Invalid value: may not be specified when expression is set".to_owned()));
             }
             return compile(text, "claims", &format!("{path}.expression"), errors).map(Mapping::Expression);
         }
-        (None, None) if required => errors.push(issue(path, "FieldValueRequired", format!("Required value: claim or expression is required"))),
+        (None, None) if required => errors.push(issue(path, "FieldValueRequired", "Required value: claim or expression is required".to_owned())),
         (None, None) => {}
     }
     None
@@ -333,7 +333,7 @@ fn plain(spec: &ClaimOrExpression, path: &str, errors: &mut Vec<Cause>) -> Optio
         (Some(claim), None) => Some(Mapping::Claim { claim: claim.clone(), prefix: String::new() }),
         (None, Some(text)) => compile(text, "claims", &format!("{path}.expression"), errors).map(Mapping::Expression),
         _ => {
-            errors.push(issue(path, "FieldValueInvalid", format!("Invalid value: exactly one of claim or expression is required")));
+            errors.push(issue(path, "FieldValueInvalid", "Invalid value: exactly one of claim or expression is required".to_owned()));
             None
         }
     }
