@@ -1,6 +1,6 @@
 //! APIService (`apiregistration.k8s.io/v1`, system space only): kube's checks (its name is `<version>.<group>`,
-//! a `service` needs a group, a version and both priorities in range, `insecureSkipTLSVerify` and `caBundle`
-//! exclude each other), kube's default port (443), and `ApiServices`, the cache the aggregator proxies by: every
+//! a version, a group but for `v1`, both priorities in range, a `service`'s namespace, name and port,
+//! `insecureSkipTLSVerify` and `caBundle` excluding each other), kube's default port (443), and `ApiServices`, the cache the aggregator proxies by: every
 //! APIService with a `service`, parsed once per write, with its `Available` condition as stored.
 
 use std::collections::HashMap;
@@ -53,22 +53,22 @@ impl Strategy for ApiServiceStrategy {
         if name != expected {
             causes.push(Cause::invalid("metadata.name", name, &format!("must be `spec.version+\".\"+spec.group`: {expected:?}")));
         }
-        let service = spec.get("service").filter(|s| !s.is_null());
-        if let Some(service) = service {
-            if version.is_empty() {
-                causes.push(Cause::required("spec.version"));
-            } else if !is_dns_label(version) {
-                causes.push(Cause::invalid("spec.version", version, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'"));
+        if version.is_empty() {
+            causes.push(Cause::required("spec.version"));
+        } else if !is_dns_label(version) {
+            causes.push(Cause::invalid("spec.version", version, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'"));
+        }
+        // Only the legacy core group-version (`v1`) has no group.
+        if group.is_empty() && version != "v1" {
+            causes.push(Cause::invalid("spec.group", "", "only v1 may have an empty group and it better be legacy kube"));
+        }
+        for (field, at_most) in [("groupPriorityMinimum", 20000), ("versionPriority", 1000)] {
+            let value = spec.get(field).and_then(Value::as_i64).unwrap_or(0);
+            if !(1..=at_most).contains(&value) {
+                causes.push(Cause::invalid(format!("spec.{field}"), &value.to_string(), &format!("must be positive and less than {}", at_most + 1)));
             }
-            if group.is_empty() {
-                causes.push(Cause::required("spec.group"));
-            }
-            for (field, at_most) in [("groupPriorityMinimum", 20000), ("versionPriority", 1000)] {
-                let value = spec.get(field).and_then(Value::as_i64).unwrap_or(0);
-                if !(1..=at_most).contains(&value) {
-                    causes.push(Cause::invalid(format!("spec.{field}"), &value.to_string(), &format!("must be positive and less than {}", at_most + 1)));
-                }
-            }
+        }
+        if let Some(service) = spec.get("service").filter(|s| !s.is_null()) {
             for key in ["namespace", "name"] {
                 if service.get(key).and_then(Value::as_str).unwrap_or_default().is_empty() {
                     causes.push(Cause::required(format!("spec.service.{key}")));
@@ -271,6 +271,8 @@ mod tests {
         bad["spec"]["caBundle"] = json!("Zm9v");
         assert_eq!(check(bad), ["metadata.name", "spec.versionPriority", "spec.service.namespace", "spec.service.name", "spec.service.port",
             "spec.insecureSkipTLSVerify"]);
-        assert!(check(json!({"metadata": {"name": "v1.apps"}, "spec": {"group": "apps", "version": "v1"}})).is_empty());
+        let local = json!({"metadata": {"name": "v1.apps"}, "spec": {"group": "apps", "version": "v1", "groupPriorityMinimum": 17800, "versionPriority": 15}});
+        assert!(check(local).is_empty());
+        assert_eq!(check(json!({"metadata": {"name": "v2"}, "spec": {"version": "v2"}})), ["spec.group", "spec.groupPriorityMinimum", "spec.versionPriority"]);
     }
 }
