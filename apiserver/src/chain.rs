@@ -2,9 +2,8 @@
 //! the stages, one line each, in order: reject an invalid path → authenticate → impersonate (the `Caller`, computed
 //! once) → read the body (before a seat is taken) → priority and fairness (a seat, or 429) → a virtual workspace
 //! (who, where, whether RBAC is still asked), a home, an APIService's group-version (proxied once authorized), or a
-//! non-resource path answer here; else resolve the space →
-//! authorize → resolve the resource → an export's maximal permission → system-only resources → the audit body →
-//! the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage). Then
+//! non-resource path answer here; else resolve the space → authorize → resolve the resource → an export's maximal
+//! permission → system-only resources → the audit body → the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage). Then
 //! `handle` writes the audit event and the request's metrics.
 
 use std::panic::AssertUnwindSafe;
@@ -180,8 +179,9 @@ fn reject_invalid_path(info: &RequestInfo) -> ApiResult<()> {
     }
 }
 
-/// A front proxy's headers (`--requestheader-*`), else the verified client certificate, else a bearer token (the token file, service-account tokens, OIDC, then the
-/// tenant issuers of the workspace the path names), in kube's union authenticator's order (x509 before tokens):
+/// A front proxy's headers (`--requestheader-*`), else the verified client certificate, else a bearer token (the
+/// token file, service-account tokens, OIDC, then the tenant issuers of the workspace the path names), in kube's
+/// union authenticator's order (request headers, then x509, then tokens):
 /// a request with a certificate runs as its user whatever token it carries. `None` is anonymous; a bad token
 /// without a certificate is 401, and so are credentials naming a reserved tenant.
 async fn authenticate(req: &HttpRequest, server: &ApiServer, info: &RequestInfo, trail: &mut Trail) -> ApiResult<Option<Caller>> {

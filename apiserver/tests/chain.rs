@@ -140,6 +140,9 @@ async fn every_stage_of_the_chain_in_process() {
     let (anonymous, bad_token) = (client(&server.kubeconfig(), Who::Anonymous).await, client(&server.kubeconfig(), Who::BadToken).await);
 
     let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "through-every-stage"}, "data": {"a": "b"}});
+    let api_service = json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.stage.example.io"},
+        "spec": {"group": "stage.example.io", "version": "v1", "groupPriorityMinimum": 100, "versionPriority": 10,
+            "service": {"namespace": "default", "name": "nowhere"}, "insecureSkipTLSVerify": true}});
     let cases = [
         Case { stage: "reject_invalid_path", method: Method::GET, path: "/api/v1/namespaces/default/configmaps/a%zz", headers: &[], body: None,
             client: Who::Admin, code: 400, holds: "invalid URL escape" },
@@ -155,6 +158,12 @@ async fn every_stage_of_the_chain_in_process() {
             body: None, client: Who::Admin, code: 403, holds: "cannot list resource \\\"apiexports/content\\\"" },
         Case { stage: "home", method: Method::GET, path: "/apis/tenancy.kcp.io/v1alpha1/workspaces/~", headers: &[("Impersonate-User", "alice"), ("Impersonate-Group", "tenant:acme")],
             body: None, client: Who::Admin, code: 200, holds: "\"type\":{\"name\":\"home\"" },
+        Case { stage: "the APIService the next two reach (its 503s are kube-rs' to retry: tests/tests/aggregated_apis.rs)", method: Method::POST, path: "/apis/apiregistration.k8s.io/v1/apiservices", headers: &[],
+            body: Some(api_service), client: Who::Admin, code: 201, holds: "v1.stage.example.io" },
+        Case { stage: "aggregated (RBAC first)", method: Method::GET, path: "/apis/stage.example.io/v1/namespaces/default/things", headers: &[("Impersonate-User", "alice"), ("Impersonate-Group", "tenant:acme")],
+            body: None, client: Who::Admin, code: 403, holds: "cannot list resource" },
+        Case { stage: "aggregated (anonymous)", method: Method::GET, path: "/apis/stage.example.io/v1/namespaces/default/things", headers: &[],
+            body: None, client: Who::Anonymous, code: 401, holds: "Unauthorized" },
         Case { stage: "non_resource", method: Method::GET, path: "/api", headers: &[], body: None, client: Who::Admin, code: 200, holds: "\"kind\":\"APIVersions\"" },
         Case { stage: "non_resource (server-wide, a tenant user)", method: Method::GET, path: "/metrics", headers: &[("Impersonate-User", "alice"), ("Impersonate-Group", "tenant:acme")],
             body: None, client: Who::Admin, code: 403, holds: "forbidden" },
