@@ -3,8 +3,8 @@
 //! once) → read the body (before a seat is taken) → priority and fairness (a seat, or 429) → a virtual workspace
 //! (who, where, whether RBAC is still asked), a home, an APIService's group-version (proxied once authorized), or a
 //! non-resource path answer here; else resolve the space → authorize → resolve the resource → an export's maximal
-//! permission → system-only resources → the audit body → the verb handler (decode, then the registry: admission, the kind's strategy, validation, storage). Then
-//! `handle` writes the audit event and the request's metrics.
+//! permission → system-only resources → the audit body → the verb handler (decode, then the registry: admission,
+//! the kind's strategy, validation, storage). Then `handle` writes the audit event and the request's metrics.
 
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
