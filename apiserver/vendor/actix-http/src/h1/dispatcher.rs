@@ -19,7 +19,7 @@ use tokio::{
     time::sleep_until,
 };
 use tokio_util::codec::{Decoder as _, Encoder as _};
-use tracing::{error, trace};
+use tracing::{debug, error, trace};
 
 use super::{
     codec::Codec,
@@ -1482,6 +1482,20 @@ where
                     // keep-alive and stream errors
                     if state_is_none && inner_p.write_buf.is_empty() {
                         if let Some(err) = inner_p.error.take() {
+                            // kspaces: a head too large was answered 431 while the client may still be
+                            // sending it; closing now would reset the connection under the answer, which the
+                            // client then never reads. Linger instead, reading and dropping what comes until
+                            // the client closes or the disconnect timeout ends, as Go's server does
+                            // (PATCHES.md). A client's mistake, not the server's: logged at debug.
+                            if matches!(err, DispatchError::Parse(ParseError::TooLarge))
+                                && inner_p.config.client_disconnect_deadline().is_some()
+                            {
+                                debug!("request head too large; answered 431, lingering");
+                                inner_p.flags.remove(Flags::READ_DISCONNECT | Flags::SHUTDOWN);
+                                InnerDispatcher::<T, S, B, X, U>::enter_linger(inner_p.flags);
+                                cx.waker().wake_by_ref();
+                                return Poll::Pending;
+                            }
                             error!("stream error: {}", &err);
                             return Poll::Ready(Err(err));
                         }
