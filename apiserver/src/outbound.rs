@@ -83,11 +83,6 @@ impl Tls {
         Tls::verified_by(Arc::new(AnyCertificate { provider: provider.clone() }), provider, identity)
     }
 
-    /// rustls' settings, for a connection the caller opens itself (the aggregator's proxy).
-    pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
-        self.config.clone()
-    }
-
     /// What kept connections verified under these settings are kept by (`pool::Key::tls`).
     pub fn id(&self) -> u64 {
         self.id
@@ -154,33 +149,58 @@ async fn exchange(call: &Call<'_>, method: http::Method, named: &'static str) ->
     let port = call.url.port_or_known_default().unwrap_or(443);
     let expected = call.server_name.unwrap_or(&host).to_owned();
     let key = Key { tls: call.tls.id, host, port, server_name: expected };
-    let mut request = Some(request(call, &method).map_err(|e| transport(e.to_string()))?);
-    // A kept connection first; one that turns out closed before any byte of the request was written to it is
-    // dropped and the request goes on the next (or a new one), as Go does.
-    while let Some((mut sender, address)) = POOL.take(&key, call.allowed) {
+    let request = request(call, &method).map_err(|e| transport(e.to_string()))?;
+    // The call's own timeout (`send`) bounds connecting too.
+    let (answer, kept) = send_kept(key, call.tls, call.allowed, request, call.timeout).await.map_err(transport)?;
+    read(answer, kept).await.map_err(transport)?
+}
+
+/// A connection an answer came on, to be kept for the next request to its endpoint once that answer was read
+/// whole (`keep`); dropped, it is closed.
+pub struct Kept {
+    sender: pool::Sender,
+    address: SocketAddr,
+    key: Key,
+}
+
+impl Kept {
+    /// Keeps the connection (its last answer was read to the end).
+    pub fn keep(self) {
+        POOL.put(self.key, self.sender, self.address);
+    }
+}
+
+/// Sends `request` to `key`'s endpoint: over a kept connection to an address `allowed` still allows when one is
+/// open (one that turns out closed before any byte of the request was written to it is dropped and the request
+/// goes on the next, or a new one, as Go does), else over a new connection, made within `connect_within`.
+pub async fn send_kept(key: Key, tls: &Tls, allowed: &(dyn Fn(SocketAddr) -> bool + Sync), request: http::Request<Full<bytes::Bytes>>,
+    connect_within: Duration) -> Result<(http::Response<hyper::body::Incoming>, Kept), String> {
+    let mut request = Some(request);
+    while let Some((mut sender, address)) = POOL.take(&key, allowed) {
         if sender.ready().await.is_err() {
             continue;
         }
         let Some(sent) = request.take() else { break };
         match sender.try_send_request(sent).await {
-            Ok(answer) => return read(answer, sender, address, key).await.map_err(transport)?,
+            Ok(answer) => return Ok((answer, Kept { sender, address, key })),
             Err(mut failed) => match failed.take_message() {
                 Some(unsent) => request = Some(unsent),
-                None => return Err(transport(failed.into_error().to_string())),
+                None => return Err(failed.into_error().to_string()),
             },
         }
     }
-    let request = request.ok_or_else(|| transport("the request was lost".to_owned()))?;
-    let (mut sender, address) = connect(call, &key).await.map_err(transport)?;
-    let answer = sender.send_request(request).await.map_err(|e| transport(e.to_string()))?;
-    read(answer, sender, address, key).await.map_err(transport)?
+    let request = request.ok_or_else(|| "the request was lost".to_owned())?;
+    let opened = tokio::time::timeout(connect_within, connect(&key, tls, allowed)).await;
+    let (mut sender, address) = opened.map_err(|_| format!("dial tcp {}:{}: i/o timeout", key.host, key.port))??;
+    let answer = sender.send_request(request).await.map_err(|e| e.to_string())?;
+    Ok((answer, Kept { sender, address, key }))
 }
 
-/// A new connection for `key`: the first address of its host `call` allows, TLS verified against its settings.
-async fn connect(call: &Call<'_>, key: &Key) -> Result<(pool::Sender, SocketAddr), String> {
+/// A new connection for `key`: the first address of its host `allowed` allows, TLS verified against `tls`.
+async fn connect(key: &Key, tls: &Tls, allowed: &(dyn Fn(SocketAddr) -> bool + Sync)) -> Result<(pool::Sender, SocketAddr), String> {
     let (host, port) = (key.host.as_str(), key.port);
     let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host, port)).await.map_err(|e| format!("dial tcp: lookup {host}: {e}"))?.collect();
-    let Some(address) = addresses.iter().copied().find(|a| (call.allowed)(*a)) else {
+    let Some(address) = addresses.iter().copied().find(|a| allowed(*a)) else {
         return Err(format!("dial tcp {host}:{port}: the address is not one webhooks of this space may call"));
     };
     let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| format!("dial tcp {address}: connect: {e}"))?;
@@ -189,7 +209,7 @@ async fn connect(call: &Call<'_>, key: &Key) -> Result<(pool::Sender, SocketAddr
         Ok(ip) => ServerName::IpAddress(ip.into()),
         Err(_) => ServerName::try_from(key.server_name.clone()).map_err(|e| e.to_string())?,
     };
-    let tls = tokio_rustls::TlsConnector::from(call.tls.config.clone()).connect(name, tcp).await.map_err(|e| format!("tls: {e}"))?;
+    let tls = tokio_rustls::TlsConnector::from(tls.config.clone()).connect(name, tcp).await.map_err(|e| format!("tls: {e}"))?;
     let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls)).await.map_err(|e| e.to_string())?;
     tokio::spawn(connection);
     Ok((sender, address))
@@ -219,10 +239,10 @@ fn request(call: &Call<'_>, method: &http::Method) -> Result<http::Request<Full<
 
 /// The body of `answer` (a 2xx answer only; bounded by `MAX_ANSWER_BYTES`); its connection is kept for the next
 /// call once the whole answer is read. The outer error is the transport's, the inner the answer's status.
-async fn read(answer: http::Response<hyper::body::Incoming>, sender: pool::Sender, address: SocketAddr, key: Key) -> Result<Result<Vec<u8>, CallError>, String> {
+async fn read(answer: http::Response<hyper::body::Incoming>, kept: Kept) -> Result<Result<Vec<u8>, CallError>, String> {
     let code = answer.status().as_u16();
     let body = Limited::new(answer.into_body(), MAX_ANSWER_BYTES).collect().await.map_err(|e| e.to_string())?.to_bytes();
-    POOL.put(key, sender, address);
+    kept.keep();
     if !(200..300).contains(&code) {
         return Ok(Err(CallError::Status { code }));
     }

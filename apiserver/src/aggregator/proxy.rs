@@ -16,13 +16,12 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http_body_util::{BodyExt, BodyStream, Full, Limited};
 use kspaces_authz::{Caller, TENANT_EXTRA};
-use rustls::pki_types::ServerName;
 use serde_json::Value;
 
 use crate::authorization::webhook::SPACE_EXTRA_KEY;
 use crate::kinds::api_service::ApiService;
-use crate::outbound::pool::{Key, Sender, POOL};
-use crate::outbound::Tls;
+use crate::outbound::pool::Key;
+use crate::outbound::{self, Kept};
 use crate::status::{ApiError, ApiResult};
 
 /// How long connecting and the TLS handshake may take (kube's dialer: 30 s).
@@ -92,51 +91,12 @@ fn server_name(api: &ApiService) -> String {
     api.service.as_ref().map(|s| format!("{}.{}.svc", s.name, s.namespace)).unwrap_or_default()
 }
 
-/// A connection to `address` for `api`, and how it goes back to the pool once its answer was read whole.
-struct Kept {
-    sender: Sender,
-    key: Key,
-    address: SocketAddr,
-}
-
-impl Kept {
-    /// Keeps the connection for the next request (its answer was read to the end).
-    fn keep(self) {
-        POOL.put(self.key, self.sender, self.address);
-    }
-}
-
-/// Sends `request` over a kept connection to `address` when there is one (once more over a new one if that
-/// connection had closed meanwhile and the request is a GET), else over a new one.
+/// Sends `request` to `address` (`ip:port`), `api`'s server, over a kept connection when there is one.
 async fn send(address: &str, api: &ApiService, request: http::Request<Full<Bytes>>) -> Result<(http::Response<hyper::body::Incoming>, Kept), String> {
-    let tls: &Tls = api.tls.as_ref().map_err(Clone::clone)?;
+    let tls = api.tls.as_ref().map_err(Clone::clone)?;
     let socket: SocketAddr = address.parse().map_err(|e| format!("dial tcp {address}: {e}"))?;
     let key = Key { tls: tls.id(), host: socket.ip().to_string(), port: socket.port(), server_name: server_name(api) };
-    if let Some((mut sender, socket)) = POOL.take(&key, &|_| true) {
-        let again = (request.method() == http::Method::GET).then(|| request.clone());
-        match sender.send_request(request).await {
-            Ok(answer) => return Ok((answer, Kept { sender, key, address: socket })),
-            Err(error) => match again {
-                Some(request) => return fresh(socket, tls, key, request).await,
-                None => return Err(error.to_string()),
-            },
-        }
-    }
-    fresh(socket, tls, key, request).await
-}
-
-async fn fresh(address: SocketAddr, tls: &Tls, key: Key, request: http::Request<Full<Bytes>>) -> Result<(http::Response<hyper::body::Incoming>, Kept), String> {
-    let name = ServerName::try_from(key.server_name.clone()).map_err(|e| e.to_string())?;
-    let open = async {
-        let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| format!("dial tcp {address}: connect: {e}"))?;
-        let _ = tcp.set_nodelay(true);
-        tokio_rustls::TlsConnector::from(tls.client_config()).connect(name, tcp).await.map_err(|e| format!("tls: {e}"))
-    };
-    let stream = tokio::time::timeout(CONNECT_WITHIN, open).await.map_err(|_| format!("dial tcp {address}: i/o timeout"))??;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.map_err(|e| e.to_string())?;
-    tokio::spawn(connection);
-    let answer = sender.send_request(request).await.map_err(|e| e.to_string())?;
-    Ok((answer, Kept { sender, key, address }))
+    outbound::send_kept(key, tls, &|_| true, request, CONNECT_WITHIN).await
 }
 
 /// Whether a client's header goes on: not its credentials, not front-proxy headers it made up, not what
